@@ -1,0 +1,114 @@
+"""``AsyncMemory``: the same operations for asyncio code, never blocking the event loop.
+
+Embedding and LLM calls use the providers' native async clients where they have one; the store work
+(in-process Rust for Qdrant Edge, sub-millisecond per call) runs in worker threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from functools import partial
+from typing import Any, Callable, Iterable, Literal, Mapping, TypeVar
+
+from .decay import DecayPolicy
+from .embedders import Embedder, aembed_documents, aembed_query
+from .memory import Memory
+from .types import ForgetResult, MemoryRecord, ProviderError, SearchHit, Stats
+from .formatting import render_context
+
+T = TypeVar("T")
+
+
+class AsyncMemory:
+    """Async twin of :class:`~remem.Memory`; same constructor, same methods, awaited."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, memory: Memory | None = None,
+                 **kwargs: Any) -> None:
+        self.sync = memory if memory is not None else Memory(path, **kwargs)
+
+    async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await asyncio.to_thread(partial(fn, *args, **kwargs))
+
+    async def _embed_docs(self, texts: list[str]) -> list[list[float] | None]:
+        eng = self.sync
+        if not eng.dense:
+            return [None] * len(texts)
+        try:
+            return list(await aembed_documents(eng.embedder, texts))
+        except ProviderError:
+            if eng.on_embed_error == "refuse":
+                raise
+            return [None] * len(texts)
+
+    async def add(self, text: str, **kwargs: Any) -> MemoryRecord:
+        doc = self.sync.prepare_add_text(text, kwargs.get("kind", "note"), kwargs.get("tags"),
+                                         kwargs.get("valid_from"), kwargs.get("created_at"))
+        dense = (await self._embed_docs([doc]))[0]
+        return await self._run(self.sync._add, text, dense, **kwargs)
+
+    async def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
+        eng = self.sync
+        qvec = (await aembed_query(eng.embedder, query)
+                if eng.dense and isinstance(query, str) and query.strip() else None)
+        return await self._run(eng._search, query, qvec or None, **kwargs)
+
+    async def context(self, query: str, *, token_budget: int = 800, limit: int = 20, **kwargs: Any) -> str:
+        hits = await self.search(query, limit=limit, token_budget=token_budget, **kwargs)
+        return render_context(hits, token_budget)
+
+    async def get(self, memory_id: str, **kwargs: Any) -> MemoryRecord:
+        return await self._run(self.sync.get, memory_id, **kwargs)
+
+    async def update(self, memory_id: str, *, text: str | None = None, **kwargs: Any) -> MemoryRecord:
+        dense = None
+        if text is not None:
+            old = await self.get(memory_id, scope=kwargs.get("scope"))
+            from dataclasses import replace
+
+            from .records import index_text
+            tags = kwargs.get("tags")
+            doc = index_text(replace(old, text=text.strip() or old.text,
+                                     tags=tuple(tags) if tags is not None else old.tags))
+            dense = (await self._embed_docs([doc]))[0]
+        return await self._run(self.sync._update, memory_id, dense, text=text, **kwargs)
+
+    async def supersede(self, old_id: str, new: Any, *, scope: Any = None, valid_from: Any = None,
+                        **fields: Any) -> MemoryRecord:
+        spec, doc = await self._run(self.sync.prepare_supersede, old_id, new, scope=scope, valid_from=valid_from,
+                                    **fields)
+        dense = (await self._embed_docs([doc]))[0]
+        return await self._run(self.sync._supersede, old_id, dense, spec, scope=scope)
+
+    async def forget(self, memory_id: str | None = None, **kwargs: Any) -> ForgetResult | bool:
+        return await self._run(self.sync.forget, memory_id, **kwargs)
+
+    async def list(self, **kwargs: Any) -> list[MemoryRecord]:
+        return await self._run(self.sync.list, **kwargs)
+
+    async def stats(self, **kwargs: Any) -> Stats:
+        return await self._run(self.sync.stats, **kwargs)
+
+    async def export(self, path: str | os.PathLike[str], **kwargs: Any) -> int:
+        return await self._run(self.sync.export, path, **kwargs)
+
+    async def import_(self, path: str | os.PathLike[str], **kwargs: Any) -> int:
+        return await self._run(self.sync.import_, path, **kwargs)
+
+    async def backup(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._run(self.sync.backup, *args, **kwargs)
+
+    async def reembed(self, **kwargs: Any) -> int:
+        return await self._run(self.sync.reembed, **kwargs)
+
+    async def add_many(self, items: Any, **kwargs: Any) -> list[MemoryRecord]:
+        return await self._run(self.sync.add_many, items, **kwargs)
+
+    async def close(self) -> None:
+        await self._run(self.sync.close)
+
+    async def __aenter__(self) -> "AsyncMemory":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()

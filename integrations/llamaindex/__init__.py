@@ -1,0 +1,1 @@
+"""remem integrations/llamaindex."""
