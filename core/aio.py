@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, TypeVar
 
 from .decay import DecayPolicy
 from .embedders import Embedder, aembed_documents, aembed_query
-from .memory import Memory
+from .memory import Memory, RemoteMemory
 from .types import ForgetResult, MemoryRecord, ProviderError, SearchHit, Stats
 from .formatting import render_context
 
@@ -26,6 +26,15 @@ class AsyncMemory:
     def __init__(self, path: str | os.PathLike[str] | None = None, *, memory: Memory | None = None,
                  **kwargs: Any) -> None:
         self.sync = memory if memory is not None else Memory(path, **kwargs)
+        # a store owned by the local service: every call is one request over asyncio streams
+        self._remote: Any = self.sync.async_client if isinstance(self.sync, RemoteMemory) else None
+
+    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        if self.sync._closed:
+            from .types import RememError
+
+            raise RememError("this Memory is closed")
+        return await self._remote.call(method, *args, **kwargs)
 
     async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await asyncio.to_thread(partial(fn, *args, **kwargs))
@@ -42,25 +51,40 @@ class AsyncMemory:
             return [None] * len(texts)
 
     async def add(self, text: str, **kwargs: Any) -> MemoryRecord:
+        if self._remote:
+            return await self._call("add", text, **kwargs)
         doc = self.sync.prepare_add_text(text, kwargs.get("kind", "note"), kwargs.get("tags"),
                                          kwargs.get("valid_from"), kwargs.get("created_at"))
         dense = (await self._embed_docs([doc]))[0]
         return await self._run(self.sync._add, text, dense, **kwargs)
 
     async def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
+        if self._remote:
+            return await self._call("search", query, **kwargs)
         eng = self.sync
         qvec = (await aembed_query(eng.embedder, query)
                 if eng.dense and isinstance(query, str) and query.strip() else None)
         return await self._run(eng._search, query, qvec or None, **kwargs)
 
     async def context(self, query: str, *, token_budget: int = 800, limit: int = 20, **kwargs: Any) -> str:
+        if self._remote:
+            return await self._call("context", query, token_budget=token_budget, limit=limit, **kwargs)
         hits = await self.search(query, limit=limit, token_budget=token_budget, **kwargs)
         return render_context(hits, token_budget)
 
+    async def _plain(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Methods without an embedding step: one service request, or the sync method in a worker thread.
+        (Remote path arguments and progress callbacks go through the sync facade, which resolves them.)"""
+        if self._remote and "progress" not in kwargs and method not in ("export", "import_", "backup", "remember"):
+            return await self._call(method, *args, **kwargs)
+        return await self._run(getattr(self.sync, method), *args, **kwargs)
+
     async def get(self, memory_id: str, **kwargs: Any) -> MemoryRecord:
-        return await self._run(self.sync.get, memory_id, **kwargs)
+        return await self._plain("get", memory_id, **kwargs)
 
     async def update(self, memory_id: str, *, text: str | None = None, **kwargs: Any) -> MemoryRecord:
+        if self._remote:
+            return await self._call("update", memory_id, text=text, **kwargs)
         dense = None
         if text is not None:
             old = await self.get(memory_id, scope=kwargs.get("scope"))
@@ -75,36 +99,56 @@ class AsyncMemory:
 
     async def supersede(self, old_id: str, new: Any, *, scope: Any = None, valid_from: Any = None,
                         **fields: Any) -> MemoryRecord:
+        if self._remote:
+            return await self._call("supersede", old_id, new, scope=scope, valid_from=valid_from, **fields)
         spec, doc = await self._run(self.sync.prepare_supersede, old_id, new, scope=scope, valid_from=valid_from,
                                     **fields)
         dense = (await self._embed_docs([doc]))[0]
         return await self._run(self.sync._supersede, old_id, dense, spec, scope=scope)
 
     async def forget(self, memory_id: str | None = None, **kwargs: Any) -> ForgetResult | bool:
-        return await self._run(self.sync.forget, memory_id, **kwargs)
+        return await self._plain("forget", memory_id, **kwargs)
 
     async def list(self, **kwargs: Any) -> list[MemoryRecord]:
-        return await self._run(self.sync.list, **kwargs)
+        return await self._plain("list", **kwargs)
 
     async def stats(self, **kwargs: Any) -> Stats:
-        return await self._run(self.sync.stats, **kwargs)
+        return await self._plain("stats", **kwargs)
 
     async def export(self, path: str | os.PathLike[str], **kwargs: Any) -> int:
-        return await self._run(self.sync.export, path, **kwargs)
+        return await self._plain("export", path, **kwargs)
 
     async def import_(self, path: str | os.PathLike[str], **kwargs: Any) -> int:
-        return await self._run(self.sync.import_, path, **kwargs)
+        return await self._plain("import_", path, **kwargs)
 
     async def backup(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._run(self.sync.backup, *args, **kwargs)
+        return await self._plain("backup", *args, **kwargs)
 
     async def reembed(self, **kwargs: Any) -> int:
-        return await self._run(self.sync.reembed, **kwargs)
+        return await self._plain("reembed", **kwargs)
 
     async def add_many(self, items: Any, **kwargs: Any) -> list[MemoryRecord]:
-        return await self._run(self.sync.add_many, items, **kwargs)
+        return await self._plain("add_many", items, **kwargs)
+
+    async def remember(self, messages: Any, **kwargs: Any) -> Any:
+        """Distil a conversation into memories (see ``Memory.remember``), off the event loop."""
+        if self._remote:
+            return await self._remote_remember(messages, **kwargs)
+        return await self._run(self.sync.remember, messages, **kwargs)
+
+    async def _remote_remember(self, messages: Any, **kwargs: Any) -> Any:
+        from .client import encode
+
+        try:
+            encode([messages, kwargs])
+        except TypeError:
+            return await self._run(self.sync.remember, messages, **kwargs)
+        return await self._call("remember", messages, **kwargs)
 
     async def close(self) -> None:
+        if self._remote:
+            self.sync.close()
+            return
         await self._run(self.sync.close)
 
     async def __aenter__(self) -> "AsyncMemory":

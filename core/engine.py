@@ -34,7 +34,11 @@ MAX_TEXT_CHARS = 32_000
 _KIND_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 _NEGATIONS = re.compile(r"\b(not|no|never|don't|doesn't|didn't|isn't|wasn't|won't|can't|cannot|without|stopped|"
                         r"dislikes?|hates?)\b", re.I)
-_NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
+_NUMBER_RE = re.compile(
+    r"\d+(?:[.,:]\d+)*|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|first|second|"
+    r"third|fourth|fifth|last|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|"
+    r"march|april|may|june|july|august|september|october|november|december)s?\b", re.I)
+_PROPER_RE = re.compile(r"(?<=[\w,;:] )[A-Z][\w-]+")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 
 
@@ -48,7 +52,7 @@ class Engine:
         *,
         rrf_k: int = 2,
         prefetch: int = 50,
-        dedupe_threshold: float = 0.93,
+        dedupe_threshold: float = 0.95,
         decay: DecayPolicy | None = None,
         on_embed_error: Literal["keep", "refuse"] = "keep",
         on_embedder_mismatch: Literal["error", "allow"] = "error",
@@ -212,7 +216,7 @@ class Engine:
             id=record_id or str(uuid.uuid4()), text=text, kind=self._check_kind(kind), scope=scope,
             tags=self._check_tags(tags), importance=self._check_importance(importance),
             metadata=self._check_metadata(metadata), source=source,
-            created_at=to_datetime(created_at) or now, updated_at=now,
+            created_at=to_datetime(created_at) or now, updated_at=to_datetime(created_at) or now,
             valid_from=to_datetime(valid_from), valid_until=to_datetime(valid_until),
             content_hash=content_hash(text, scope), embedded=dense is not None or not self.dense,
             supersedes=supersedes,
@@ -244,7 +248,7 @@ class Engine:
             threshold = None
         for cand in cands:
             other = from_payload(cand.id, cand.payload)
-            if other.scope != rec.scope:
+            if other.scope != rec.scope or _conflicting(other.metadata, rec.metadata):
                 continue
             if same_meaning(rec.text, other.text, cand.score if threshold is not None else None, threshold):
                 return other
@@ -602,6 +606,16 @@ class Engine:
             self.mismatch = None
             return len(recs)
 
+    def remember(self, messages: Sequence[Mapping[str, Any]] | str, *, scope: Any = None,
+                 session: str | None = None, **kwargs: Any) -> Any:
+        """Distil a conversation into memories (facts, preferences, decisions, lessons, a session summary).
+
+        See :func:`remem.core.distill.remember`; redaction runs before anything is stored or sent to an LLM.
+        """
+        from .distill import remember as _remember
+
+        return _remember(self, messages, scope=scope, session=session, **kwargs)
+
     def optimize(self) -> None:
         self.backend.optimize()
 
@@ -660,10 +674,16 @@ def _new_spec(new: Any, old: MemoryRecord, valid_from: Any, fields: Mapping[str,
     return base
 
 
+def _conflicting(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return any(k in b and b[k] != v for k, v in a.items())
+
+
 def same_meaning(a: str, b: str, cosine: float | None, threshold: float | None) -> bool:
     """Near-duplicate test: close in meaning (or in words, without vectors), with the same numbers,
     identifiers and polarity, so "v1.6" vs "v1.7" or "likes" vs "doesn't like" are never merged."""
-    if _NUMBER_RE.findall(a) != _NUMBER_RE.findall(b):
+    if [n.lower() for n in _NUMBER_RE.findall(a)] != [n.lower() for n in _NUMBER_RE.findall(b)]:
+        return False
+    if set(_PROPER_RE.findall(a)) != set(_PROPER_RE.findall(b)):
         return False
     if set(lexical.identifiers(a)) != set(lexical.identifiers(b)):
         return False
@@ -672,5 +692,5 @@ def same_meaning(a: str, b: str, cosine: float | None, threshold: float | None) 
     wa, wb = set(_WORD_RE.findall(normalize_text(a))), set(_WORD_RE.findall(normalize_text(b)))
     jaccard = len(wa & wb) / max(1, len(wa | wb))
     if cosine is not None and threshold is not None:
-        return cosine >= threshold and jaccard >= 0.3
+        return cosine >= threshold and jaccard >= 0.5
     return jaccard >= 0.8

