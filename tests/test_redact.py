@@ -1,0 +1,277 @@
+"""Tests for remem.core.redact: rule table, false positives, API contract."""
+
+from __future__ import annotations
+
+import copy
+import threading
+
+import pytest
+
+from remem.core.redact import RedactionResult, Redactor, redact
+from remem.core.redact_rules import PII_RULES, SECRET_RULES, Rule
+
+FAKE_GH = "ghp_" + "A1b2" * 9
+FAKE_AWS_ID = "AKIAIOSFODNN7EXAMPLE"  # AWS documentation example
+FAKE_OPENAI = "sk-proj-" + "Xy9Z" * 30
+
+
+@pytest.fixture(scope="module")
+def r() -> Redactor:
+    return Redactor()
+
+
+@pytest.fixture(scope="module")
+def rp() -> Redactor:
+    return Redactor(pii=True)
+
+
+# --------------------------------------------------------------------- table
+
+
+@pytest.mark.parametrize("rule", SECRET_RULES + PII_RULES, ids=lambda rl: rl.kind)
+def test_rule_table_examples(rule: Rule, rp: Redactor) -> None:
+    assert rule.positive and rule.negative, "every rule needs both examples"
+    pos = rp.redact(rule.positive)
+    assert rule.kind in pos.counts, (rule.kind, pos.text)
+    assert f"[REDACTED:{rule.kind}]" in pos.text
+    neg = rp.redact(rule.negative)
+    assert not neg.changed, (rule.kind, neg.text)
+
+
+@pytest.mark.parametrize("rule", SECRET_RULES + PII_RULES, ids=lambda rl: rl.kind)
+def test_rule_table_idempotent(rule: Rule, rp: Redactor) -> None:
+    once = rp.redact(rule.positive).text
+    assert rp.redact(once).text == once
+    assert not rp.redact(once).changed
+
+
+# ---------------------------------------------------------- false positives
+
+BENIGN = [
+    "password = getpass()",
+    "password = getpass.getpass('Password: ')",
+    'token = request.headers.get("x")',
+    "if secret is None:\n    return",
+    "def login(username: str, password: str) -> Token:",
+    "    password: SecretStr = Field(..., min_length=12)",
+    "client = Client(api_key=api_key, token=self.token)",
+    "commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f",
+    "request_id=550e8400-e29b-41d4-a716-446655440000",
+    "/usr/local/lib/python3.11/site-packages/remem/core/redact.py",
+    "released v1.6.0 on 2024-05-01 at 12:00:00Z",
+    "connect to 192.168.1.20:5432 and [2001:db8::1]:443",
+    "Please reset your password via the link; the password must be 12+ chars.",
+    "max_tokens=1024",
+    "secret_key = os.environ['SECRET_KEY']",
+    "API_KEY=${API_KEY}",
+    "OPENAI_API_KEY=<your-api-key>",
+    "Authorization: Bearer <token>",
+    'headers = {"Authorization": f"Bearer {token}"}',
+    "image: ghcr.io/acme/api@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "echo aGVsbG8gd29ybGQ= | base64 -d",
+    "password: '{{ vault_db_password }}'",
+    "TOKEN_TTL_SECONDS = 3600",
+    "<input type=\"password\" name=\"password\">",
+    "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
+]
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_benign_text_unchanged(text: str, r: Redactor) -> None:
+    res = r.redact(text)
+    assert res.text == text and not res.changed and res.total == 0
+
+
+# ---------------------------------------------------------------- behaviour
+
+
+def test_assignment_keeps_variable_name(r: Redactor) -> None:
+    res = r.redact("export DATABASE_PASSWORD=Tr0ub4dor-3\nAPI_TOKEN='q8Zk2LmN4pX7wK1sD3fG'")
+    assert "DATABASE_PASSWORD=[REDACTED:password]" in res.text
+    assert "API_TOKEN='[REDACTED:secret]'" in res.text
+    assert "Tr0ub4dor" not in res.text and "q8Zk2" not in res.text
+
+
+@pytest.mark.parametrize(
+    "url, user, host",
+    [
+        ("postgres://app:Tr0ub4dor-3@db.internal:5432/app", "postgres://app:", "@db.internal:5432/app"),
+        ("mongodb+srv://svc:pa55-Word@cluster0.mongodb.net/?x=1", "mongodb+srv://svc:", "@cluster0.mongodb.net"),
+        ("redis://:s3cr3t-redis@cache:6379/0", "redis://:", "@cache:6379/0"),
+    ],
+)
+def test_connection_string_redacts_password_only(url: str, user: str, host: str, r: Redactor) -> None:
+    res = r.redact(f"DATABASE_URL={url}")
+    assert user in res.text and host in res.text
+    assert "[REDACTED:url_password]" in res.text
+    assert res.counts == {"url_password": 1}
+
+
+def test_counts_report_kinds_not_values(r: Redactor) -> None:
+    text = f"key {FAKE_AWS_ID} and token {FAKE_GH} and {FAKE_GH}"
+    res = r.redact(text)
+    assert res.counts == {"aws_access_key_id": 1, "github_token": 2}
+    assert res.total == 3 and res.changed
+    for secret in (FAKE_AWS_ID, FAKE_GH):
+        assert secret not in res.text and secret not in repr(res.counts) and secret not in repr(res)
+
+
+def test_idempotent_on_mixed_text(r: Redactor) -> None:
+    text = f"OPENAI_API_KEY={FAKE_OPENAI}\npassword: hunter22\ncurl -H 'Authorization: Bearer {'Zz9' * 10}'"
+    once = r.redact(text)
+    assert once.changed
+    twice = r.redact(once.text)
+    assert twice.text == once.text and not twice.changed
+
+
+def test_existing_placeholders_left_alone(r: Redactor) -> None:
+    text = "token = '[REDACTED:github_token]' and password=[REDACTED:password]"
+    assert r.redact(text).text == text
+
+
+def test_pii_off_by_default_on_when_asked(rp: Redactor) -> None:
+    text = "mail jane.doe@acme-corp.com or call +1 (415) 555-0132, card 4111-1111-1111-1111"
+    assert redact(text).text == text
+    res = redact(text, pii=True)
+    assert res.counts == {"email": 1, "phone": 1, "credit_card": 1}
+    assert "jane.doe" not in res.text and "555-0132" not in res.text
+
+
+def test_pii_lookalikes_not_redacted(rp: Redactor) -> None:
+    text = "v10.2.3 built 2024-05-01 on 10.0.0.12, order 4111111111111112, ts 1716239022123"
+    assert rp.redact(text).text == text
+
+
+def test_allow_literal_and_regex() -> None:
+    red = Redactor(allow=(FAKE_AWS_ID, r"ghp_A1b2\w+"))
+    text = f"{FAKE_AWS_ID} {FAKE_GH} password=Tr0ub4dor-3"
+    res = red.redact(text)
+    assert FAKE_AWS_ID in res.text and FAKE_GH in res.text
+    assert res.counts == {"password": 1}
+
+
+def test_extra_patterns() -> None:
+    red = Redactor(extra_patterns={"acme_key": r"ACME-[0-9A-F]{16}", "ticket": r"ref=(?P<secret>\d{6})"})
+    res = red.redact("use ACME-0123456789ABCDEF ref=123456")
+    assert res.text == "use [REDACTED:acme_key] ref=[REDACTED:ticket]"
+    with pytest.raises(ValueError):
+        Redactor(extra_patterns={"bad kind!": "x"})
+
+
+def test_entropy_toggle() -> None:
+    text = "here is my api token Zq8rT2vL9mN4pX7wK1sD3fG6hJ0yB5cE"
+    assert Redactor().redact(text).counts == {"high_entropy": 1}
+    assert not Redactor(entropy=False).redact(text).changed
+
+
+# --------------------------------------------------------------- messages
+
+
+def test_redact_messages_openai_tool_calls_not_mutating(r: Redactor) -> None:
+    messages = [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": f"my key is {FAKE_OPENAI}"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_abc123",
+                    "type": "function",
+                    "function": {"name": "run", "arguments": '{"cmd": "export GITHUB_TOKEN=' + FAKE_GH + '"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_abc123", "content": "password=Tr0ub4dor-3 ok"},
+    ]
+    snapshot = copy.deepcopy(messages)
+    out, counts = r.redact_messages(messages)
+    assert messages == snapshot
+    assert counts == {"openai_api_key": 1, "github_token": 1, "password": 1}
+    assert out[2]["tool_calls"][0]["id"] == "call_abc123" and out[3]["tool_call_id"] == "call_abc123"
+    assert out[2]["content"] is None
+    flat = repr(out)
+    assert FAKE_OPENAI not in flat and FAKE_GH not in flat and "Tr0ub4dor" not in flat
+
+
+def test_redact_messages_anthropic_blocks(r: Redactor) -> None:
+    img = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+    messages = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": f"AWS id {FAKE_AWS_ID}"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": img}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "toolu_01", "name": "bash",
+                 "input": {"command": "psql postgres://app:Tr0ub4dor-3@db/app", "env": [["K", FAKE_GH]]}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_01",
+                         "content": [{"type": "text", "text": "secret_key: 9a8b7c6d5e4f3a2b1c0d"}]}],
+        },
+    ]
+    snapshot = copy.deepcopy(messages)
+    out, counts = r.redact_messages(messages)
+    assert messages == snapshot
+    assert counts == {"aws_access_key_id": 1, "url_password": 1, "github_token": 1, "secret": 1}
+    assert out[0]["content"][1]["source"]["data"] == img
+    assert out[1]["content"][0]["input"]["command"] == "psql postgres://app:[REDACTED:url_password]@db/app"
+    assert out[2]["content"][0]["tool_use_id"] == "toolu_01"
+
+
+# ----------------------------------------------------------------- contract
+
+
+@pytest.mark.parametrize("bad", [None, b"bytes", 42, ["list"]])
+def test_non_str_raises_type_error(bad: object, r: Redactor) -> None:
+    with pytest.raises(TypeError, match="expects str"):
+        r.redact(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", ["", "a", "İİİ password=Tr0ub4dor-3 ẞ", "\x00\ud800 token", "🔑" * 1000])
+def test_never_raises_on_odd_str(text: str, rp: Redactor) -> None:
+    res = rp.redact(text)
+    assert isinstance(res, RedactionResult) and isinstance(res.text, str)
+
+
+def test_unicode_offsets_preserved(r: Redactor) -> None:
+    res = r.redact("İstanbul İ password=Tr0ub4dor-3 done")
+    assert res.text == "İstanbul İ password=[REDACTED:password] done"
+
+
+def test_large_input_is_linear_enough(r: Redactor) -> None:
+    chunk = "lorem ipsum token: see docs; key=value; https://x.io/a?b=c " * 20
+    big = (chunk + f"export GITHUB_TOKEN={FAKE_GH}\n") * 200  # ~250 KB
+    res = r.redact(big)
+    assert res.counts["github_token"] == 200
+
+
+def test_thread_safe_shared_instance(r: Redactor) -> None:
+    text = f"GITHUB_TOKEN={FAKE_GH} password=Tr0ub4dor-3"
+    expected = r.redact(text).text
+    results: list[str] = []
+
+    def work() -> None:
+        for _ in range(50):
+            results.append(r.redact(text).text)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(results) == {expected}
+
+
+def test_module_level_redact_uses_cached_default() -> None:
+    assert redact(f"x {FAKE_GH}").counts == {"github_token": 1}
+    from remem.core import redact as mod
+
+    assert mod._default(False) is mod._default(False)
