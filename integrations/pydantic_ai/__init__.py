@@ -1,1 +1,29 @@
-"""remem integrations/pydantic_ai."""
+"""remem for Pydantic AI: memory tools, recall before each model request, capture after each run.
+
+Usage::
+
+    from remem import Memory, Scope
+    from remem.integrations.pydantic_ai import (CaptureMemories, ForceMemorySearchFirst, RecallMemories,
+                                                memory_toolset)
+
+    @dataclass
+    class Deps:                      # any deps with a ``memory_scope`` (the MemoryScoped protocol)
+        memory_scope: Scope
+
+    mem = Memory()
+    agent = Agent("openai:gpt-5.2", deps_type=Deps,
+                  toolsets=[memory_toolset(mem)],
+                  capabilities=[RecallMemories(mem), CaptureMemories(mem), ForceMemorySearchFirst()])
+    agent.run_sync("What do I usually drink?", deps=Deps(Scope(tenant="acme", user="alice")))
+
+Requires ``pydantic-ai-slim>=2.68`` (the ``remem[pydantic-ai]`` extra).
+"""
+
+from .capabilities import CaptureMemories, ForceMemorySearchFirst, RecallMemories, run_query
+from .messages import MEMORY_TOOL_NAMES, latest_user_text, to_openai_messages
+from .scope import MemoryScoped, ScopeSource, resolve_scope
+from .toolset import MemoryKind, memory_toolset
+
+__all__ = ["CaptureMemories", "ForceMemorySearchFirst", "MEMORY_TOOL_NAMES", "MemoryKind", "MemoryScoped",
+           "RecallMemories", "ScopeSource", "latest_user_text", "memory_toolset", "resolve_scope", "run_query",
+           "to_openai_messages"]
