@@ -1,0 +1,90 @@
+"""memory_search / memory_save (/ memory_forget) as LlamaIndex ``FunctionTool``s, and a ``FunctionAgent`` that
+searches memory first.
+
+Tool behaviour and wording come from :mod:`remem.core.tooling`, so every adapter answers the same way; in
+particular a search that cannot run says ``memory search did not run: <reason>`` instead of pretending the
+memory is empty. The async variants run the store call in a worker thread, never blocking the event loop.
+"""
+
+import asyncio
+from typing import Annotated, Any, List, Mapping, Optional, Sequence
+
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.bridge.pydantic import Field
+from llama_index.core.tools import FunctionTool
+
+from ...core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, run_memory_forget,
+                             run_memory_save, run_memory_search)
+from ...core.types import Scope
+from ._common import coerce_scope, sync_and_async
+
+SEARCH_TOOL = "memory_search"
+SAVE_TOOL = "memory_save"
+FORGET_TOOL = "memory_forget"
+
+# No `from __future__ import annotations` here: FunctionTool reads these Annotated hints at runtime.
+Query = Annotated[str, Field(description="What to look for: names, topics, identifiers; not the whole question.")]
+Limit = Annotated[int, Field(description="Maximum number of memories to return (1-50).")]
+Text = Annotated[str, Field(description="The memory, self-contained: who, what and why, in one or two sentences.")]
+Kind = Annotated[str, Field(description="fact, preference, decision, event, lesson or note.")]
+Tags = Annotated[Optional[List[str]], Field(description="Optional short topic tags.")]
+MemoryId = Annotated[str, Field(description="The id shown in memory_search results.")]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant with long-term memory. Your first step is a memory_search for what the user "
+    "is asking about; use what it finds. Save durable facts, preferences and decisions with memory_save."
+)
+
+
+def memory_tools(memory: Any, scope: "Scope | Mapping[str, Any] | None", *, forget: bool = False,
+                 search_limit: int = 5) -> List[FunctionTool]:
+    """``[memory_search, memory_save]`` (+ ``memory_forget`` if ``forget``) bound to one scope.
+
+    ``scope=None`` keeps the tools in the agent but every call answers "memory … did not run: no memory
+    scope is configured …", so a misconfigured deployment is visible to the model and in traces.
+    """
+    store, _ = sync_and_async(memory)
+    bound = coerce_scope(scope)
+
+    def memory_search(query: Query, limit: Limit = search_limit) -> str:
+        return run_memory_search(store, query, bound, limit=limit)
+
+    async def amemory_search(query: Query, limit: Limit = search_limit) -> str:
+        return await asyncio.to_thread(memory_search, query, limit)
+
+    def memory_save(text: Text, kind: Kind = "note", tags: Tags = None) -> str:
+        return run_memory_save(store, text, bound, kind=kind, tags=tags)
+
+    async def amemory_save(text: Text, kind: Kind = "note", tags: Tags = None) -> str:
+        return await asyncio.to_thread(memory_save, text, kind, tags)
+
+    tools = [
+        FunctionTool.from_defaults(fn=memory_search, async_fn=amemory_search, name=SEARCH_TOOL,
+                                   description=SEARCH_DESCRIPTION),
+        FunctionTool.from_defaults(fn=memory_save, async_fn=amemory_save, name=SAVE_TOOL,
+                                   description=SAVE_DESCRIPTION),
+    ]
+    if forget:
+        def memory_forget(memory_id: MemoryId) -> str:
+            return run_memory_forget(store, memory_id, bound)
+
+        async def amemory_forget(memory_id: MemoryId) -> str:
+            return await asyncio.to_thread(memory_forget, memory_id)
+
+        tools.append(FunctionTool.from_defaults(fn=memory_forget, async_fn=amemory_forget, name=FORGET_TOOL,
+                                                description=FORGET_DESCRIPTION))
+    return tools
+
+
+def memory_agent(llm: Any, memory: Any, scope: "Scope | Mapping[str, Any] | None", *,
+                 tools: Sequence[Any] = (), system_prompt: Optional[str] = DEFAULT_SYSTEM_PROMPT,
+                 search_first: bool = True, forget: bool = False, **agent_kwargs: Any) -> FunctionAgent:
+    """A ``FunctionAgent`` with the memory tools and ``initial_tool_choice="memory_search"``.
+
+    Forcing the tool on the first step of each run makes the model write its own recall query from the user's
+    message (better than searching with the raw message); later steps choose freely. ``llm`` must be a
+    function-calling LLM whose integration honours ``tool_choice`` with a tool name (OpenAI, Anthropic, … do).
+    """
+    all_tools: list[Any] = [*memory_tools(memory, scope, forget=forget), *tools]
+    return FunctionAgent(llm=llm, tools=all_tools, system_prompt=system_prompt,
+                         initial_tool_choice=SEARCH_TOOL if search_first else None, **agent_kwargs)
