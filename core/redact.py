@@ -13,6 +13,7 @@ safe), never raise on ``str`` input, idempotent on already-redacted text.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Mapping
@@ -72,6 +73,32 @@ class _Match:
     kind: str
 
 
+class _Spans:
+    """Sorted, non-overlapping spans with O(log n) overlap queries (keeps big inputs linear)."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        merged: list[list[int]] = []
+        for s, e in sorted(spans):
+            if merged and s <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        self.starts = [s for s, _ in merged]
+        self.ends = [e for _, e in merged]
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect_right(self.starts, start) - 1
+        if i >= 0 and self.ends[i] > start:
+            return True
+        return i + 1 < len(self.starts) and self.starts[i + 1] < end
+
+    def add(self, start: int, end: int) -> None:
+        """Insert a span known not to overlap any existing one."""
+        i = bisect_right(self.starts, start)
+        self.starts.insert(i, start)
+        self.ends.insert(i, end)
+
+
 class Redactor:
     """Compiled rule set; construct once, call :meth:`redact` from any thread."""
 
@@ -115,19 +142,18 @@ class Redactor:
     # ------------------------------------------------------------ detection
     def _select(self, text: str) -> list[_Match]:
         """All non-overlapping matches; earlier rules win, protected spans never touched."""
-        taken: list[tuple[int, int]] = [m.span() for m in PLACEHOLDER_RE.finditer(text)]
-        taken += self._allowed_spans(text)
+        taken = _Spans([m.span() for m in PLACEHOLDER_RE.finditer(text)] + self._allowed_spans(text))
         chosen: list[_Match] = []
         for cand in self._candidates(text, taken):
-            if any(cand.start < e and s < cand.end for s, e in taken):
+            if taken.overlaps(cand.start, cand.end):
                 continue
             if self._is_allowed(text[cand.start : cand.end]):
                 continue
-            taken.append((cand.start, cand.end))
+            taken.add(cand.start, cand.end)
             chosen.append(cand)
         return chosen
 
-    def _candidates(self, text: str, taken: list[tuple[int, int]]) -> Iterator[_Match]:
+    def _candidates(self, text: str, taken: _Spans) -> Iterator[_Match]:
         low = _ascii_lower(text)
         for rule in self._rules:
             if not rule.applies(low):
@@ -136,13 +162,13 @@ class Redactor:
         if self.entropy:
             yield from self._entropy_candidates(text, low, taken)
 
-    def _entropy_candidates(self, text: str, low: str, taken: list[tuple[int, int]]) -> Iterator[_Match]:
+    def _entropy_candidates(self, text: str, low: str, taken: _Spans) -> Iterator[_Match]:
         """High-entropy tokens shortly after a secret-ish word on the same line."""
         scanned_to = 0
         for ctx_start, ctx_end in find_all(low, _ENTROPY_CONTEXT):
             if ctx_end <= scanned_to or low.startswith("author", ctx_start):
                 continue
-            if any(s <= ctx_end < e for s, e in taken):
+            if taken.overlaps(ctx_end, ctx_end + 1):
                 continue
             line_end = text.find("\n", ctx_end)
             window_end = min(ctx_end + 80, len(text) if line_end < 0 else line_end)
@@ -154,7 +180,7 @@ class Redactor:
             for tok in _CANDIDATE.finditer(text, ctx_end, min(len(text), window_end + 520)):
                 if tok.start() >= window_end:
                     break
-                if any(tok.start() < e and s < tok.end() for s, e in taken):
+                if taken.overlaps(tok.start(), tok.end()):
                     break  # the secret after this keyword is already redacted
                 if self._high_entropy(tok.group(0)):
                     yield _Match(tok.start(), tok.end(), "high_entropy")
@@ -268,6 +294,9 @@ def _rule_matches(rule: Rule, text: str, low: str) -> Iterator[_Match]:
             pos = m.start() + 1
 
 
+_MAX_WALK_BACK = 100  # names/schemes are short; bounding this keeps huge tokens linear
+
+
 def _anchored_matches(rule: Rule, text: str, low: str) -> Iterator[_Match]:
     """Try ``rule`` only at the token starts around its anchor keyword hits."""
     match = rule.compiled.match
@@ -278,7 +307,8 @@ def _anchored_matches(rule: Rule, text: str, low: str) -> Iterator[_Match]:
     else:
         hits = find_all(low, rule.anchor)  # type: ignore[arg-type]
     for start, _ in hits:
-        while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        floor = max(0, start - _MAX_WALK_BACK)
+        while start > floor and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
             start -= 1
         starts = (start - 1, start) if start > 0 and text[start - 1] in "\"'" else (start,)
         for st in starts:

@@ -449,9 +449,11 @@ SECRET_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "private_key",
-        r"-----BEGIN[ A-Z0-9]{0,40} PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]{0,20000}?-----END[ A-Z0-9]{0,40} PRIVATE KEY(?: BLOCK)?-----"
-        r"|[A-Za-z0-9+/=\s\\:\-,]{0,20000})",
+        # header lines (Proc-Type:, DEK-Info:), base64 body, optional END: no
+        # lazy scan for END, so a truncated key costs linear time
+        r"-----BEGIN[ A-Z0-9]{0,40} PRIVATE KEY(?: BLOCK)?-----(?:\s|\\n)*"
+        r"(?:[A-Za-z][A-Za-z\-]{0,30}:[^\n\\]{0,200}(?:\r?\n|\\n))*"
+        r"[A-Za-z0-9+/=\s\\]{0,20000}(?:-----END[ A-Z0-9]{0,40} PRIVATE KEY(?: BLOCK)?-----)?",
         positive="key.pem:\n" + FAKE_PEM + "\n",
         negative="Paste the -----BEGIN PUBLIC KEY----- block from the docs.",
         hints=("private key",),
