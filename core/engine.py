@@ -57,8 +57,11 @@ class Engine:
         on_embed_error: Literal["keep", "refuse"] = "keep",
         on_embedder_mismatch: Literal["error", "allow"] = "error",
         reinforce: bool = True,
+        redact: bool = True,
+        pii: bool = False,
     ) -> None:
         self.backend = backend
+        self.redactor = _make_redactor(pii) if redact else None
         self.embedder: Embedder = embedder or NoEmbedder()
         self.rrf_k = rrf_k
         self.prefetch = prefetch
@@ -122,8 +125,8 @@ class Engine:
         return self.embedder.embed_query(text) if self.dense else None
 
     # ------------------------------------------------------------------ validation
-    @staticmethod
-    def _check_text(text: Any) -> str:
+    def _check_text(self, text: Any) -> str:
+        """Validated and redacted: no secret (or PII, when enabled) reaches the store or an embedding API."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a string, got {type(text).__name__}")
         stripped = text.strip()
@@ -132,6 +135,8 @@ class Engine:
         if len(stripped) > MAX_TEXT_CHARS:
             raise ValueError(f"text is {len(stripped)} characters; the limit is {MAX_TEXT_CHARS} "
                              f"(distil long content with remember(), or split it)")
+        if self.redactor is not None:
+            stripped = self.redactor.redact(stripped).text
         return stripped
 
     @staticmethod
@@ -160,16 +165,16 @@ class Engine:
                 out.append(tag.strip())
         return tuple(out)
 
-    @staticmethod
-    def _check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _check_metadata(self, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
         if metadata is None:
             return {}
         if not isinstance(metadata, Mapping):
             raise TypeError("metadata must be a mapping")
         try:
-            return json.loads(json.dumps(dict(metadata), default=str))
+            clean = json.loads(json.dumps(dict(metadata), default=str))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
+        return _redact_strings(clean, self.redactor) if self.redactor is not None else clean
 
     # ------------------------------------------------------------------ points
     def _point(self, rec: MemoryRecord, dense: list[float] | None) -> PointData:
@@ -626,6 +631,22 @@ class Engine:
 
 
 # ---------------------------------------------------------------------- helpers
+def _make_redactor(pii: bool) -> Any:
+    from .redact import Redactor
+
+    return Redactor(pii=pii)
+
+
+def _redact_strings(value: Any, redactor: Any) -> Any:
+    if isinstance(value, str):
+        return redactor.redact(value).text
+    if isinstance(value, dict):
+        return {k: _redact_strings(v, redactor) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_strings(v, redactor) for v in value]
+    return value
+
+
 def _cond(key: str, value: Any):  # noqa: ANN202
     from .backends.base import Cond
 

@@ -251,3 +251,13 @@ async def test_async_memory_mirrors_the_sync_api(memory_factory) -> None:
     assert len(await amem.list(scope=ALICE)) == 1
     assert (await amem.stats(scope=ALICE)).count == 1
     assert await amem.forget(rec.id) is True
+
+
+def test_secrets_are_redacted_before_storage_and_embedding(any_mem: Memory) -> None:
+    key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
+    rec = any_mem.add(f"The deploy bot uses OPENAI_API_KEY={key} for summaries", scope=ALICE,
+                      metadata={"note": f"token {key}"})
+    stored = any_mem.get(rec.id)
+    assert key not in stored.text and "[REDACTED:" in stored.text and "OPENAI_API_KEY" in stored.text
+    assert key not in json.dumps(stored.as_dict())
+    assert any_mem.search("deploy bot api key", scope=ALICE)[0].record.id == rec.id

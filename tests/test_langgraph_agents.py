@@ -198,6 +198,7 @@ def test_middleware_without_user_skips_recall_and_capture(mem: Memory, alice: st
     assert cap.submitted == []
 
 
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")  # langchain's ToolRuntime
 def test_middleware_registers_tools_and_reads_scope_from_runtime_context(mem: Memory, alice: str, bob: str) -> None:
     class Ctx(TypedDict):
         user_id: str

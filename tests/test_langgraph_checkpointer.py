@@ -105,7 +105,7 @@ async def test_async_graph_capture_and_every_mode(mem: Memory) -> None:
 
 
 def test_captures_into_real_memory(mem: Memory) -> None:
-    """End to end with remem's own remember() in the background thread (skipped until core distill exists)."""
+    """End to end: the real remember() runs in the background and the fact lands in the user's memory."""
     pytest.importorskip("remem.core.distill")
     cap = BackgroundCapture()
     user = f"u-{uuid.uuid4().hex[:6]}"
@@ -114,3 +114,4 @@ def test_captures_into_real_memory(mem: Memory) -> None:
                          {"configurable": {"thread_id": "r1", "user_id": user}})
     cap.flush(30)
     assert saver.last_capture is not None and saver.last_capture.done()
+    assert any("Helix" in r.text for r in mem.list(scope=Scope(user=user)))

@@ -1,0 +1,83 @@
+"""Capture of new conversation messages into remem, at most once per message per thread."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from concurrent.futures import Future
+from typing import Any, Sequence
+
+from ...core.tooling import BackgroundCapture, default_capture
+from ...core.types import Scope
+from .messages import message_key, to_openai_message
+
+log = logging.getLogger("remem.langgraph.capture")
+
+RECALL_ID_PREFIX = "remem-recall-"
+MEMORY_TOOLS = frozenset({"memory_search", "memory_save", "memory_forget"})
+
+
+def capturable(message: Any) -> bool:
+    """Skip what would feed memory back into itself: recall system messages and memory tool results."""
+    mid = message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
+    if mid and str(mid).startswith(RECALL_ID_PREFIX):
+        return False
+    conv = to_openai_message(message)
+    if conv is None or conv["role"] == "system":
+        return False
+    if conv["role"] == "tool" and conv.get("name") in MEMORY_TOOLS:
+        return False
+    return True
+
+
+class CaptureLedger:
+    """Remembers which message keys were already sent to ``remember()`` for each (scope, thread).
+
+    Bounded (least recently used threads are forgotten); it lives in the process, so after a restart a thread's
+    old messages may be offered again (``remember`` deduplicates identical memories).
+    """
+
+    def __init__(self, max_threads: int = 10_000) -> None:
+        self._seen: OrderedDict[tuple[Any, ...], set[str]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_threads = max_threads
+
+    def take_new(self, thread: tuple[Any, ...], messages: Sequence[Any]) -> list[Any]:
+        """The messages not captured yet for ``thread``; they are marked captured."""
+        with self._lock:
+            seen = self._seen.setdefault(thread, set())
+            self._seen.move_to_end(thread)
+            while len(self._seen) > self.max_threads:
+                self._seen.popitem(last=False)
+            new = []
+            for msg in messages:
+                key = message_key(msg)
+                if key in seen:
+                    continue
+                seen.add(key)
+                if capturable(msg):
+                    new.append(msg)
+            return new
+
+    def forget_thread(self, thread: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._seen.pop(thread, None)
+
+
+def submit_capture(memory: Any, messages: Sequence[Any], scope: Scope | None, session: str | None, *,
+                   ledger: CaptureLedger, capture: BackgroundCapture | None = None) -> Future[Any] | None:
+    """Send the not-yet-captured messages of a thread to ``memory.remember`` in the background. Never raises."""
+    if memory is None or scope is None or not messages:
+        return None
+    try:
+        from .messages import to_openai_messages
+
+        new = ledger.take_new((scope, session), messages)
+        converted = to_openai_messages(new)
+        if not any(m["role"] in ("user", "assistant") and m["content"].strip() for m in converted):
+            return None
+        return (capture or default_capture()).submit(memory, converted, scope, session)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("memory capture was not submitted: %s", exc)
+        return None

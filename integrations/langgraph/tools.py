@@ -1,0 +1,68 @@
+"""``memory_search`` / ``memory_save`` as LangChain tools whose scope comes from the ``ToolRuntime``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.prebuilt import ToolRuntime
+
+from ...core.aio import AsyncMemory
+from ...core.tooling import SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, run_memory_save, run_memory_search
+from .scope import ScopeLike, resolve_scope
+
+
+def sync_memory(memory: Any) -> Any:
+    """The synchronous ``Memory`` behind a Memory, an AsyncMemory or a RememStore (None stays None)."""
+    if isinstance(memory, AsyncMemory):
+        return memory.sync
+    inner = getattr(memory, "memory", None)
+    if inner is not None and hasattr(inner, "search") and hasattr(memory, "batch"):
+        return inner  # a RememStore
+    return memory
+
+
+def _memory_for(memory: Any, runtime: Any) -> Any:
+    if memory is not None:
+        return sync_memory(memory)
+    store = getattr(runtime, "store", None)
+    return sync_memory(store) if store is not None and hasattr(store, "memory") else None
+
+
+def memory_tools(memory: Any = None, *, scope: ScopeLike = None, tenant: str | None = None, limit: int = 5,
+                 token_budget: int | None = 1200, save: bool = True) -> list[BaseTool]:
+    """``[memory_search, memory_save]`` bound to ``memory`` (or, when None, to the graph's ``RememStore``).
+
+    The scope is resolved per call from the tool runtime (context, then ``config["configurable"]``); without
+    one, or without a memory, the tools answer "memory ... did not run: <reason>" rather than "no memories".
+    """
+
+    def memory_search(query: str, runtime: ToolRuntime, limit: int = limit) -> str:
+        mem = _memory_for(memory, runtime)
+        if mem is None:
+            return did_not_run("search", "no remem memory is attached (pass memory= or use RememStore)")
+        sc = resolve_scope(scope, getattr(runtime, "config", None), getattr(runtime, "context", None),
+                           tenant=tenant)
+        return run_memory_search(mem, query, sc, limit=limit, token_budget=token_budget)
+
+    async def amemory_search(query: str, runtime: ToolRuntime, limit: int = limit) -> str:
+        return await asyncio.to_thread(memory_search, query, runtime, limit)
+
+    def memory_save(text: str, runtime: ToolRuntime, kind: str = "note", importance: int = 5) -> str:
+        mem = _memory_for(memory, runtime)
+        if mem is None:
+            return did_not_run("save", "no remem memory is attached (pass memory= or use RememStore)")
+        sc = resolve_scope(scope, getattr(runtime, "config", None), getattr(runtime, "context", None),
+                           tenant=tenant)
+        return run_memory_save(mem, text, sc, kind=kind, importance=importance)
+
+    async def amemory_save(text: str, runtime: ToolRuntime, kind: str = "note", importance: int = 5) -> str:
+        return await asyncio.to_thread(memory_save, text, runtime, kind, importance)
+
+    tools: list[BaseTool] = [StructuredTool.from_function(func=memory_search, coroutine=amemory_search,
+                                                          name="memory_search", description=SEARCH_DESCRIPTION)]
+    if save:
+        tools.append(StructuredTool.from_function(func=memory_save, coroutine=amemory_save, name="memory_save",
+                                                  description=SAVE_DESCRIPTION))
+    return tools
