@@ -1,0 +1,65 @@
+"""The ``remem`` CLI as scripts use it (--json) and as the README's main job (demo)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def run(*args: str, store: Path, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "REMEM_SERVICE": "off", "REMEM_EMBEDDER": "none", "REMEM_HOME": str(store.parent)}
+    proc = subprocess.run([sys.executable, "-m", "remem.cli", *args, "--path", str(store)], input=stdin,
+                          capture_output=True, text=True, env=env, timeout=120)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_cli_round_trip_with_json(store_factory, tmp_path: Path) -> None:
+    store = store_factory("none")
+    added = json.loads(run("add", "We pinned stripe-python to v7.4.0", "--kind", "decision", "--tag", "deps",
+                           "--tenant", "acme", "--json", store=store).stdout)
+    assert added["kind"] == "decision" and added["tags"] == ["deps"]
+    hits = json.loads(run("search", "which stripe version", "--tenant", "acme", "--json", store=store).stdout)
+    assert hits[0]["record"]["id"] == added["id"]
+    assert json.loads(run("search", "stripe", "--tenant", "other", "--json", store=store).stdout) == []
+    listed = json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)
+    assert [r["id"] for r in listed] == [added["id"]]
+    assert json.loads(run("get", added["id"], "--json", store=store).stdout)["text"].startswith("We pinned")
+    stats = json.loads(run("stats", "--tenant", "acme", "--json", store=store).stdout)
+    assert stats["count"] == 1 and stats["by_kind"] == {"decision": 1}
+    out = tmp_path / "export.jsonl"
+    assert json.loads(run("export", str(out), "--json", store=store).stdout)["exported"] == 1
+    dry = json.loads(run("forget", "--tenant", "acme", "--kind", "decision", "--json", store=store).stdout)
+    assert dry == {"count": 1, "ids": [added["id"]], "dry_run": True}
+    run("forget", "--tenant", "acme", "--kind", "decision", "--yes", store=store)
+    assert json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout) == []
+    assert json.loads(run("import", str(out), "--json", store=store).stdout)["imported"] == 1
+    assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)) == 1
+
+
+def test_cli_reads_stdin_and_reports_errors_clearly(store_factory) -> None:
+    store = store_factory("none")
+    rec = json.loads(run("add", "-", "--json", store=store, stdin="note from a pipe\n").stdout)
+    assert rec["text"] == "note from a pipe"
+    bad = run("add", "x", "--importance", "42", store=store, check=False)
+    assert bad.returncode == 2 and "importance" in bad.stderr
+    wipe = run("forget", "--kind", "note", "--yes", store=store, check=False)
+    assert wipe.returncode == 2 and "--tenant" in wipe.stderr
+    assert len(json.loads(run("list", "--global", "--json", store=store).stdout)) == 1
+
+
+@pytest.mark.timeout(180)
+def test_demo_runs_keyless_and_shows_all_three_behaviours(tmp_path: Path) -> None:
+    env = {**os.environ, "REMEM_SERVICE": "off", "REMEM_HOME": str(tmp_path), "REMEM_EMBEDDER": "none"}
+    proc = subprocess.run([sys.executable, "-m", "remem.cli", "demo"], capture_output=True, text=True, env=env,
+                          timeout=170)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "stripe-python to v7.4.0" in proc.stdout
+    assert "0 foreign memories" in proc.stdout
+    assert "Postgres 16" in proc.stdout and "Postgres 14" in proc.stdout
