@@ -19,7 +19,6 @@ An LLM failure never loses the capture: the redacted messages go to the durable 
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
 import hashlib
 import json
 import logging
@@ -28,7 +27,7 @@ import re
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -111,7 +110,7 @@ _PLEASANTRY_WORDS = (
     r"cheers|ok|okay|okey|k|kk|sure|yes|yeah|yep|yup|no|nope|nah|great|cool|nice|perfect|awesome|excellent|"
     r"wonderful|amazing|fantastic|got it|sounds good|will do|done|np|no problem|no worries|you'?re welcome|"
     r"welcome|bye|goodbye|see you|see ya|later|lgtm|agreed|right|alright|all right|understood|makes sense|"
-    r"so much|a lot|very much|again|indeed|fine|good|wow|haha|lol|please|pls|sir|mate|buddy|man|that'?s it|"
+    r"there|all|everyone|folks|team|so much|a lot|very much|again|indeed|fine|good|wow|haha|lol|please|pls|sir|mate|buddy|man|that'?s it|"
     r"that helps|that works|exactly|correct|true|go ahead|continue|proceed|go on|let'?s go|yes please"
 )
 _PLEASANTRY_RE = re.compile(rf"^(?:(?:{_PLEASANTRY_WORDS})\b[\s,.!?:;)(\-~*]*)+$", re.I)
@@ -152,8 +151,8 @@ def check_admission(text: Any) -> Admission:
         return Admission(False, "too_long")
     if _PLEASANTRY_RE.match(re.sub(r"[^\w\s',.!?:;()\-~*]", " ", s).strip() or "ok"):
         return Admission(False, "pleasantry")
-    if len(_PLACEHOLDER_RE.sub("", s).strip(" .,:;=-'\"`")) < 8 and _PLACEHOLDER_RE.search(s):
-        return Admission(False, "only_redacted")
+    if _PLACEHOLDER_RE.search(s) and len(_content_words(_PLACEHOLDER_RE.sub(" ", s))) < 3:
+        return Admission(False, "only_redacted")  # "User's key is [REDACTED:...]" helps no one
     words = re.findall(r"[^\W\d_]{2,}", s)
     if len(s) < 8 or len(words) < 2:
         return Admission(False, "too_short")
@@ -338,6 +337,36 @@ def normalize_messages(messages: Sequence[Mapping[str, Any]]) -> list[Turn]:
     return turns
 
 
+_RECALLED_LINE_RE = re.compile(r"^- \[\d{4}-\d\d-\d\d · [\w-]+\] .*$\n?", re.M)
+_MEMORY_TOOL_RE = re.compile(r"^(?:memory[_-]|remem)|_memory$", re.I)
+
+
+def strip_recalled(text: str) -> str:
+    """Remove memory context that remem itself injected (``Memory.context`` blocks), so a capture never
+    re-learns what was recalled into the prompt."""
+    from .formatting import HEADER
+
+    if HEADER not in text and "· " not in text:
+        return text
+    return _RECALLED_LINE_RE.sub("", text.replace(HEADER, "")).strip()
+
+
+def conversation_turns(messages: Sequence[Mapping[str, Any]]) -> list[Turn]:
+    """The turns worth distilling: no system prompt, no remem memory-tool traffic, no injected recall."""
+    out = []
+    for t in normalize_messages(messages):
+        if t.role == "system" or (t.role in ("tool_call", "tool_result") and _MEMORY_TOOL_RE.search(t.name or "")):
+            continue
+        if t.role in ("user", "assistant"):
+            text = strip_recalled(t.text)
+            if not text.strip():
+                continue
+            if text != t.text:
+                t = Turn(t.role, text, t.name, t.is_error, t.args)
+        out.append(t)
+    return out
+
+
 def _content_text(content: Any) -> str:
     if content is None:
         return ""
@@ -484,6 +513,11 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _p("fact", 0.8, _U, r"\bi\s+(?:work|worked|am working)\s+(?:at|for|on|as|in)\b|\bi(?:'m| am) (?:based|located) in\b|"
        r"\bi\s+(?:live|lived|moved)\s+(?:in|to|at)\b|\bi(?:'m| am) from\b"),
     _p("fact", 0.7, _U, r"^i(?:'m| am) an?\s+(?!bit\b|little\b|lot\b|few\b)\w+"),
+    _p("fact", 0.7, _U, r"^(?:i|we)(?:'m|'re| am| are)\s+(?:both\s+|all\s+)?(?:vegetarian|vegan|pescatarian|"
+       r"allergic|lactose|gluten|diabetic|married|single|divorced|retired|pregnant|left-handed|colou?r-?blind|"
+       r"deaf|blind|remote|freelance|self-employed|unemployed|based|located|from|originally)\b"),
+    _p("fact", 0.7, _U, r"^(?:(?:also|and|btw|oh|fyi|so)[,:]?\s+)*(?:my|our)\s+[\w-]+(?:\s+[\w-]+)?\s+"
+       r"(?:is|are|was|were|has|have|lives|works|uses|runs)\b"),
     _p("fact", 0.7, _U, r"\bmy\s+(?:wife|husband|partner|son|daughter|kids?|children|dog|cat|team|company|employer|"
        r"manager|boss|role|job|title|email|birthday|timezone|time zone|project|stack|os|laptop|machine|setup|"
        r"editor|ide|shell|language|server|database|repo|repository|app|startup|product|client|customer)\b"),
@@ -513,7 +547,11 @@ _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "'m": "is",
               "am not": "is not", "'m not": "is not"}
 _MODALS = {"can", "could", "would", "will", "should", "must", "might", "may", "can't", "cannot", "won't",
            "wouldn't", "shouldn't", "couldn't", "was", "wasn't", "had", "did", "didn't", "went", "got", "made",
-           "left", "chose", "bought", "built", "wrote", "ran", "met", "began", "became", "grew", "knew", "thought"}
+           "left", "chose", "bought", "built", "wrote", "ran", "met", "began", "became", "grew", "knew", "thought",
+           "told", "said", "saw", "took", "gave", "found", "felt", "kept", "lost", "paid", "sent", "spent", "brought",
+           "caught", "taught", "sold", "held", "heard", "meant", "forgot", "broke", "spoke", "drove", "flew", "ate",
+           "drank", "slept", "won", "understood", "stood", "sat", "fell", "led", "read", "put", "set", "cut", "let",
+           "quit", "hit", "shut", "might've", "must've", "used", "need", "needed"}
 _ADVERBS = r"(?:(?:really|generally|usually|strongly|always|never|often|mostly|also|still|only|just|much|"
 _ADVERBS += r"definitely|typically|normally|currently|now|actually|mainly|rarely|sometimes)\s+)*"
 _I_VERB_RE = re.compile(r"^i(?P<contr>'m not|'m|'ve|'d|'ll)?\s*(?P<adv>" + _ADVERBS + r")(?P<verb>don't|do not|"
@@ -538,6 +576,17 @@ def _first_person_to_user(sentence: str) -> str:
     """Rewrite a user's first-person sentence to the third person ("I prefer" -> "User prefers",
     "My name is" -> "User's name is") so a memory reads right in any later prompt."""
     s = _LEAD_RE.sub("", sentence).strip()
+    out = _rewrite_subject(s)
+    if out.startswith("User"):
+        return _INNER_FIRST_PERSON_RE.sub(lambda m: _INNER_FIRST_PERSON[m.group(0).lower()], out)
+    return f"User: {out}"  # not rewritable: keep the words, say who said them
+
+
+_INNER_FIRST_PERSON = {"my": "their", "me": "them", "myself": "themselves", "mine": "theirs"}
+_INNER_FIRST_PERSON_RE = re.compile(r"\b(?:my|me|myself|mine)\b", re.I)
+
+
+def _rewrite_subject(s: str) -> str:
     low = s.lower()
     if low.startswith("my "):
         return "User's " + s[3:]
@@ -625,7 +674,7 @@ class KeylessDistiller:
 
     def _score(self, sentence: str, role: str, pending_errors: list[str]) -> tuple[float, Candidate] | None:
         words = sentence.split()
-        if len(words) < 4:
+        if len(words) < (2 if role == "user" else 4):
             return None
         best: _Pattern | None = None
         for pat in _PATTERNS:
@@ -679,7 +728,8 @@ class KeylessDistiller:
                 continue
             sents = [_LEAD_RE.sub("", x).strip() for x in split_sentences(t.text) if admit(x)]
             asks = [x for x in sents if _REQUEST_RE.search(x)]
-            req = _clip_words(" ".join((asks or sents)[:2]), 40)
+            picked = sents[:1] + [a for a in asks[:1] if a not in sents[:1]]  # context + the actual ask
+            req = " ".join(_clip_words(x, 25) for x in picked)
             if req and req not in requests:
                 requests.append(req)
         outcome = ""
@@ -936,6 +986,8 @@ class LLMDistiller:
         existing_lines: list[str] = []
         cand_lines: list[str] = []
         for i, cand in enumerate(cands):
+            if not neighbours.get(i):
+                continue  # nothing similar stored: it is simply added, no need to ask
             refs = []
             for rec in neighbours.get(i, ()):
                 if rec.id not in back:
@@ -945,12 +997,15 @@ class LLMDistiller:
                     when = (rec.valid_from or rec.created_at).date().isoformat()
                     existing_lines.append(f"{sid} [{rec.kind}, {when}] {truncate_to_tokens(rec.text, 120)}")
                 refs.append(back[rec.id])
-            cand_lines.append(f"{i} [{cand.kind}] {cand.text}  (similar: {', '.join(refs) or 'none'})")
+            cand_lines.append(f"{i} [{cand.kind}] {cand.text}  (similar: {', '.join(refs)})")
         user = "EXISTING memories:\n" + "\n".join(existing_lines) + "\n\nNEW candidates:\n" + "\n".join(cand_lines)
         return [{"role": "system", "content": _RECONCILE_SYSTEM}, {"role": "user", "content": user}], short
 
     @staticmethod
-    def parse_decisions(data: Mapping[str, Any], short: Mapping[str, str], n: int) -> list[Decision]:
+    def parse_decisions(data: Mapping[str, Any], short: Mapping[str, str], n: int,
+                        asked: Iterable[int] | None = None) -> list[Decision]:
+        """One decision per candidate (``add`` for any the model skipped, mislabeled or was not asked about)."""
+        allowed = set(range(n)) if asked is None else set(asked)
         out: dict[int, Decision] = {}
         for item in data.get("decisions") or []:
             if not isinstance(item, Mapping):
@@ -960,7 +1015,7 @@ class LLMDistiller:
             except (TypeError, ValueError):
                 continue
             action = str(item.get("action") or "add").lower()
-            if not 0 <= idx < n or idx in out or action not in ("add", "merge", "supersede", "drop"):
+            if idx not in allowed or idx in out or action not in ("add", "merge", "supersede", "drop"):
                 continue
             raw_target = str(item.get("target") or "").strip()
             target = short.get(raw_target) or (raw_target if raw_target in short.values() else None)
@@ -974,13 +1029,13 @@ class LLMDistiller:
                   ) -> tuple[list[Decision], Usage]:
         messages, short = self.reconcile_messages(cands, neighbours)
         data, usage = self.llm.complete_json(messages, RECONCILE_SCHEMA, "reconcile")
-        return self.parse_decisions(data, short, len(cands)), usage
+        return self.parse_decisions(data, short, len(cands), [i for i in neighbours if neighbours[i]]), usage
 
     async def areconcile(self, cands: Sequence[Candidate], neighbours: Mapping[int, Sequence[MemoryRecord]]
                          ) -> tuple[list[Decision], Usage]:
         messages, short = self.reconcile_messages(cands, neighbours)
         data, usage = await self.llm.acomplete_json(messages, RECONCILE_SCHEMA, "reconcile")
-        return self.parse_decisions(data, short, len(cands)), usage
+        return self.parse_decisions(data, short, len(cands), [i for i in neighbours if neighbours[i]]), usage
 
     def __repr__(self) -> str:
         return f"LLMDistiller(model={self.model!r}, base_url={self.llm.base_url!r})"
@@ -1009,6 +1064,7 @@ def resolve_distiller(distiller: Any = None) -> KeylessDistiller | LLMDistiller:
 
 
 _REDACTORS: dict[bool, Any] = {}
+_SUMMARY_LOCK = threading.RLock()
 _REDACTOR_LOCK = threading.Lock()
 
 
@@ -1076,7 +1132,7 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
     plain = to_plain_messages(messages)
     redacted, counts = redactor.redact_messages(plain)
     result = RememberResult(redactions=dict(counts))
-    turns = normalize_messages(redacted)
+    turns = conversation_turns(redacted)
     sid = session or scope.session or derive_session_id(turns)
     result.session = sid
     previous = _find_summary(engine, scope, sid) if turns else None
@@ -1098,7 +1154,10 @@ def _neighbours(engine: Any, prep: _Prep, cands: Sequence[Candidate], k: int) ->
     out: dict[int, list[MemoryRecord]] = {}
     for i, cand in enumerate(cands):
         try:
-            hits = engine.search(cand.text, scope=prep.scope, limit=k + 2, reinforce=False)
+            try:
+                hits = engine.search(cand.text, scope=prep.scope, limit=k + 2, reinforce=False)
+            except TypeError:  # a client without the reinforce switch
+                hits = engine.search(cand.text, scope=prep.scope, limit=k + 2)
         except RememError as exc:
             log.debug("neighbour search failed: %s", exc)
             continue
@@ -1142,15 +1201,25 @@ def _memory_meta(prep: _Prep, cand: Candidate, distiller_name: str) -> dict[str,
     return {**cand.metadata, **prep.metadata, "session": prep.session, "distiller": distiller_name}
 
 
-def _add_candidate(engine: Any, prep: _Prep, cand: Candidate, name: str) -> None:
-    rec = engine.add(cand.text, scope=prep.scope, kind=cand.kind, tags=[*cand.tags, *prep.tags],
-                     importance=cand.importance, metadata=_memory_meta(prep, cand, name), source=prep.source)
-    (prep.result.merged if rec.merged_count > 0 else prep.result.added).append(rec)
+def _add_candidates(engine: Any, prep: _Prep, cands: Sequence[Candidate], name: str) -> None:
+    """Add in one batch (one embedding call for all); the engine's de-duplication turns repeats into merges."""
+    if not cands:
+        return
+    items = [{"text": c.text, "kind": c.kind, "tags": [*c.tags, *prep.tags], "importance": c.importance,
+              "metadata": _memory_meta(prep, c, name), "source": prep.source} for c in cands]
+    add_many = getattr(engine, "add_many", None)
+    if callable(add_many):
+        recs = add_many(items, scope=prep.scope)
+    else:
+        recs = [engine.add(it.pop("text"), scope=prep.scope, **it) for it in items]
+    for rec in recs:
+        (prep.result.merged if rec.merged_count > 0 else prep.result.added).append(rec)
 
 
 def _apply(engine: Any, prep: _Prep, cands: Sequence[Candidate], decisions: Sequence[Decision] | None,
            name: str) -> None:
     by_index = {d.index: d for d in decisions or ()}
+    to_add: list[Candidate] = []
     for i, cand in enumerate(cands):
         d = by_index.get(i, Decision(i, "add"))
         try:
@@ -1174,10 +1243,11 @@ def _apply(engine: Any, prep: _Prep, cands: Sequence[Candidate], decisions: Sequ
                 prep.result.superseded.append((d.target, new.id))
                 prep.result.added.append(new)
             else:
-                _add_candidate(engine, prep, cand, name)
+                to_add.append(cand)
         except (NotFoundError, RememError) as exc:  # target vanished or already superseded: keep the candidate
             log.info("reconcile %s on %s failed (%s); adding instead", d.action, d.target, exc)
-            _add_candidate(engine, prep, cand, name)
+            to_add.append(cand)
+    _add_candidates(engine, prep, to_add, name)
 
 
 def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str, Any], name: str,
@@ -1202,15 +1272,17 @@ def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str
                 md[key] = prep.previous.metadata[key]
     else:
         md.update(covered=0)
-    if prep.previous is not None:
-        try:
-            prep.result.summary = engine.update(prep.previous.id, text=text, metadata=md, scope=prep.scope)
-            return
-        except NotFoundError:
-            pass
-    prep.result.summary = engine.add(text, scope=prep.scope, kind="summary", tags=[SUMMARY_TAG, *prep.tags],
-                                     importance=DEFAULT_IMPORTANCE["summary"], metadata=md, source=prep.source,
-                                     dedupe=False)
+    with _SUMMARY_LOCK:  # two captures of one session at once must not create two summaries
+        current = prep.previous or _find_summary(engine, prep.scope, prep.session)
+        if current is not None:
+            try:
+                prep.result.summary = engine.update(current.id, text=text, metadata=md, scope=prep.scope)
+                return
+            except NotFoundError:
+                pass
+        prep.result.summary = engine.add(text, scope=prep.scope, kind="summary", tags=[SUMMARY_TAG, *prep.tags],
+                                         importance=DEFAULT_IMPORTANCE["summary"], metadata=md,
+                                         source=prep.source, dedupe=False)
 
 
 def _keyless_summary(prep: _Prep) -> Distillation:
@@ -1275,21 +1347,22 @@ def remember(engine: Any, messages: Any, *, scope: Any = None, session: str | No
     """
     prep = _prepare(engine, messages, scope, session, pii, metadata, source, tags)
     dist_obj = resolve_distiller(distiller)
+    name = getattr(dist_obj, "name", type(dist_obj).__name__)
     usage = Usage()
     if not prep.new_turns:
         prep.result.summary = prep.previous
-        return _finish(engine, prep, usage, dist_obj.name)
+        return _finish(engine, prep, usage, name)
     if isinstance(dist_obj, KeylessDistiller):
         _run_keyless(engine, prep, dist_obj)
-        return _finish(engine, prep, usage, dist_obj.name)
+        return _finish(engine, prep, usage, name)
     previous_text = prep.previous.text if prep.previous is not None else None
     try:
         dist = dist_obj.extract(prep.new_turns, previous_text)
     except ProviderError as exc:
         if not queue:
             raise
-        _queue_failure(engine, prep, exc, dist_obj.name)
-        return _finish(engine, prep, usage, dist_obj.name)
+        _queue_failure(engine, prep, exc, name)
+        return _finish(engine, prep, usage, name)
     usage.add(dist.usage)
     cands = _gate(prep, dist)
     decisions = None
@@ -1301,10 +1374,10 @@ def remember(engine: Any, messages: Any, *, scope: Any = None, session: str | No
         except ProviderError as exc:  # candidates are in hand: add them (exact duplicates still merge)
             log.warning("reconciliation failed (%s); adding candidates with de-duplication only", exc)
             prep.result.error = str(exc)
-    _apply(engine, prep, cands, decisions, dist_obj.name)
+    _apply(engine, prep, cands, decisions, name)
     summary = dist.summary or _keyless_summary(prep).summary
-    _store_summary(engine, prep, summary, {}, dist_obj.name, advance=True)
-    return _finish(engine, prep, usage, dist_obj.name)
+    _store_summary(engine, prep, summary, {}, name, advance=True)
+    return _finish(engine, prep, usage, name)
 
 
 async def aremember(memory: Any, messages: Any, *, scope: Any = None, session: str | None = None,
@@ -1320,17 +1393,18 @@ async def aremember(memory: Any, messages: Any, *, scope: Any = None, session: s
                                        distiller=dist_obj, pii=pii, metadata=metadata, source=source, tags=tags,
                                        queue=queue)
     prep = await asyncio.to_thread(_prepare, engine, messages, scope, session, pii, metadata, source, tags)
+    name = dist_obj.name
     usage = Usage()
     if not prep.new_turns:
         prep.result.summary = prep.previous
-        return _finish(engine, prep, usage, dist_obj.name)
+        return _finish(engine, prep, usage, name)
     try:
         dist = await dist_obj.aextract(prep.new_turns, prep.previous.text if prep.previous else None)
     except ProviderError as exc:
         if not queue:
             raise
-        await asyncio.to_thread(_queue_failure, engine, prep, exc, dist_obj.name)
-        return _finish(engine, prep, usage, dist_obj.name)
+        await asyncio.to_thread(_queue_failure, engine, prep, exc, name)
+        return _finish(engine, prep, usage, name)
     usage.add(dist.usage)
     cands = _gate(prep, dist)
     neighbours = await asyncio.to_thread(_neighbours, engine, prep, cands, dist_obj.neighbours) if cands else {}
@@ -1345,11 +1419,11 @@ async def aremember(memory: Any, messages: Any, *, scope: Any = None, session: s
     summary = dist.summary or _keyless_summary(prep).summary
 
     def store() -> None:
-        _apply(engine, prep, cands, decisions, dist_obj.name)
-        _store_summary(engine, prep, summary, {}, dist_obj.name, advance=True)
+        _apply(engine, prep, cands, decisions, name)
+        _store_summary(engine, prep, summary, {}, name, advance=True)
 
     await asyncio.to_thread(store)
-    return await asyncio.to_thread(_finish, engine, prep, usage, dist_obj.name)
+    return await asyncio.to_thread(_finish, engine, prep, usage, name)
 
 
 # ====================================================================== the pending queue
@@ -1362,32 +1436,37 @@ def pending_count(engine: Any) -> int:
 
 
 def drain_pending(engine: Any, distiller: Any = None, *, limit: int | None = None,
-                  queue: PendingQueue | None = None) -> int:
-    """Distil queued captures (oldest first); returns how many were stored. Stops at the first LLM failure
-    (the provider is still down; the entry stays queued with its attempt counted). With no LLM configured the
-    keyless distiller does the work, so draining always makes progress."""
+                  queue: PendingQueue | None = None, max_attempts: int = 5) -> int:
+    """Distil queued captures (oldest first); returns how many were stored.
+
+    A provider-wide failure (quota, credentials, rate limit, connection) stops the drain: the entry stays queued
+    with its attempt counted. An entry the LLM keeps failing on by itself (bad responses) is retried up to
+    ``max_attempts`` times, then distilled keyless so the queue never clogs. With no LLM configured the keyless
+    distiller does the work, so draining always makes progress."""
     q = queue or queue_for(engine)
     dist_obj = resolve_distiller(distiller)
     loc = getattr(engine.backend, "location", None)
     done = 0
-    for entry_id in q.ids():
+    for peeked in q.peek():
         if limit is not None and done >= limit:
             break
-        entry = q.claim(entry_id)
-        if entry is None:
+        if peeked.data.get("location") not in (None, loc):  # another store's capture (shared $REMEM_HOME/pending)
+            continue
+        entry = q.claim(peeked.id)
+        if entry is None:  # another worker took it
             continue
         data = entry.data
-        if data.get("location") not in (None, loc):  # another store's capture (shared $REMEM_HOME/pending)
-            q.release(entry)
-            continue
+        use = dist_obj if entry.attempts < max_attempts else KeylessDistiller()
         try:
             remember(engine, data.get("messages") or [], scope=data.get("scope"), session=data.get("session"),
-                     distiller=dist_obj, metadata=data.get("metadata"), source=data.get("source"),
+                     distiller=use, metadata=data.get("metadata"), source=data.get("source"),
                      tags=data.get("tags"), queue=False)
         except ProviderError as exc:
             q.release(entry, str(exc))
             log.warning("pending capture %s still failing: %s", entry.id, exc)
-            break
+            if exc.kind != "bad_response":
+                break
+            continue
         except Exception as exc:  # noqa: BLE001 - keep the capture, report, go on
             q.release(entry, f"{type(exc).__name__}: {exc}")
             log.exception("pending capture %s failed", entry.id)
@@ -1551,6 +1630,6 @@ def _duplicate_groups(recs: Sequence[MemoryRecord], same_meaning: Any, threshold
 __all__ = [
     "Admission", "AuditReport", "Candidate", "Decision", "Distillation", "KeylessDistiller", "LLMDistiller",
     "RememberResult", "Turn", "admit", "aremember", "audit", "check_admission", "derive_session_id",
-    "drain_pending", "extract_identifiers", "normalize_messages", "pending_count", "record_usage", "remember",
+    "conversation_turns", "drain_pending", "extract_identifiers", "normalize_messages", "strip_recalled", "pending_count", "record_usage", "remember",
     "render_transcript", "resolve_distiller", "split_sentences", "to_plain_messages", "usage_totals",
 ]

@@ -164,6 +164,10 @@ def test_message_shapes_and_plain_strings(mem: Memory) -> None:
         ("preference", "User never deploys on Fridays because our on-call is thin.")]
     assert res.session.startswith("auto-") and res.summary is not None
     assert mem.remember("", scope=SCOPE).added == []
+    private = mem.remember("My email is dana.k@acme-robotics.io and I prefer Vim keybindings.", scope=SCOPE,
+                           session="pii", pii=True)
+    assert private.redactions.get("email") == 1 and "acme-robotics.io" not in all_text(mem)
+    assert "User prefers Vim keybindings." in [r.text for r in private.added]
 
 
 @pytest.mark.parametrize("text,reason", [
@@ -177,7 +181,8 @@ def test_message_shapes_and_plain_strings(mem: Memory) -> None:
      '  File "b.py", line 2, in x\nNameError: name y is not defined', "stack_trace"),
     ("2026-01-01 10:00:01 INFO starting\n2026-01-01 10:00:02 INFO loading\n2026-01-01 10:00:03 WARN slow\n"
      "2026-01-01 10:00:04 INFO ready", "log_output"),
-    ("x" * 2500, "too_long"), ("[REDACTED:github_token]", "only_redacted"), ("x=1; y=2; z=x*y+3; print(z**2 - 4/2) # ok??", "no_words"),
+    ("x" * 2500, "too_long"), ("[REDACTED:github_token]", "only_redacted"),
+    ("User's key is [REDACTED:openai_api_key].", "only_redacted"), ("x=1; y=2; z=x*y+3; print(z**2 - 4/2) # ok??", "no_words"),
     ("yes", "pleasantry"), ("Uses", "too_short"),
 ])
 def test_admission_gate_refuses_noise_with_a_reason(text: str, reason: str) -> None:
@@ -190,6 +195,7 @@ def test_admission_gate_refuses_noise_with_a_reason(text: str, reason: str) -> N
     "User prefers pytest over unittest.", "Chose Postgres over MySQL because of JSONB support.",
     "The deploy failed because DATABASE_URL was unset; fixed by adding it to .env.", "User's name is Dana.",
     "Thanks to the new cache, p95 latency dropped from 900 ms to 120 ms.", "User lives in Lisbon.",
+    "Deploys failed because the CI secret [REDACTED:github_token] had expired; rotating it fixed them.",
 ])
 def test_admission_gate_keeps_real_memories(text: str) -> None:
     assert check_admission(text).ok and admit(text)
@@ -324,8 +330,9 @@ def test_llm_failure_queues_the_capture_and_drain_stores_it(mem: Memory, srv: Op
         assert other.queued and other.error.startswith(kind)
     assert pending_count(mem) == 3
 
-    srv.fail("chat", status=503)  # still down: drain stops, the entry stays with its attempt counted
+    srv.fail("chat", status=429)  # still down: drain stops, the entry stays with its attempt counted
     assert drain_pending(mem, distiller=llm) == 0 and queue_for(mem).peek()[0].attempts == 1
+    assert [e.attempts for e in queue_for(mem).peek()] == [1, 0, 0]
 
     srv.reply(extraction(("User prefers pytest over unittest.", "preference"), summary="Fixed distutils."))
     assert drain_pending(mem, distiller=llm) == 3  # later entries get the default (empty) extraction
@@ -335,6 +342,12 @@ def test_llm_failure_queues_the_capture_and_drain_stores_it(mem: Memory, srv: Op
     summaries = mem.list(scope=SCOPE, kind="summary", where={"meta.session": "q1"})
     assert len(summaries) == 1 and summaries[0].id == res.summary.id
     assert summaries[0].text == "Fixed distutils." and summaries[0].metadata["provisional"] is False
+    # an entry the LLM keeps failing on is finally distilled keyless: the queue never clogs
+    queue_for(mem).put({"messages": [{"role": "user", "content": "I prefer short commit messages."}],
+                        "scope": SCOPE.as_dict(), "session": "stuck", "attempts": 5})
+    calls = srv.count("chat")
+    assert drain_pending(mem, distiller=llm) == 1 and srv.count("chat") == calls
+    assert "User prefers short commit messages." in [p.text for p in mem.list(scope=SCOPE, kind="preference")]
 
 
 def test_reconcile_failure_still_keeps_the_candidates(mem: Memory, srv: OpenAIServer, llm: LLMDistiller) -> None:
