@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as _dt
+import functools
 import hashlib
 import importlib
 import json
@@ -122,8 +123,8 @@ def encode(obj: Any) -> Any:
         cls = type(obj)
         if not cls.__module__.startswith("remem."):
             raise TypeError(f"cannot send a {cls.__name__} to the remem service")
-        fields = {f.name: encode(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init}
-        return {"$t": "dc", "c": f"{cls.__module__}:{cls.__qualname__}", "v": fields}
+        spec, names = _dc_info(cls)
+        return {"$t": "dc", "c": spec, "v": {n: encode(getattr(obj, n)) for n in names}}
     if isinstance(obj, Mapping):
         out = {str(k): encode(v) for k, v in obj.items()}
         return {"$t": "dict", "v": out} if "$t" in out else out
@@ -161,6 +162,12 @@ def decode(obj: Any) -> Any:
     raise ServiceError(f"unknown value tag {tag!r} from the service")
 
 
+@functools.lru_cache(maxsize=64)
+def _dc_info(cls: type) -> tuple[str, tuple[str, ...]]:
+    return f"{cls.__module__}:{cls.__qualname__}", tuple(f.name for f in dataclasses.fields(cls) if f.init)
+
+
+@functools.lru_cache(maxsize=64)
 def _remem_attr(spec: str) -> Any:
     module, _, qualname = spec.partition(":")
     if not (module == "remem" or module.startswith("remem.")):
@@ -491,8 +498,9 @@ def log_tail(log: Path, lines: int = 3) -> str:
     return " | ".join(line.strip() for line in text[-lines:])
 
 
-def stop_service(path: str | os.PathLike[str] | None, timeout: float = 10.0) -> bool:
-    """Ask the store's service to exit (it finishes in-flight calls first). True if one was running."""
+def stop_service(path: str | os.PathLike[str] | None, timeout: float = 10.0, *, wait: bool = True) -> bool:
+    """Ask the store's service to exit (it finishes in-flight calls first). True if one was running; with
+    ``wait`` it returns once the process is gone and the store is free."""
     paths = service_paths(path)
     info = probe(paths.folder)
     if info is None:
@@ -501,6 +509,8 @@ def stop_service(path: str | os.PathLike[str] | None, timeout: float = 10.0) -> 
         ServiceClient(paths.folder, autostart=False).call("_shutdown", timeout=timeout)
     except ServiceError:
         pass
+    if not wait:
+        return True
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not _pid_alive(int(info.get("pid", 0))):

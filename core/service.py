@@ -157,14 +157,17 @@ class Service:
         self.warm = True
 
     def watch_idle(self) -> None:
-        if self.idle_timeout <= 0:
-            return
-        tick = min(1.0, max(0.05, self.idle_timeout / 4))
+        """Exit after ``idle_timeout`` s without requests (0: never), or at once when nobody can reach us any
+        more (the store folder or our socket was deleted, e.g. a test's temporary store)."""
+        tick = min(1.0, max(0.05, self.idle_timeout / 4)) if self.idle_timeout > 0 else 1.0
         while not self.stopping.wait(tick):
             with self._state:
-                idle = self.active == 0 and time.monotonic() - self.last >= self.idle_timeout
-            if idle:
-                log.info("idle for %.0f s; exiting", self.idle_timeout)
+                idle = (self.idle_timeout > 0 and self.active == 0
+                        and time.monotonic() - self.last >= self.idle_timeout)
+            gone = not self.paths.folder.exists() or (self.transport == "unix" and not self.paths.socket.exists())
+            if idle or gone:
+                log.info("%s; exiting", "store folder or socket removed" if gone else
+                         f"idle for {self.idle_timeout:g} s")
                 self.stop()
                 return
 
@@ -348,7 +351,7 @@ def _serve(engine: Any, paths: ServicePaths, idle: float) -> int:
     threading.Thread(target=svc.warm_up, name="remem-warm", daemon=True).start()
     threading.Thread(target=svc.watch_idle, name="remem-idle", daemon=True).start()
     try:
-        server.serve_forever(poll_interval=0.2)
+        server.serve_forever(poll_interval=0.05)
     except KeyboardInterrupt:
         svc.stopping.set()
         _unlink_own(paths)

@@ -1,0 +1,423 @@
+"""remem as an MCP server (official ``mcp`` SDK v2): memory tools for any MCP client.
+
+``remem mcp`` serves stdio (Claude Code, Claude Desktop, any MCP host); ``remem mcp --http`` serves Streamable
+HTTP with bearer tokens. The store is opened through the local service like every other remem entry point, so
+the server, hooks and the CLI share one store.
+
+Scope never comes from the model: it is the server's configuration (``--tenant/--user/--project`` or
+REMEM_TENANT/REMEM_USER/REMEM_PROJECT); the default tenant is the project (git root of the working directory,
+else the directory itself). Over HTTP a client may pick a tenant with the ``X-Remem-Tenant`` header, and a
+token pinned to tenants may only use those.
+
+Tokens: REMEM_MCP_TOKENS or ``--tokens-file``; entries separated by commas or newlines, each ``TOKEN`` or
+``TOKEN:tenant1|tenant2`` (pinned); ``#`` starts a comment in the file.
+"""
+
+import argparse
+import json
+import logging
+import math
+import os
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Awaitable, Callable, Mapping
+
+from .core.tooling import FORGET_DESCRIPTION, NO_SCOPE, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, format_hits
+from .core.types import NotFoundError, RememError, Scope
+
+log = logging.getLogger("remem.mcp")
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+INSTRUCTIONS = (
+    "Long-term memory shared across conversations. Search it (memory_search) before answering anything that "
+    "may depend on the user, earlier work or past decisions; save durable facts, preferences, decisions and "
+    "lessons (memory_save); when something saved stops being true use memory_supersede, not memory_forget."
+)
+
+
+# ---------------------------------------------------------------------------------------------- configuration
+def project_root(cwd: str | os.PathLike[str] | None = None) -> str:
+    """The git root of ``cwd`` (default: the working directory), else the directory itself."""
+    here = Path(cwd or os.getcwd()).resolve()
+    try:
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True,
+                             timeout=5)
+        if out.returncode == 0 and out.stdout.strip():
+            return str(Path(out.stdout.strip()).resolve())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    for parent in (here, *here.parents):  # git not installed: look for the folder ourselves
+        if (parent / ".git").exists():
+            return str(parent)
+    return str(here)
+
+
+def server_scope(tenant: str | None = None, user: str | None = None, project: str | None = None,
+                 agent: str | None = None) -> Scope:
+    """The scope every tool call uses: explicit settings, else env, else tenant = the current project."""
+    tenant = tenant or os.environ.get("REMEM_TENANT")
+    project = project or os.environ.get("REMEM_PROJECT")
+    return Scope(tenant=tenant or project or project_root(), user=user or os.environ.get("REMEM_USER") or None,
+                 agent=agent or os.environ.get("REMEM_AGENT") or None)
+
+
+@dataclass(frozen=True)
+class Token:
+    value: str
+    tenants: frozenset[str] = frozenset()  # empty: any tenant
+
+    def allows(self, tenant: str | None) -> bool:
+        return not self.tenants or tenant in self.tenants
+
+
+def parse_tokens(text: str | None) -> dict[str, Token]:
+    """``TOKEN`` or ``TOKEN:tenant1|tenant2`` entries, comma- or newline-separated; ``#`` comments."""
+    out: dict[str, Token] = {}
+    for raw in (text or "").replace(",", "\n").splitlines():
+        entry = raw.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        value, _, pins = entry.partition(":")
+        value = value.strip()
+        if len(value) < 16:
+            raise ValueError("MCP tokens must be at least 16 characters (use `python -c 'import secrets; "
+                             "print(secrets.token_urlsafe(32))'`)")
+        out[value] = Token(value, frozenset(p.strip() for p in pins.split("|") if p.strip()))
+    return out
+
+
+def load_tokens(tokens_file: str | os.PathLike[str] | None = None) -> dict[str, Token]:
+    tokens = parse_tokens(os.environ.get("REMEM_MCP_TOKENS"))
+    if tokens_file:
+        tokens.update(parse_tokens(Path(tokens_file).expanduser().read_text("utf-8")))
+    return tokens
+
+
+@dataclass
+class Limits:
+    """HTTP options: requests per minute per token, and memories per tenant (both optional)."""
+
+    rate_per_minute: int | None = None
+    quota: int | None = None
+    _hits: dict[str, deque[float]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def retry_after(self, key: str, now: float | None = None) -> int:
+        """0 when the request may go ahead (and counts it), else the seconds until it may."""
+        if not self.rate_per_minute:
+            return 0
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            hits = self._hits.setdefault(key, deque())
+            while hits and hits[0] <= now - 60.0:
+                hits.popleft()
+            if len(hits) >= self.rate_per_minute:
+                return max(1, math.ceil(hits[0] + 60.0 - now))
+            hits.append(now)
+            return 0
+
+
+# ---------------------------------------------------------------------------------------------- the server
+def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapping[str, Token] | None = None,
+                 limits: Limits | None = None, path: str | None = None, embedder: str | None = None,
+                 name: str = "remem") -> Any:
+    """An ``MCPServer`` with the memory tools. ``memory``: a Memory or AsyncMemory (default: ``Memory(path)``,
+    through the local service). ``scope``: the configured scope (default :func:`server_scope`)."""
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import Field
+
+    from . import __version__
+    from .core.aio import AsyncMemory
+    from .core.memory import Memory
+
+    amem: AsyncMemory | None = None
+    if isinstance(memory, AsyncMemory):
+        amem = memory
+    elif memory is not None:
+        amem = AsyncMemory(memory=memory)
+    base_scope = scope or server_scope()
+    tokens = dict(tokens or {})
+    limits = limits or Limits()
+    lock = threading.Lock()
+
+    def store() -> AsyncMemory:
+        nonlocal amem
+        with lock:
+            if amem is None:
+                amem = AsyncMemory(memory=Memory(path, embedder=embedder))
+            return amem
+
+    def scope_for(ctx: Context | None) -> Scope:
+        """The configured scope; over HTTP the X-Remem-Tenant header may choose a tenant the token allows."""
+        request = getattr(getattr(ctx, "request_context", None), "request", None) if ctx is not None else None
+        headers = getattr(request, "headers", None)
+        if headers is None:
+            return base_scope
+        tenant = headers.get("x-remem-tenant") or None
+        user = headers.get("x-remem-user") or base_scope.user
+        auth = headers.get("authorization", "")
+        token = tokens.get(auth[7:].strip()) if auth[:7].lower() == "bearer " else None
+        if token is not None and token.tenants:
+            if tenant is None:
+                tenant = next(iter(token.tenants)) if len(token.tenants) == 1 else base_scope.tenant
+            if not token.allows(tenant):
+                raise ToolError(f"this token may not use tenant {tenant!r}")
+        return Scope(tenant=tenant or base_scope.tenant, user=user, agent=base_scope.agent)
+
+    async def guarded(action: str, fn: Callable[[], Awaitable[str]]) -> str:
+        try:
+            return await fn()
+        except ToolError:
+            raise
+        except NotFoundError as exc:
+            raise ToolError(did_not_run(action, str(exc))) from exc
+        except (RememError, ValueError, TypeError) as exc:
+            raise ToolError(did_not_run(action, str(exc).splitlines()[0][:300] or type(exc).__name__)) from exc
+        except Exception as exc:  # noqa: BLE001 - the agent gets an error result, never a dead server
+            log.warning("memory %s failed: %s", action, exc)
+            raise ToolError(did_not_run(action, f"{type(exc).__name__}: {exc}"[:300])) from exc
+
+    server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__)
+    Tags = Annotated[list[str] | None, Field(description="optional labels, e.g. ['python', 'deploy']")]
+    Kind = Annotated[str | None, Field(description="fact, preference, decision, event, lesson, summary or note")]
+    When = Annotated[str | None, Field(description="ISO date or date-time, e.g. 2026-03-01")]
+
+    @server.tool(description=SEARCH_DESCRIPTION + " Filter by kind, tags or a date range (since/until: when it "
+                 "was recorded); as_of answers what was true at that time.")
+    async def memory_search(query: Annotated[str, Field(description="what to look for; names, topics, ids")],
+                            limit: Annotated[int, Field(ge=1, le=50)] = 5, kind: Kind = None, tags: Tags = None,
+                            since: When = None, until: When = None, as_of: When = None,
+                            ctx: Context | None = None) -> str:
+        async def run() -> str:
+            if not query.strip():
+                raise ValueError("the query is empty")
+            hits = await store().search(query, scope=scope_for(ctx), limit=limit, kind=kind or None,
+                                        tags=tags or None, since=since, until=until, as_of=as_of,
+                                        token_budget=1200)
+            return format_hits(hits)
+        return await guarded("search", run)
+
+    @server.tool(description=SAVE_DESCRIPTION + " Use valid_from when the fact became true at a known earlier time.")
+    async def memory_save(text: Annotated[str, Field(description="one self-contained statement")],
+                          kind: Annotated[str, Field(description="fact, preference, decision, event, lesson, "
+                                                                 "summary or note")] = "note",
+                          tags: Tags = None, importance: Annotated[int, Field(ge=1, le=10)] = 5,
+                          valid_from: When = None, ctx: Context | None = None) -> str:
+        async def run() -> str:
+            sc = scope_for(ctx)
+            if limits.quota:
+                count = (await store().stats(scope=Scope(tenant=sc.tenant))).count
+                if count >= limits.quota:
+                    raise ToolError(did_not_run("save", f"the memory quota of tenant {sc.tenant!r} is full "
+                                                        f"({count} of {limits.quota}); forget something first"))
+            rec = await store().add(text, scope=sc, kind=kind or "note", tags=tags or None, importance=importance,
+                                    valid_from=valid_from, source="mcp")
+            if rec.merged_count:
+                return f"Already known; merged into memory {rec.id}: {rec.text}"
+            return f"Saved memory {rec.id}: {rec.text}"
+        return await guarded("save", run)
+
+    @server.tool(description="Read one memory in full (text, kind, tags, dates, what it superseded) by its id.")
+    async def memory_get(id: Annotated[str, Field(description="a memory id from memory_search")],  # noqa: A002
+                         ctx: Context | None = None) -> str:
+        async def run() -> str:
+            rec = await store().get(id, scope=scope_for(ctx))
+            return json.dumps(rec.as_dict(), ensure_ascii=False, indent=1)
+        return await guarded("get", run)
+
+    @server.tool(description="Correct a memory in place (a typo, better wording, tags, importance or kind). If "
+                 "the fact itself changed over time, use memory_supersede so the history is kept.")
+    async def memory_update(id: Annotated[str, Field(description="the memory id")],  # noqa: A002
+                            text: str | None = None, tags: Tags = None,
+                            importance: Annotated[int | None, Field(ge=1, le=10)] = None, kind: Kind = None,
+                            ctx: Context | None = None) -> str:
+        async def run() -> str:
+            rec = await store().update(id, scope=scope_for(ctx), text=text, tags=tags, importance=importance,
+                                       kind=kind)
+            return f"Updated memory {rec.id}: {rec.text}"
+        return await guarded("update", run)
+
+    @server.tool(description="Record that a saved memory stopped being true and what replaced it (e.g. the user "
+                 "moved, a decision was reversed). The old memory is kept as history, closed at valid_from.")
+    async def memory_supersede(id: Annotated[str, Field(description="the outdated memory's id")],  # noqa: A002
+                               new_text: Annotated[str, Field(description="what is true now")],
+                               valid_from: When = None, ctx: Context | None = None) -> str:
+        async def run() -> str:
+            rec = await store().supersede(id, new_text, scope=scope_for(ctx), valid_from=valid_from)
+            return f"Memory {id} superseded by {rec.id}: {rec.text}"
+        return await guarded("supersede", run)
+
+    @server.tool(description=FORGET_DESCRIPTION)
+    async def memory_forget(id: Annotated[str, Field(description="the memory id")],  # noqa: A002
+                            ctx: Context | None = None) -> str:
+        async def run() -> str:
+            existed = await store().forget(id, scope=scope_for(ctx))
+            return f"Forgot memory {id}." if existed else f"No memory {id} in this scope; nothing forgotten."
+        return await guarded("forget", run)
+
+    @server.tool(description="The most recently saved memories, newest first (what happened lately; a quick "
+                 "overview at the start of a session). Not a search: use memory_search for a topic.")
+    async def memory_recent(limit: Annotated[int, Field(ge=1, le=100)] = 10, kind: Kind = None,
+                            ctx: Context | None = None) -> str:
+        async def run() -> str:
+            recs = await store().list(scope=scope_for(ctx), limit=limit, kind=kind or None,
+                                      include_superseded=False)
+            if not recs:
+                return "No memories yet."
+            from .core.formatting import hit_line
+
+            return "\n".join(f"{hit_line(r)} (id: {r.id})" for r in recs)
+        return await guarded("recent", run)
+
+    @server.tool(description="How many memories this scope holds, by kind, and the date range they cover.")
+    async def memory_stats(ctx: Context | None = None) -> str:
+        async def run() -> str:
+            sc = scope_for(ctx)
+            st = await store().stats(scope=sc)
+            data = {"scope": {k: v for k, v in sc.as_dict().items() if v}, "count": st.count,
+                    "by_kind": st.by_kind, "oldest": st.oldest.isoformat() if st.oldest else None,
+                    "newest": st.newest.isoformat() if st.newest else None}
+            return json.dumps(data, ensure_ascii=False)
+        return await guarded("stats", run)
+
+    server.remem_scope = base_scope  # type: ignore[attr-defined]
+    return server
+
+
+# ---------------------------------------------------------------------------------------------- HTTP
+class AuthMiddleware:
+    """ASGI: bearer tokens (401 without a valid one) and a per-token rate limit (429 + Retry-After)."""
+
+    def __init__(self, app: Any, tokens: Mapping[str, Token], limits: Limits) -> None:
+        self.app, self.tokens, self.limits = app, dict(tokens), limits
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        key = "anonymous"
+        if self.tokens:
+            auth = headers.get("authorization", "")
+            given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+            match = next((t for t in self.tokens if secrets.compare_digest(t.encode(), given.encode())), None)
+            if match is None:
+                return await _reply(send, 401, "a valid bearer token is required",
+                                    [(b"www-authenticate", b'Bearer realm="remem"')])
+            key = match
+            tenant = headers.get("x-remem-tenant")
+            if tenant and not self.tokens[match].allows(tenant):
+                return await _reply(send, 403, f"this token may not use tenant {tenant!r}")
+        wait = self.limits.retry_after(key)
+        if wait:
+            return await _reply(send, 429, "rate limit exceeded", [(b"retry-after", str(wait).encode())])
+        return await self.app(scope, receive, send)
+
+
+async def _reply(send: Any, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *(extra or [])]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_app(server: Any, *, host: str = "127.0.0.1", tokens: Mapping[str, Token] | None = None,
+             limits: Limits | None = None) -> Any:
+    """The Streamable HTTP ASGI app behind the auth middleware; refuses to expose itself without tokens."""
+    tokens = dict(tokens or {})
+    if host not in LOOPBACK and not tokens:
+        raise RememError(f"refusing to serve MCP on {host} without bearer tokens: set REMEM_MCP_TOKENS or "
+                         f"--tokens-file, or bind to 127.0.0.1")
+    return AuthMiddleware(server.streamable_http_app(host=host), tokens, limits or Limits())
+
+
+# ---------------------------------------------------------------------------------------------- install
+def install_config(target: str = "project", *, cwd: str | os.PathLike[str] | None = None,
+                   config_path: str | os.PathLike[str] | None = None, server_args: list[str] | None = None,
+                   name: str = "remem") -> Path:
+    """Add remem to ``.mcp.json`` at the project root (``project``) or to Claude Desktop's config, keeping
+    every other server and setting in the file."""
+    import shutil
+
+    root = project_root(cwd)
+    if config_path is None:
+        config_path = Path(root) / ".mcp.json" if target == "project" else claude_desktop_config_path()
+    path = Path(config_path)
+    exe = shutil.which("remem")
+    command, args = (exe, ["mcp"]) if exe else (sys.executable, ["-m", "remem.cli", "mcp"])
+    args = [*args, *(server_args or [])]
+    if target != "project" and "--project" not in args and "--tenant" not in args:
+        args += ["--project", root]  # Desktop starts servers outside the project: pin it
+    data: dict[str, Any] = {}
+    if path.exists() and path.read_text("utf-8").strip():
+        data = json.loads(path.read_text("utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError(f"{path} is not a JSON object; not touching it")
+    servers = data.setdefault("mcpServers", {})
+    servers[name] = {"command": command, "args": args}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def claude_desktop_config_path() -> Path:
+    if sys.platform == "darwin":
+        return Path("~/Library/Application Support/Claude/claude_desktop_config.json").expanduser()
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA", "~")).expanduser() / "Claude" / "claude_desktop_config.json"
+    return Path(os.environ.get("XDG_CONFIG_HOME", "~/.config")).expanduser() / "Claude" / "claude_desktop_config.json"
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def mcp_main(args: argparse.Namespace) -> int:
+    """``remem mcp [install] [--http]``."""
+    get = lambda name, default=None: getattr(args, name, default)  # noqa: E731
+    if get("action") == "install":
+        fwd: list[str] = []
+        for flag, attr in (("--path", "path"), ("--embedder", "embedder"), ("--tenant", "tenant"),
+                           ("--user", "user"), ("--project", "project")):
+            if get(attr):
+                fwd += [flag, str(get(attr))]
+        path = install_config(get("target") or "project", server_args=fwd)
+        print(json.dumps({"written": str(path)}) if get("json") else f"remem MCP server added to {path}")
+        return 0
+    scope = server_scope(tenant=get("tenant"), user=get("user"), project=get("project"), agent=get("agent"))
+    if get("url"):
+        from .core.memory import Memory
+
+        memory: Any = Memory(url=get("url"), api_key=get("api_key"), embedder=get("embedder"))
+    else:
+        memory = None  # opened on first use, through the local service
+    tokens = load_tokens(get("tokens_file"))
+    limits = Limits(rate_per_minute=get("rate_limit") or _env_int("REMEM_MCP_RATE"),
+                    quota=get("quota") or _env_int("REMEM_MCP_QUOTA"))
+    server = build_server(memory, scope=scope, tokens=tokens, limits=limits, path=get("path"),
+                          embedder=get("embedder"))
+    if not get("http"):
+        server.run()
+        return 0
+    import uvicorn
+
+    host, port = get("host") or "127.0.0.1", int(get("port") or 8765)
+    app = http_app(server, host=host, tokens=tokens, limits=limits)
+    log.info("remem MCP on http://%s:%s/mcp (tenant %s, %d tokens)", host, port, scope.tenant, len(tokens))
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+    return 0
+
+
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name)
+    return int(value) if value else None
+
+
+__all__ = ["AuthMiddleware", "Limits", "Token", "build_server", "claude_desktop_config_path", "http_app",
+           "install_config", "load_tokens", "mcp_main", "parse_tokens", "project_root", "server_scope"]
