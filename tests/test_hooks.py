@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import pytest
 
-from remem import Memory, Scope
+from remem import Memory, Scope, StoreLockedError
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "remem-hook"
@@ -79,7 +79,16 @@ class Plugin:
         return out["hookSpecificOutput"]["additionalContext"], proc
 
     def memories(self, project: Path, service: str = "off") -> list[Any]:
-        with Memory(path=self.home / "store", embedder="none", service=service) as mem:  # type: ignore[arg-type]
+        deadline = time.monotonic() + 30
+        while True:  # a detached drainer may still be closing the store
+            try:
+                mem = Memory(path=self.home / "store", embedder="none", service=service)  # type: ignore[arg-type]
+                break
+            except StoreLockedError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        with mem:
             return mem.list(scope=Scope(tenant=str(project.resolve())), limit=200)
 
     def spool(self) -> list[dict[str, Any]]:
@@ -198,29 +207,31 @@ def test_malformed_transcript_lines_are_skipped_and_a_half_written_line_waits(pl
     joined = json.dumps(msgs)
     assert "subagent prompt" not in joined and "continued from a previous conversation" not in joined
     with open(t, "a") as fh:                                  # the half-written line is completed, plus a new turn
-        fh.write('ant", "content": [{"type": "text", "text": "ignored tail"}]}}\n')
+        fh.write('ant", "content": [{"type": "text", "text": "The rest of the half-written line."}]}}\n')
         fh.write(json.dumps({"type": "user", "message": {"role": "user", "content": "Bump the drain timeout to "
                                                                                     "5 seconds on CI machines."}})
                  + "\n")
     plugin.stop(proj, "s1", t, "Done: CI uses a 5 second drain timeout.", REMEM_HOOK_DRAIN="off")
     second = plugin.spool()[1]["messages"]
-    assert "5 seconds on CI" in second[0]["content"] and "wait_for_queue_drain" not in json.dumps(second)
+    assert second[0] == {"role": "assistant", "content": "The rest of the half-written line."}  # not lost
+    assert "5 seconds on CI" in second[1]["content"] and "5 second drain timeout" in second[2]["content"]
+    assert "wait_for_queue_drain" not in json.dumps(second)
 
 
 def test_secrets_and_pii_are_redacted_before_anything_is_stored(plugin: Plugin) -> None:
     proj = plugin.project("p")
     t = plugin.tmp / "secret.jsonl"
     t.write_text(json.dumps({"type": "user", "uuid": "u1", "message": {"role": "user", "content":
-        "Deploy with AWS key AKIAIOSFODNN7EXAMPLE and secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY; "
-        "send the report to jane.doe@acme-corp.io or call +1 415 555 0132."}}) + "\n")
+        "Deploy with AWS key AKIA4QX7RZT2NBW3KDLM and aws_secret_access_key = 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; "
+        "send the report to jane.doe@acme-corp.io or call +1 415 555 0132 after five."}}) + "\n")
     plugin.stop(proj, "s1", t, "Deployed; the report goes to jane.doe@acme-corp.io.", REMEM_HOOK_DRAIN="off")
     spooled = json.dumps(plugin.spool())
-    for value in ("AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI", "jane.doe@acme-corp.io", "555 0132"):
+    for value in ("AKIA4QX7RZT2NBW3KDLM", "Zq8vR2mN7xT4kL9pW3sJ6hB1c", "jane.doe@acme-corp.io", "555 0132"):
         assert value not in spooled
     assert "[REDACTED:" in spooled
     plugin.run("drain", {}, args=["drain"])
     stored = all_text(plugin.memories(proj))
-    assert stored and "AKIAIOSFODNN7EXAMPLE" not in stored and "jane.doe@acme-corp.io" not in stored
+    assert stored and "AKIA4QX7RZT2NBW3KDLM" not in stored and "jane.doe@acme-corp.io" not in stored
 
 
 def test_session_end_returns_at_once_and_a_detached_drainer_stores_the_capture(plugin: Plugin) -> None:
@@ -233,7 +244,6 @@ def test_session_end_returns_at_once_and_a_detached_drainer_stores_the_capture(p
     while time.monotonic() < deadline and plugin.spool():
         time.sleep(0.2)
     assert plugin.spool() == []
-    time.sleep(0.3)  # the drainer closes the store after deleting the spool file
     assert "SKIP LOCKED" in all_text(plugin.memories(proj))
 
 

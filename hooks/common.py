@@ -1,0 +1,206 @@
+"""What every hook shares: settings, the project (tenant) of a session, state files and the hook log.
+
+Stdlib only, so a hook that decides to do nothing costs a Python start and no more. Every helper here is
+defensive: a hook must never break the Claude Code session, so state that cannot be read is "no state" and a
+log that cannot be written is skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# ---------------------------------------------------------------------------------------------- settings
+DEFAULT_RECALL_TOKENS = 800
+DEFAULT_DIGEST_TOKENS = 500
+DEFAULT_RECALL_DEADLINE = 0.95    # seconds from process start: the cold budget is 1 s
+DEFAULT_DIGEST_DEADLINE = 2.0
+MAX_CONTEXT_CHARS = 9_500         # Claude Code caps additionalContext at 10,000 chars
+LOG_MAX_BYTES = 1_000_000
+
+
+def env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, "") or default)
+    except ValueError:
+        return default
+
+
+def env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, "") or default)
+    except ValueError:
+        return default
+
+
+def env_flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return default
+    return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+def remem_home() -> Path:
+    return Path(os.environ.get("REMEM_HOME") or "~/.remem").expanduser()
+
+
+def hooks_dir() -> Path:
+    """State of the Claude Code hooks: per-session capture offsets, the capture spool, the last recall."""
+    return remem_home() / "hooks"
+
+
+# ---------------------------------------------------------------------------------------------- log
+def _process_age() -> float:
+    """Seconds since this process started (Linux /proc; elsewhere 0, i.e. since this module loaded)."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        with open("/proc/uptime", "rb") as fh:
+            uptime = float(fh.read().split()[0])
+        age = uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        return age if 0 <= age < 60 else 0.0
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+
+
+_started = time.monotonic() - _process_age()
+
+
+def elapsed() -> float:
+    """Seconds since this hook process started (the deadline clock: budgets count interpreter start-up)."""
+    return time.monotonic() - _started
+
+
+def log(event: str, message: str, **fields: Any) -> None:
+    """One JSON line in $REMEM_HOME/logs/hooks.log. Never raises; never logs prompt or memory text."""
+    try:
+        folder = remem_home() / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "hooks.log"
+        try:
+            if path.stat().st_size > LOG_MAX_BYTES:
+                os.replace(path, folder / "hooks.log.1")
+        except FileNotFoundError:
+            pass
+        line = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S"), "pid": os.getpid(), "event": event, "msg": message,
+                "ms": round(elapsed() * 1000, 1), **fields}
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line, default=str) + "\n")
+    except Exception:  # noqa: BLE001 - logging must not be the thing that breaks a hook
+        pass
+
+
+def warn(event: str, reason: str, **fields: Any) -> None:
+    """The one-line stderr reason Claude Code shows in verbose mode, plus the log line."""
+    try:
+        sys.stderr.write(f"remem {event}: {reason}\n")
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001
+        pass
+    log(event, reason, **fields)
+
+
+# ---------------------------------------------------------------------------------------------- files
+def read_json(path: Path) -> Any:
+    """The JSON in ``path``, or None when it is missing, unreadable or corrupt."""
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Atomic write (temp file + rename), so a crash or a full disk never leaves half a state file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False, default=str)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def safe_name(value: str) -> str:
+    """A file-name-safe key for a session id or project path."""
+    cleaned = "".join(c if c.isalnum() or c in "-_" else "_" for c in value)[:64]
+    digest = hashlib.sha1(value.encode("utf-8", "replace")).hexdigest()[:10]
+    return f"{cleaned}-{digest}" if cleaned != value else cleaned
+
+
+# ---------------------------------------------------------------------------------------------- project
+def find_project_root(start: str | os.PathLike[str]) -> Path:
+    """The git root above ``start`` (a ``.git`` folder, or a ``.git`` file in a worktree), else ``start``.
+
+    Walks the file system instead of spawning ``git``: a hook pays for every process it starts.
+    """
+    here = Path(os.path.realpath(os.path.expanduser(str(start))))
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return here
+
+
+def project_tenant(cwd: str | os.PathLike[str] | None = None) -> str:
+    """The memory tenant of a Claude Code project: its git root (else the folder) as an absolute path.
+
+    ``REMEM_HOOK_TENANT`` overrides it (to share memory between checkouts, for example).
+    """
+    override = os.environ.get("REMEM_HOOK_TENANT", "").strip()
+    if override:
+        return override
+    start = cwd or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    return str(find_project_root(start))
+
+
+# ---------------------------------------------------------------------------------------------- payload
+@dataclass
+class HookInput:
+    """The JSON Claude Code sends on stdin, read defensively (every field optional, unknown ones kept)."""
+
+    event: str = ""
+    session_id: str = ""
+    transcript_path: str = ""
+    cwd: str = ""
+    prompt: str = ""
+    source: str = ""
+    reason: str = ""
+    trigger: str = ""
+    last_assistant_message: str = ""
+    stop_hook_active: bool = False
+    agent_id: str = ""
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str, event: str | None = None) -> "HookInput":
+        """Never raises: malformed JSON yields an empty input (the hook then does nothing)."""
+        try:
+            data = json.loads(text) if text and text.strip() else {}
+        except ValueError:
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+
+        def s(key: str) -> str:
+            value = data.get(key)
+            return value if isinstance(value, str) else ""
+
+        return cls(event=event or s("hook_event_name"), session_id=s("session_id"),
+                   transcript_path=s("transcript_path"), cwd=s("cwd"), prompt=s("prompt"), source=s("source"),
+                   reason=s("reason"), trigger=s("trigger"), last_assistant_message=s("last_assistant_message"),
+                   stop_hook_active=data.get("stop_hook_active") is True, agent_id=s("agent_id"), raw=data)
+
+    @property
+    def tenant(self) -> str:
+        return project_tenant(self.cwd or None)

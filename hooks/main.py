@@ -1,0 +1,122 @@
+"""``remem-hook``: the one entry point Claude Code runs for every remem hook (and the /memory command).
+
+    remem-hook UserPromptSubmit|SessionStart|Stop|PreCompact|SessionEnd   < hook JSON on stdin
+    remem-hook drain                     hand spooled captures to remem (started detached by capture hooks)
+    remem-hook memory last|search|save|forget|list ...   the /memory command's backend
+    remem-hook mcp                       the remem MCP server, scoped to this project
+
+A hook never breaks the session: whatever goes wrong (malformed stdin, missing transcript, unreadable store,
+full disk, timeouts) it exits 0 with one line on stderr and a log line under ``$REMEM_HOME/logs``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Sequence
+
+from .common import HookInput, log, project_tenant, warn
+
+MAX_STDIN_BYTES = 4_000_000
+EVENTS = ("UserPromptSubmit", "SessionStart", "Stop", "PreCompact", "SessionEnd")
+_BY_LOWER = {e.lower(): e for e in EVENTS}
+
+
+def _read_stdin() -> str:
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return ""
+    data = stream.buffer.read(MAX_STDIN_BYTES) if hasattr(stream, "buffer") else stream.read(MAX_STDIN_BYTES)
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+
+
+def run_hook(event_arg: str | None) -> int:
+    raw = _read_stdin()
+    event = _BY_LOWER.get((event_arg or "").lower())
+    inp = HookInput.parse(raw, event=event)
+    event = _BY_LOWER.get(inp.event.lower(), inp.event) if inp.event else ""
+    if not raw.strip():
+        warn(event or "hook", "empty stdin; nothing to do")
+        return 0
+    if not inp.raw:
+        warn(event or "hook", "stdin is not a JSON object; nothing to do")
+        return 0
+    try:
+        if event == "UserPromptSubmit":
+            from .recall import recall
+
+            text = recall(inp)
+            if text:
+                _emit_json({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}})
+        elif event == "SessionStart":
+            from .recall import digest
+
+            text = digest(inp)
+            if text:  # plain stdout is SessionStart's documented context channel
+                sys.stdout.write(text + "\n")
+        elif event in ("Stop", "PreCompact", "SessionEnd"):
+            from .capture import capture
+
+            result = capture(inp)
+            log(event.lower(), result.get("status", ""), **{k: v for k, v in result.items() if k != "status"})
+        else:
+            warn(event or "hook", f"unknown hook event {event or '(none)'!r}; nothing to do")
+    except Exception as exc:  # noqa: BLE001 - the session goes on without memory
+        warn(event, f"{type(exc).__name__}: {str(exc)[:300]}")
+    return 0
+
+
+def _emit_json(payload: dict) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+
+
+def run_mcp(argv: Sequence[str]) -> int:
+    """The remem MCP server with this project's tenant, so explicit tools and hooks share one memory."""
+    from remem.cli import main as cli_main
+
+    return cli_main(["mcp", "--project", project_tenant(), *argv])
+
+
+def dispatch(argv: Sequence[str]) -> int:
+    cmd = argv[0] if argv else ""
+    if cmd == "drain":
+        from .capture import drain
+
+        try:
+            drain()
+        except Exception as exc:  # noqa: BLE001
+            log("drain", f"{type(exc).__name__}: {exc}")
+        return 0
+    if cmd == "memory":
+        from .memory_cmd import main as memory_main
+
+        return memory_main(list(argv[1:]))
+    if cmd == "mcp":
+        return run_mcp(argv[1:])
+    return run_hook(cmd or None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console-script entry point. As a program it ends with ``os._exit`` so an abandoned (timed-out)
+    worker thread or a slow interpreter teardown cannot keep Claude Code waiting."""
+    as_program = argv is None
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = dispatch(args)
+    except BaseException as exc:  # noqa: BLE001 - even SystemExit/KeyboardInterrupt: exit 0 for hooks
+        if args and args[0] in ("memory", "mcp"):
+            raise
+        warn("hook", f"{type(exc).__name__}: {str(exc)[:300]}")
+        code = 0
+    if as_program and not (args and args[0] in ("memory", "mcp")):
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

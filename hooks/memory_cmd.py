@@ -1,0 +1,77 @@
+"""The /memory command's backend: ``remem-hook memory last|search|save|forget|list`` for this project.
+
+It works without the MCP server (the slash command runs it through Bash) and shows what the UserPromptSubmit
+hook injected for the last prompt, which only the hooks know.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import time
+from typing import Sequence
+
+from .common import project_tenant
+
+USAGE = "remem-hook memory {last | search QUERY | save TEXT [--kind K] | forget ID | list [N]}"
+
+
+def _open():  # noqa: ANN202
+    from .capture import open_memory
+
+    return open_memory(time.monotonic() + 10)
+
+
+def cmd_last(tenant: str) -> str:
+    from .recall import last_recall
+
+    data = last_recall(tenant)
+    if not data:
+        return f"No prompt in project {tenant} has been through remem recall yet."
+    when = _dt.datetime.fromtimestamp(float(data.get("at", 0))).strftime("%Y-%m-%d %H:%M:%S")
+    head = (f"Last recall in project {tenant} at {when} (session {data.get('session') or '?'}, "
+            f"{data.get('ms', '?')} ms): status {data.get('status')}, {data.get('memories', 0)} memories injected.")
+    body = data.get("context") or "(nothing was injected)"
+    return f"{head}\n{body}"
+
+
+def main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(prog="remem-hook memory", usage=USAGE)
+    p.add_argument("action", choices=["last", "search", "save", "forget", "list"], nargs="?", default="last")
+    p.add_argument("rest", nargs="*")
+    p.add_argument("--kind", default="note")
+    p.add_argument("--limit", type=int, default=8)
+    args = p.parse_args(list(argv))
+    tenant = project_tenant()
+    text = " ".join(args.rest).strip()
+    if args.action == "last":
+        print(cmd_last(tenant))
+        return 0
+    from remem import Scope
+    from remem.core.tooling import run_memory_forget, run_memory_save, run_memory_search
+
+    scope = Scope(tenant=tenant)
+    if args.action in ("search", "save", "forget") and not text:
+        print(f"usage: {USAGE}")
+        return 2
+    mem = _open()
+    try:
+        if args.action == "search":
+            print(run_memory_search(mem, text, scope, limit=args.limit))
+        elif args.action == "save":
+            from remem.core.redact import Redactor
+
+            print(run_memory_save(mem, Redactor(pii=True).redact(text).text, scope, kind=args.kind))
+        elif args.action == "forget":
+            print(run_memory_forget(mem, text, scope))
+        else:
+            limit = int(text) if text.isdigit() else args.limit
+            from remem.core.tooling import format_hits
+            from remem import SearchHit
+
+            recs = mem.list(scope=scope, limit=limit)
+            print(format_hits([SearchHit(record=r, relevance=0.0, score=0.0) for r in recs]) if recs
+                  else f"No memories in project {tenant} yet.")
+    finally:
+        mem.close()
+    return 0
