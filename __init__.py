@@ -4,15 +4,53 @@
 >>> mem = Memory()                                   # embedded, keyless, under $REMEM_HOME
 >>> mem.add("Alice prefers green tea", scope=Scope(tenant="acme", user="alice"), kind="preference")
 >>> mem.search("what does alice drink?", scope=Scope(tenant="acme", user="alice"))
+
+Names are imported lazily, so a hook or CLI call that needs one class does not pay for the whole engine.
 """
 
-from .core.aio import AsyncMemory
-from .core.memory import Memory
-from .core.types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, ProviderError,
-                         RememError, Scope, ScopeError, SearchHit, Stats, StoreLockedError)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["AsyncMemory", "EmbedderMismatchError", "ForgetResult", "Memory", "MemoryRecord", "NotFoundError",
-           "ProviderError", "RememError", "Scope", "ScopeError", "SearchHit", "Stats", "StoreLockedError",
-           "__version__"]
+_EXPORTS = {
+    "Memory": "remem.core.memory",
+    "AsyncMemory": "remem.core.aio",
+    "Scope": "remem.core.types",
+    "MemoryRecord": "remem.core.types",
+    "SearchHit": "remem.core.types",
+    "ForgetResult": "remem.core.types",
+    "Stats": "remem.core.types",
+    "RememError": "remem.core.types",
+    "ScopeError": "remem.core.types",
+    "NotFoundError": "remem.core.types",
+    "EmbedderMismatchError": "remem.core.types",
+    "ProviderError": "remem.core.types",
+    "StoreLockedError": "remem.core.types",
+    "ServiceError": "remem.core.client",
+    "ServiceTimeoutError": "remem.core.client",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+
+if TYPE_CHECKING:
+    from .core.aio import AsyncMemory
+    from .core.client import ServiceError, ServiceTimeoutError
+    from .core.memory import Memory
+    from .core.types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, ProviderError,
+                             RememError, Scope, ScopeError, SearchHit, Stats, StoreLockedError)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'remem' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

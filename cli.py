@@ -131,13 +131,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         st = mem.stats(scope=_scope(args) if (args.tenant or args.global_space) else None)
-        data = st.as_dict()
-        try:
-            from .core.distill import usage_totals
-
-            data["llm_usage"] = usage_totals(mem)
-        except Exception:  # noqa: BLE001 - usage is optional information
-            pass
+        data = {**st.as_dict(), "llm_usage": mem.usage()}
 
     def human() -> None:
         table = Table(show_header=False)
@@ -215,11 +209,12 @@ def cmd_redact(args: argparse.Namespace) -> int:
 
     redactor = Redactor(pii=args.pii)
     if args.store:
+        scope = _scope(args) if (args.tenant or args.global_space) else None
         with _open(args) as mem:
-            from .core.redact_store import redact_store
-
-            counts = redact_store(mem, redactor, dry_run=not args.yes)
-        _emit(args, counts, lambda: out.print(f"{'would rewrite' if not args.yes else 'rewrote'}: {counts}"))
+            report = mem.rescan_redactions(scope=scope, pii=args.pii, dry_run=not args.yes)
+        _emit(args, report, lambda: out.print(
+            f"scanned {report['scanned']}, {'would rewrite' if report['dry_run'] else 'rewrote'} "
+            f"{report['changed']} memories: {report['kinds']}" + (" (dry run: add --yes)" if report['dry_run'] else "")))
         return 0
     if not args.file:
         raise ValueError("give a FILE, '-' for stdin, or --store")
@@ -235,20 +230,15 @@ def cmd_redact(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from .core.distill import audit
-
     with _open(args) as mem:
-        report = audit(mem, scope=_scope(args) if (args.tenant or args.global_space) else None)
-    data = report.as_dict() if hasattr(report, "as_dict") else report
+        data = mem.audit(scope=_scope(args) if (args.tenant or args.global_space) else None)
     _emit(args, data, lambda: out.print_json(data=data))
     return 0
 
 
 def cmd_distill(args: argparse.Namespace) -> int:
-    from .core.distill import drain_pending
-
     with _open(args) as mem:
-        n = drain_pending(mem)
+        n = mem.drain_pending()
     _emit(args, {"distilled": n}, lambda: out.print(f"distilled {n} pending captures"))
     return 0
 

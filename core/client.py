@@ -40,9 +40,10 @@ DEFAULT_TIMEOUT = 30.0
 SLOW_TIMEOUT = 900.0
 START_TIMEOUT = 15.0
 SLOW_METHODS = frozenset({"add_many", "import_", "export", "backup", "reembed", "remember", "optimize",
-                          "iter_records", "stats"})
+                          "iter_records", "stats", "audit", "drain_pending", "rescan_redactions"})
 # safe to send again when the connection broke after the request went out (no effect, or idempotent)
-RETRYABLE = frozenset({"search", "context", "get", "list", "stats", "export", "iter_records", "_hello",
+RETRYABLE = frozenset({"search", "context", "get", "list", "stats", "export", "iter_records", "audit", "usage",
+                       "_hello",
                        "_status"})
 EXIT_LOCKED = 3     # service exit code: the store is open in-process elsewhere
 EXIT_BUSY = 4       # service exit code: another live service holds the folder but does not answer

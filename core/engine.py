@@ -576,8 +576,9 @@ class Engine:
             raise RememError("this Memory is closed")
         with self._write_lock:
             if pending_only and not self.mismatch:
-                flt = FilterSpec(must=[_cond("embedded", False)])
-                recs = [from_payload(f.id, f.payload) for f in self._scan(flt)]
+                # filtered here, not in Qdrant: Edge matches booleans only on indexed fields
+                recs = [from_payload(f.id, f.payload) for f in self._scan(FilterSpec())
+                        if f.payload.get("embedded") is False]
                 done = 0
                 for start in range(0, len(recs), 64):
                     chunk = recs[start:start + 64]
@@ -620,6 +621,33 @@ class Engine:
         from .distill import remember as _remember
 
         return _remember(self, messages, scope=scope, session=session, **kwargs)
+
+    def audit(self, *, scope: Any = None) -> dict[str, Any]:
+        """Duplicates, junk and stale memories (see :func:`remem.core.distill.audit`), as a JSON-ready dict."""
+        from .distill import audit as _audit
+
+        return _audit(self, scope=scope).as_dict()
+
+    def usage(self) -> dict[str, Any]:
+        """LLM token usage of every capture so far (the cost of memory), and captures waiting to be distilled."""
+        from .distill import pending_count, usage_totals
+
+        return {**usage_totals(self), "pending_captures": pending_count(self)}
+
+    def drain_pending(self) -> int:
+        """Distil the captures queued while the LLM was failing (``remem distill --pending``)."""
+        from .distill import drain_pending as _drain
+
+        return _drain(self)
+
+    def rescan_redactions(self, *, scope: Any = None, pii: bool = False, dry_run: bool = True) -> dict[str, Any]:
+        """Re-scan stored memories with today's redaction rules and rewrite what they catch (``remem redact
+        --store``); a dry run only counts. Values are never returned."""
+        from .redact import Redactor
+        from .redact_store import redact_store
+
+        with self._write_lock:
+            return redact_store(self, Redactor(pii=pii), scope=scope, dry_run=dry_run)
 
     def optimize(self) -> None:
         self.backend.optimize()

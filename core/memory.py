@@ -30,8 +30,8 @@ def open_backend(path: str | os.PathLike[str] | None = None, url: str | None = N
 
 
 ServiceMode = Literal["auto", "off", "require"]
-_ENGINE_DEFAULTS: dict[str, Any] = {"rrf_k": 2, "dedupe_threshold": 0.93, "decay": None, "on_embed_error": "keep",
-                                    "reinforce": True}
+_ENGINE_DEFAULTS: dict[str, Any] = {"rrf_k": 2, "dedupe_threshold": 0.95, "decay": None, "on_embed_error": "keep",
+                                    "reinforce": True, "redact": True, "pii": False}
 log = logging.getLogger("remem.memory")
 
 
@@ -108,6 +108,8 @@ class Memory(Engine):
         on_embed_error: Literal["keep", "refuse"] = "keep",
         on_embedder_mismatch: Literal["error", "allow"] = "error",
         reinforce: bool = True,
+        redact: bool = True,
+        pii: bool = False,
         backend: Backend | None = None,
         service: ServiceMode | None = None,
         timeout: float | None = None,
@@ -125,6 +127,8 @@ class Memory(Engine):
                 on_embed_error=on_embed_error,
                 on_embedder_mismatch=on_embedder_mismatch,
                 reinforce=reinforce,
+                redact=redact,
+                pii=pii,
             )
         except StoreLockedError as exc:
             folder = getattr(be, "folder", None)
@@ -199,6 +203,8 @@ class RemoteMemory(Memory):
         on_embed_error: Literal["keep", "refuse"] = "keep",
         on_embedder_mismatch: Literal["error", "allow"] = "error",
         reinforce: bool = True,
+        redact: bool = True,
+        pii: bool = False,
         backend: Backend | None = None,
         service: ServiceMode | None = None,
         timeout: float | None = None,
@@ -221,7 +227,7 @@ class RemoteMemory(Memory):
                 f"{info['mismatch']}. Run `remem reembed` (or open with on_embedder_mismatch='allow' and call "
                 f"mem.reembed()) to migrate the store in place.")
         cfg = {"rrf_k": rrf_k, "dedupe_threshold": dedupe_threshold, "decay": decay,
-               "on_embed_error": on_embed_error, "reinforce": reinforce}
+               "on_embed_error": on_embed_error, "reinforce": reinforce, "redact": redact, "pii": pii}
         self._client.cfg = {k: v for k, v in cfg.items() if v != _ENGINE_DEFAULTS[k]}
         if decay is not None:
             from .client import encode
@@ -328,6 +334,18 @@ class RemoteMemory(Memory):
         except TypeError:
             return super().remember(messages, **kwargs)
         return self._call("remember", messages, **kwargs)
+
+    def audit(self, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+        return self._call("audit", **kwargs)
+
+    def usage(self) -> dict[str, Any]:  # type: ignore[override]
+        return self._call("usage")
+
+    def drain_pending(self) -> int:  # type: ignore[override]
+        return self._call("drain_pending")
+
+    def rescan_redactions(self, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+        return self._call("rescan_redactions", **kwargs)
 
     def optimize(self) -> None:
         self._call("optimize")

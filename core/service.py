@@ -41,8 +41,9 @@ DEFAULT_IDLE = 900.0
 GRACE = 2.0  # seconds connections accepted before the socket was removed still get served at shutdown
 PUBLIC_METHODS = frozenset({"add", "add_many", "search", "context", "get", "update", "supersede", "forget",
                             "list", "stats", "export", "import_", "backup", "reembed", "remember", "optimize",
-                            "iter_records"})
+                            "iter_records", "audit", "usage", "drain_pending", "rescan_redactions"})
 CONFIG_FIELDS = ("rrf_k", "dedupe_threshold", "decay", "on_embed_error", "reinforce")
+REDACTION_FIELDS = ("redact", "pii")
 
 
 def idle_from_env() -> float:
@@ -71,6 +72,10 @@ class _View:
         for key, value in cfg.items():
             if key in CONFIG_FIELDS:
                 view.__dict__[key] = value
+        if any(key in cfg for key in REDACTION_FIELDS):
+            from .engine import _make_redactor
+
+            view.__dict__["redactor"] = _make_redactor(bool(cfg.get("pii"))) if cfg.get("redact", True) else None
         return view
 
 

@@ -2,8 +2,8 @@
 
 The hook only reads the transcript from where the previous capture stopped, redacts the new turns (secrets and
 PII), writes them to a durable spool file under ``$REMEM_HOME/hooks/spool`` and starts a detached drainer
-process. The drainer hands each spooled capture to ``Memory.remember`` (``defer=True`` where supported, so the
-local service distils it later) and deletes it. Per-session state (transcript byte offset, last entry uuid,
+process. The drainer hands each spooled capture to ``Memory.remember`` (through the local service, which
+distils it) and deletes it only once that succeeded. Per-session state (transcript byte offset, last entry uuid,
 last final answer) makes repeated Stops incremental: each turn is captured once.
 """
 
@@ -166,20 +166,11 @@ def start_drainer() -> str:
 
 
 def remember(mem: Any, messages: list[dict[str, str]], tenant: str, session: str) -> Any:
-    """``mem.remember(..., defer=True)``: queued for the service's distiller; a remem without ``defer``
-    (or without ``pii``/``source``) gets the call it understands."""
+    """Distil one spooled capture into the project's memory (PII redacted unless REMEM_HOOK_PII=0)."""
     from remem import Scope
 
-    kwargs: dict[str, Any] = {"defer": True, "pii": env_flag("REMEM_HOOK_PII", True), "source": "claude-code"}
-    while True:
-        try:
-            return mem.remember(messages, scope=Scope(tenant=tenant), session=session, **kwargs)
-        except TypeError as exc:
-            dropped = next((k for k in kwargs if repr(k) in str(exc) or f"{k}=" in str(exc)
-                            or f" {k}" in str(exc)), None)
-            if dropped is None:
-                raise
-            kwargs.pop(dropped)
+    return mem.remember(messages, scope=Scope(tenant=tenant), session=session,
+                        pii=env_flag("REMEM_HOOK_PII", True), source="claude-code")
 
 
 def open_memory(deadline: float) -> Any:

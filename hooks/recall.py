@@ -86,10 +86,8 @@ def _context(prompt: str, tenant: str, budget: int, deadline_s: float) -> str:
     try:
         query = prompt.strip()[:MAX_QUERY_CHARS]
         scope = Scope(tenant=tenant)
-        try:  # auto-recall should not reinforce what it injects (that would feed on itself)
-            return mem.context(query, scope=scope, token_budget=budget, reinforce=False) or ""
-        except TypeError:
-            return mem.context(query, scope=scope, token_budget=budget) or ""
+        # auto-recall does not reinforce what it injects (that would feed on itself)
+        return mem.context(query, scope=scope, token_budget=budget, reinforce=False) or ""
     finally:
         mem.close()
 
@@ -204,10 +202,7 @@ def _records(tenant: str, deadline_s: float) -> list[Any]:
 
     mem = _open(deadline_s)
     try:
-        try:
-            return list(mem.list(scope=Scope(tenant=tenant), limit=100, include_superseded=False))
-        except TypeError:
-            return list(mem.list(scope=Scope(tenant=tenant), limit=100))
+        return list(mem.list(scope=Scope(tenant=tenant), limit=100, include_superseded=False))
     finally:
         mem.close()
 
