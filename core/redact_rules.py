@@ -1002,7 +1002,7 @@ PII_RULES: tuple[Rule, ...] = (
         r"|\d{3} \d{3} \d{4}"
         r"|0\d{2,4}[ \-]\d{3,4}[ \-]?\d{3,4}"
         r"|0[1-9](?:[ .]\d{2}){4}"
-        r")(?![\w.\-/:])",
+        r")(?![\w\-/:]|\.\w)",  # a sentence-ending period may follow; "1.2.3.4" style runs may not
         validator=_phone_ok,
         positive="call me at +1 (415) 555-0132 tomorrow",
         negative="released v1.6.0 on 2024-05-01 from 10.0.0.12",

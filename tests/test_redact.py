@@ -288,3 +288,9 @@ def test_module_level_redact_uses_cached_default() -> None:
     from remem.core import redact as mod
 
     assert mod._default(False) is mod._default(False)
+
+
+@pytest.mark.parametrize("text", ["call +1 415 555 0132.", "ring me at (415) 555-0132.", "tel: +44 20 7946 0958."])
+def test_phone_at_the_end_of_a_sentence_is_redacted_whole(text: str) -> None:
+    res = Redactor(pii=True).redact(text)
+    assert res.counts == {"phone": 1} and res.text.endswith("[REDACTED:phone].")
