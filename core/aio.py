@@ -131,10 +131,13 @@ class AsyncMemory:
         return await self._plain("add_many", items, **kwargs)
 
     async def remember(self, messages: Any, **kwargs: Any) -> Any:
-        """Distil a conversation into memories (see ``Memory.remember``), off the event loop."""
+        """Distil a conversation into memories (see ``Memory.remember``): LLM calls with the async client,
+        store work in worker threads; through the service when it owns the store."""
         if self._remote:
             return await self._remote_remember(messages, **kwargs)
-        return await self._run(self.sync.remember, messages, **kwargs)
+        from .distill import aremember
+
+        return await aremember(self, messages, **kwargs)
 
     async def _remote_remember(self, messages: Any, **kwargs: Any) -> Any:
         from .client import encode

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -16,6 +17,23 @@ import pytest
 os.environ.setdefault("REMEM_SERVICE", "off")  # tests open stores in-process unless a test starts the service
 
 from remem import Memory  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from openai_server import OpenAIServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[OpenAIServer]:
+    """An OpenAI-compatible HTTP server on 127.0.0.1 (chat + embeddings), for the real ``openai`` client."""
+    with OpenAIServer(embedding_dim=32) as srv:
+        yield srv
+
+
+@pytest.fixture
+def srv(server: OpenAIServer) -> OpenAIServer:
+    """The shared server with no scripted replies or failures left over from another test."""
+    server.reset()
+    return server
 
 
 def _template(tmp_path_factory: pytest.TempPathFactory, embedder: str) -> Path:

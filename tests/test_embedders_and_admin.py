@@ -8,7 +8,6 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from openai_server import OpenAIServer
@@ -17,18 +16,6 @@ from remem import EmbedderMismatchError, Memory, ProviderError, Scope
 from remem.core.embedders import OpenAIEmbedder
 
 S = Scope(tenant="acme")
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[OpenAIServer]:
-    with OpenAIServer(embedding_dim=32) as srv:
-        yield srv
-
-
-@pytest.fixture
-def srv(server: OpenAIServer) -> OpenAIServer:
-    server.reset()
-    return server
 
 
 def openai_embedder(srv: OpenAIServer) -> OpenAIEmbedder:
