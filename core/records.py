@@ -107,36 +107,42 @@ def valid_at(ts: float) -> list[Cond]:
     return [Cond("valid_from_ts", lte=ts), Cond("valid_until_ts", gt=ts)]
 
 
-def where_conditions(where: Mapping[str, Any] | None) -> list[Cond]:
+def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[Cond]]:
     """``where`` keys: kind/source/tags/user/agent/session, anything else is a metadata field.
 
-    Values: a scalar (equal), a list (any of), or ``{"$gt": 3, "$lte": 9}`` (numeric or datetime range).
+    Values: a scalar (equal), a list (any of), or an operator dict: ``$eq``, ``$ne``, ``$in``, ``$nin`` and
+    numeric or datetime ranges ``$gt/$gte/$lt/$lte``. Returns (must, must_not) conditions.
     """
+    must: list[Cond] = []
+    must_not: list[Cond] = []
     if not where:
-        return []
-    conds: list[Cond] = []
+        return must, must_not
     for key, value in where.items():
         if not isinstance(key, str) or not key:
             raise ValueError(f"where keys must be non-empty strings, got {key!r}")
         field = key if key in TOP_LEVEL_WHERE else "meta." + key.removeprefix("metadata.").removeprefix("meta.")
         if isinstance(value, Mapping):
-            unknown = set(value) - set(RANGE_OPS) - {"$eq", "$in"}
+            unknown = set(value) - set(RANGE_OPS) - {"$eq", "$ne", "$in", "$nin"}
             if unknown:
                 raise ValueError(f"unsupported operators for {key!r}: {sorted(unknown)}")
             if "$eq" in value:
-                conds.append(Cond(field, eq=value["$eq"]))
+                must.append(Cond(field, eq=value["$eq"]))
+            if "$ne" in value:
+                must_not.append(Cond(field, eq=value["$ne"]))
             if "$in" in value:
-                conds.append(Cond(field, any_of=tuple(value["$in"])))
+                must.append(Cond(field, any_of=tuple(value["$in"])))
+            if "$nin" in value:
+                must_not.append(Cond(field, any_of=tuple(value["$nin"])))
             bounds = {RANGE_OPS[op]: _as_number(v) for op, v in value.items() if op in RANGE_OPS}
             if bounds:
-                conds.append(Cond(field, **bounds))
+                must.append(Cond(field, **bounds))
         elif isinstance(value, (list, tuple, set)):
-            conds.append(Cond(field, any_of=tuple(value)))
+            must.append(Cond(field, any_of=tuple(value)))
         elif value is None:
             raise ValueError(f"where[{key!r}] is None; omit the key instead")
         else:
-            conds.append(Cond(field, eq=value))
-    return conds
+            must.append(Cond(field, eq=value))
+    return must, must_not
 
 
 def _as_number(value: Any) -> float:
@@ -165,14 +171,15 @@ def build_filter(
         must.append(Cond("kind", eq=kinds[0]) if len(kinds) == 1 else Cond("kind", any_of=kinds))
     for tag in tags or ():
         must.append(Cond("tags", eq=tag))
-    must.extend(where_conditions(where))
+    where_must, where_not = where_conditions(where)
+    must.extend(where_must)
     if since is not None:
         must.append(Cond("created_ts", gte=to_ts(since)))
     if until is not None:
         must.append(Cond("created_ts", lt=to_ts(until)))
     if valid_ts is not None:
         must.extend(valid_at(valid_ts))
-    return FilterSpec(must=must)
+    return FilterSpec(must=must, must_not=where_not)
 
 
 def index_text(rec: MemoryRecord) -> str:

@@ -157,6 +157,8 @@ def test_metadata_where_filters_search_and_list(any_mem: Memory) -> None:
     hits = any_mem.search("sprint goal", scope=ALICE, where={"sprint": {"$gte": 13}})
     assert [h.record.metadata["sprint"] for h in hits] == [13]
     assert len(any_mem.list(scope=ALICE, where={"team": "core"})) == 2
+    assert [r.metadata["sprint"] for r in any_mem.list(scope=ALICE, where={"sprint": {"$ne": 12}})] == [13]
+    assert [r.metadata["sprint"] for r in any_mem.list(scope=ALICE, where={"team": {"$nin": ["x", "core"]}})] == []
 
 
 def test_token_budget_never_overshoots(any_mem: Memory) -> None:
