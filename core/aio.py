@@ -15,6 +15,7 @@ from .decay import DecayPolicy
 from .embedders import Embedder, aembed_documents, aembed_query
 from .memory import Memory, RemoteMemory
 from .types import ForgetResult, MemoryRecord, ProviderError, SearchHit, Stats
+from . import indexing
 from .formatting import render_context
 
 T = TypeVar("T")
@@ -39,23 +40,24 @@ class AsyncMemory:
     async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await asyncio.to_thread(partial(fn, *args, **kwargs))
 
-    async def _embed_docs(self, texts: list[str]) -> list[list[float] | None]:
+    async def _vectors_for(self, recs: list[MemoryRecord]) -> list[list[float] | None]:
+        """Async twin of ``Engine.vectors_for``: the embedding request is awaited, not run in a thread."""
         eng = self.sync
         if not eng.dense:
-            return [None] * len(texts)
+            return [None] * len(recs)
+        docs, spans = indexing.plan(recs)
         try:
-            return list(await aembed_documents(eng.embedder, texts))
+            vectors = list(await aembed_documents(eng.embedder, docs))
         except ProviderError:
             if eng.on_embed_error == "refuse":
                 raise
-            return [None] * len(texts)
+            return [None] * len(recs)
+        return indexing.assemble(vectors, spans)
 
     async def add(self, text: str, **kwargs: Any) -> MemoryRecord:
         if self._remote:
             return await self._call("add", text, **kwargs)
-        doc = self.sync.prepare_add_text(text, kwargs.get("kind", "note"), kwargs.get("tags"),
-                                         kwargs.get("valid_from"), kwargs.get("created_at"))
-        dense = (await self._embed_docs([doc]))[0]
+        dense = (await self._vectors_for([self.sync.draft(text, **kwargs)]))[0]
         return await self._run(self.sync._add, text, dense, **kwargs)
 
     async def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
@@ -86,24 +88,19 @@ class AsyncMemory:
         if self._remote:
             return await self._call("update", memory_id, text=text, **kwargs)
         dense = None
-        if text is not None:
-            old = await self.get(memory_id, scope=kwargs.get("scope"))
-            from dataclasses import replace
-
-            from .records import index_text
-            tags = kwargs.get("tags")
-            doc = index_text(replace(old, text=text.strip() or old.text,
-                                     tags=tuple(tags) if tags is not None else old.tags))
-            dense = (await self._embed_docs([doc]))[0]
+        if text is not None or kwargs.get("context") is not None:
+            draft = await self._run(self.sync.revised, memory_id, text=text, context=kwargs.get("context"),
+                                    scope=kwargs.get("scope"))
+            dense = (await self._vectors_for([draft]))[0]
         return await self._run(self.sync._update, memory_id, dense, text=text, **kwargs)
 
     async def supersede(self, old_id: str, new: Any, *, scope: Any = None, valid_from: Any = None,
                         **fields: Any) -> MemoryRecord:
         if self._remote:
             return await self._call("supersede", old_id, new, scope=scope, valid_from=valid_from, **fields)
-        spec, doc = await self._run(self.sync.prepare_supersede, old_id, new, scope=scope, valid_from=valid_from,
-                                    **fields)
-        dense = (await self._embed_docs([doc]))[0]
+        spec, draft = await self._run(self.sync.prepare_supersede, old_id, new, scope=scope, valid_from=valid_from,
+                                      **fields)
+        dense = (await self._vectors_for([draft]))[0]
         return await self._run(self.sync._supersede, old_id, dense, spec, scope=scope)
 
     async def forget(self, memory_id: str | None = None, **kwargs: Any) -> ForgetResult | bool:

@@ -30,7 +30,7 @@ def open_backend(path: str | os.PathLike[str] | None = None, url: str | None = N
 
 
 ServiceMode = Literal["auto", "off", "require"]
-_ENGINE_DEFAULTS: dict[str, Any] = {"rrf_k": 2, "dedupe_threshold": 0.95, "decay": None, "on_embed_error": "keep",
+_ENGINE_DEFAULTS: dict[str, Any] = {"rrf_k": 5, "dedupe_threshold": 0.95, "decay": None, "on_embed_error": "keep",
                                     "reinforce": True, "redact": True, "pii": False}
 log = logging.getLogger("remem.memory")
 
@@ -102,7 +102,7 @@ class Memory(Engine):
         api_key: str | None = None,
         collection: str | None = None,
         embedder: str | Embedder | None = None,
-        rrf_k: int = 2,
+        rrf_k: int = 5,
         dedupe_threshold: float = 0.95,
         decay: DecayPolicy | None = None,
         on_embed_error: Literal["keep", "refuse"] = "keep",
@@ -197,7 +197,7 @@ class RemoteMemory(Memory):
         api_key: str | None = None,
         collection: str | None = None,
         embedder: str | Embedder | None = None,
-        rrf_k: int = 2,
+        rrf_k: int = 5,
         dedupe_threshold: float = 0.95,
         decay: DecayPolicy | None = None,
         on_embed_error: Literal["keep", "refuse"] = "keep",

@@ -63,6 +63,8 @@ def to_payload(rec: MemoryRecord) -> dict[str, Any]:
         payload["superseded_by"] = rec.superseded_by
     if rec.last_accessed_at:
         payload["last_accessed_ts"] = rec.last_accessed_at.timestamp()
+    if rec.context:
+        payload["context"] = rec.context
     return payload
 
 
@@ -90,6 +92,7 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> MemoryRecord:
         merged_count=int(p.get("merged_count", 0)),
         content_hash=p.get("content_hash", ""),
         embedded=bool(p.get("embedded", True)),
+        context=p.get("context") or None,
     )
 
 
@@ -182,19 +185,9 @@ def build_filter(
     return FilterSpec(must=must, must_not=where_not)
 
 
-def index_text(rec: MemoryRecord) -> str:
-    """What BM25 and the dense model read: the text plus tags and the memory's date (dates help recall)."""
-    parts = [rec.text]
-    if rec.tags:
-        parts.append(" ".join(rec.tags))
-    when = rec.valid_from or rec.created_at
-    parts.append(when.strftime("%d %B %Y"))
-    return "\n".join(parts)
-
-
 def when_of(rec: MemoryRecord) -> _dt.datetime:
     return rec.valid_from or rec.created_at
 
 
-__all__ = ["build_filter", "content_hash", "from_payload", "index_text", "normalize_text", "scope_conditions",
+__all__ = ["build_filter", "content_hash", "from_payload", "normalize_text", "scope_conditions",
            "to_payload", "to_datetime", "valid_at", "where_conditions"]

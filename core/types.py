@@ -150,6 +150,7 @@ class MemoryRecord:
     merged_count: int = 0
     content_hash: str = ""
     embedded: bool = True
+    context: str | None = None  # text around the memory (e.g. the conversation), indexed for recall, not shown
 
     @property
     def is_current(self) -> bool:
@@ -182,6 +183,7 @@ class MemoryRecord:
             "merged_count": self.merged_count,
             "content_hash": self.content_hash,
             "embedded": self.embedded,
+            "context": self.context,
         }
 
     @classmethod
@@ -206,6 +208,7 @@ class MemoryRecord:
             merged_count=int(data.get("merged_count", 0)),
             content_hash=str(data.get("content_hash", "")),
             embedded=bool(data.get("embedded", True)),
+            context=data.get("context") or None,
         )
 
 

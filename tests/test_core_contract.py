@@ -263,3 +263,17 @@ def test_secrets_are_redacted_before_storage_and_embedding(any_mem: Memory) -> N
     assert key not in stored.text and "[REDACTED:" in stored.text and "OPENAI_API_KEY" in stored.text
     assert key not in json.dumps(stored.as_dict())
     assert any_mem.search("deploy bot api key", scope=ALICE)[0].record.id == rec.id
+
+
+def test_context_is_indexed_for_recall_but_not_shown(any_mem: Memory, memory_factory, tmp_path) -> None:
+    terse = any_mem.add("Maya: yes, let's do that.", scope=ALICE, kind="decision",
+                        context="Jonas: can we ship the CSV exporter on Friday? Maya: yes, let's do that.")
+    any_mem.add("Maya: the standup is moving to 10am.", scope=ALICE, kind="event")
+    hits = any_mem.search("when do we ship the CSV exporter", scope=ALICE)
+    assert hits[0].record.id == terse.id and hits[0].record.text == "Maya: yes, let's do that."
+    assert "exporter" not in any_mem.context("CSV exporter", scope=ALICE)
+    path = tmp_path / "ctx.jsonl"
+    any_mem.export(path)
+    target = memory_factory("none")
+    target.import_(path)
+    assert target.search("CSV exporter Friday", scope=ALICE)[0].record.id == terse.id

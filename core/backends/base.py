@@ -51,6 +51,7 @@ class PrefetchSpec:
     using: str
     vector: list[float] | SparseVec
     limit: int
+    weight: float = 1.0  # weighted RRF: scales this list's ranks (Qdrant's 1/((rank+1)/w + k - 1))
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,11 @@ def _cond(c: Cond) -> Any:
     return qm.FieldCondition(key=c.key, match=qm.MatchValue(value=c.eq))
 
 
+def _rrf(k: int, prefetches: Sequence[PrefetchSpec]) -> qm.Rrf:
+    weights = [p.weight for p in prefetches]
+    return qm.Rrf(k=k, weights=weights) if any(w != 1.0 for w in weights) else qm.Rrf(k=k)
+
+
 def to_client_filter(flt: FilterSpec | None) -> qm.Filter | None:
     if flt is None or not (flt.must or flt.must_not or flt.should):
         return None
@@ -75,7 +80,7 @@ class QdrantClientBackend:
     def ensure(self, dense_dim: int) -> None:
         if self._client.collection_exists(self.collection):
             return
-        vectors = {DENSE_VECTOR: qm.VectorParams(size=dense_dim, distance=qm.Distance.COSINE)} if dense_dim else {}
+        vectors = {DENSE_VECTOR: qm.VectorParams(size=dense_dim, distance=qm.Distance.DOT)} if dense_dim else {}
         self._client.create_collection(
             self.collection,
             vectors_config=vectors,
@@ -145,7 +150,7 @@ class QdrantClientBackend:
                     self.collection,
                     prefetch=[qm.Prefetch(query=self._vector(p.vector), using=p.using, limit=p.limit, filter=qf)
                               for p in prefetches],
-                    query=qm.RrfQuery(rrf=qm.Rrf(k=rrf_k)), query_filter=qf, limit=limit, with_payload=True)
+                    query=qm.RrfQuery(rrf=_rrf(rrf_k, prefetches)), query_filter=qf, limit=limit, with_payload=True)
         return [_found(p) for p in res.points]
 
     def scroll(self, flt: FilterSpec, limit: int, offset: Any = None) -> tuple[list[Found], Any]:

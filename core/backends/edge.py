@@ -28,6 +28,11 @@ def _cond(c: Cond) -> Any:
     return qe.FieldCondition(c.key, match=qe.MatchValue(c.eq))
 
 
+def _rrf(k: int, prefetches: Sequence[PrefetchSpec]) -> Any:
+    weights = [p.weight for p in prefetches]
+    return qe.Fusion.Rrf(k=k, weights=weights) if any(w != 1.0 for w in weights) else qe.Fusion.Rrf(k=k)
+
+
 def to_edge_filter(flt: FilterSpec | None) -> Any:
     if flt is None or not (flt.must or flt.must_not or flt.should):
         return None
@@ -70,7 +75,7 @@ class EdgeBackend:
 
     # -- lifecycle --------------------------------------------------------------------------------------
     def _config(self, dense_dim: int) -> Any:
-        vectors = {DENSE_VECTOR: qe.EdgeVectorParams(size=dense_dim, distance=qe.Distance.Cosine)} if dense_dim else {}
+        vectors = {DENSE_VECTOR: qe.EdgeVectorParams(size=dense_dim, distance=qe.Distance.Dot)} if dense_dim else {}
         sparse = {name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf) for name in SPARSE_VECTORS}
         return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse)
 
@@ -169,7 +174,7 @@ class EdgeBackend:
             req = qe.QueryRequest(limit=limit, query=qe.Query.Nearest(self._vector(only.vector), using=only.using),
                                   filter=qf, with_payload=True)
         else:
-            req = qe.QueryRequest(limit=limit, prefetches=pfs, query=qe.Fusion.Rrf(k=rrf_k), filter=qf,
+            req = qe.QueryRequest(limit=limit, prefetches=pfs, query=_rrf(rrf_k, prefetches), filter=qf,
                                   with_payload=True)
         with self._lock:
             return [_found(p) for p in self._shard.query(req)]
