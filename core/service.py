@@ -176,6 +176,17 @@ class Service:
                 self.stop()
                 return
 
+    def retry_pending(self, every: float) -> None:
+        """Captures queued while the LLM failed are distilled again in the background, so a provider outage
+        delays memories instead of losing them (``remem distill --pending`` does the same on demand)."""
+        while not self.stopping.wait(every):
+            try:
+                if self.engine.usage().get("pending_captures"):
+                    done = self.engine.drain_pending()
+                    log.info("distilled %d queued captures", done)
+            except Exception as exc:  # noqa: BLE001 - a failed retry waits for the next round
+                log.warning("retrying queued captures failed: %s", exc)
+
     def stop(self) -> None:
         """Stop taking new connections (socket removed first), then let serve() drain and close."""
         if self.stopping.is_set():
@@ -355,6 +366,8 @@ def _serve(engine: Any, paths: ServicePaths, idle: float) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     threading.Thread(target=svc.warm_up, name="remem-warm", daemon=True).start()
     threading.Thread(target=svc.watch_idle, name="remem-idle", daemon=True).start()
+    retry_every = float(os.environ.get("REMEM_PENDING_RETRY") or 300)
+    threading.Thread(target=svc.retry_pending, args=(retry_every,), name="remem-pending", daemon=True).start()
     try:
         server.serve_forever(poll_interval=0.05)
     except KeyboardInterrupt:

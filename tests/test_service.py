@@ -265,3 +265,22 @@ def test_eight_processes_mixed_load_no_errors_no_lost_writes(svc_store: Path, tm
     mem = _remote(svc_store)
     assert mem.stats(scope=Scope(tenant="conc")).count == len(acked)  # nothing lost, no forgotten one left
     assert all(mem.get(a["id"]).text.count(a["tok"]) == 1 for a in acked)
+
+
+def test_service_distils_captures_queued_during_an_llm_outage(svc_store: Path, srv,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The LLM is down when a conversation is captured: it is queued, and the service retries it later."""
+    monkeypatch.setenv("REMEM_LLM_MODEL", "test-mini")
+    monkeypatch.setenv("REMEM_LLM_BASE_URL", srv.base_url)
+    monkeypatch.setenv("REMEM_LLM_API_KEY", "test-key")
+    monkeypatch.setenv("REMEM_PENDING_RETRY", "0.5")
+    mem = _remote(svc_store)  # the service inherits the LLM settings above
+    srv.fail("chat", status=429, code="insufficient_quota", times=50)
+    res = mem.remember([{"role": "user", "content": "We moved the nightly export to 03:00 UTC."},
+                        {"role": "assistant", "content": "Noted, the export now runs at 03:00 UTC."}],
+                       scope=S, session="outage-1")
+    assert res.queued and mem.usage()["pending_captures"] == 1
+    srv.reset()  # the provider recovers
+    assert _wait(lambda: srv.count("chat") >= 1 and mem.usage()["pending_captures"] == 0, timeout=15)
+    assert _wait(lambda: any(r.kind == "summary" and not r.metadata.get("provisional")
+                             for r in mem.list(scope=S)), timeout=10)
