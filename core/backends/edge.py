@@ -17,7 +17,8 @@ from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, C
 
 META_FILE = "remem.json"
 SHARD_DIR = "shard"
-OPTIMIZE_EVERY = 2000  # writes between background-free index builds; HNSW appears as the shard grows
+OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait for the shard to grow by a quarter
+OPTIMIZE_GROWTH = 0.25
 
 
 def _cond(c: Cond) -> Any:
@@ -59,6 +60,7 @@ class EdgeBackend:
         self._shard: Any = None
         self._lock = threading.RLock()
         self._writes_since_optimize = 0
+        self._size_at_optimize = 0
 
     # -- meta -------------------------------------------------------------------------------------------
     def read_meta(self) -> dict[str, Any] | None:
@@ -84,6 +86,7 @@ class EdgeBackend:
         try:
             if (shard_dir / "edge_config.json").exists():
                 self._shard = qe.EdgeShard.load(str(shard_dir))
+                self._size_at_optimize = int(self._shard.info().points_count)
             else:
                 shard_dir.mkdir(parents=True, exist_ok=True)
                 self._shard = qe.EdgeShard.create(str(shard_dir), self._config(dense_dim))
@@ -127,10 +130,13 @@ class EdgeBackend:
         with self._lock:
             self._shard.optimize()
             self._writes_since_optimize = 0
+            self._size_at_optimize = int(self._shard.info().points_count)
 
     def _wrote(self, n: int) -> None:
+        """Edge builds indexes only when asked: ask as the shard grows (geometrically, so bulk loads stay
+        linear), without the user calling anything."""
         self._writes_since_optimize += n
-        if self._writes_since_optimize >= OPTIMIZE_EVERY:
+        if self._writes_since_optimize >= max(OPTIMIZE_EVERY, OPTIMIZE_GROWTH * self._size_at_optimize):
             self.optimize()
 
     # -- writes (each is in the WAL when the call returns) -------------------------------------------
