@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Callable, Iterator
@@ -36,6 +37,16 @@ def srv(server: OpenAIServer) -> OpenAIServer:
     return server
 
 
+def copy_store(src: Path, dest: Path) -> None:
+    """Copy a store folder keeping its sparse files sparse: Qdrant Edge preallocates its WAL and segment files
+    (~240 MB per store), and a plain copy would write every one of those zero bytes to disk."""
+    try:
+        subprocess.run(["cp", "-r", "--sparse=always", str(src), str(dest)], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):  # no GNU cp (macOS): a plain copy still works
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(src, dest)
+
+
 def _template(tmp_path_factory: pytest.TempPathFactory, embedder: str) -> Path:
     path = tmp_path_factory.mktemp(f"template-{embedder}") / "store"
     Memory(path=path, embedder=embedder).close()
@@ -57,7 +68,7 @@ def store_factory(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
         if embedder not in _templates:
             _templates[embedder] = _template(tmp_path_factory, embedder)
         dest = tmp_path / f"store-{embedder}-{next(counter)}"
-        shutil.copytree(_templates[embedder], dest)
+        copy_store(_templates[embedder], dest)
         return dest
 
     return make

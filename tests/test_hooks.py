@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import pytest
 
+from conftest import copy_store
 from remem import Memory, Scope, StoreLockedError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +36,7 @@ class Plugin:
         self.tmp = tmp
         self.home = tmp / "remem-home"
         self.home.mkdir()
-        shutil.copytree(store_template, self.home / "store")
+        copy_store(store_template, self.home / "store")
         self.env = {**os.environ, "REMEM_HOME": str(self.home), "REMEM_EMBEDDER": "none", "REMEM_SERVICE": "off",
                     "REMEM_HOOK_DRAIN": "inline", "REMEM_PYTHON": sys.executable,
                     "REMEM_HOOK_RECALL_DEADLINE": "30", "REMEM_HOOK_DIGEST_DEADLINE": "30",
