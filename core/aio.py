@@ -127,6 +127,25 @@ class AsyncMemory:
     async def add_many(self, items: Any, **kwargs: Any) -> list[MemoryRecord]:
         return await self._plain("add_many", items, **kwargs)
 
+    async def iter_records(self, scope: Any = None) -> list[MemoryRecord]:
+        """Every record of ``scope`` (a list: the async API does not stream)."""
+        return await self._run(lambda: list(self.sync.iter_records(scope)))
+
+    async def audit(self, **kwargs: Any) -> dict[str, Any]:
+        return await self._plain("audit", **kwargs)
+
+    async def usage(self) -> dict[str, Any]:
+        return await self._plain("usage")
+
+    async def drain_pending(self) -> int:
+        return await self._plain("drain_pending")
+
+    async def rescan_redactions(self, **kwargs: Any) -> dict[str, Any]:
+        return await self._plain("rescan_redactions", **kwargs)
+
+    async def optimize(self) -> None:
+        await self._plain("optimize")
+
     async def remember(self, messages: Any, **kwargs: Any) -> Any:
         """Distil a conversation into memories (see ``Memory.remember``): LLM calls with the async client,
         store work in worker threads; through the service when it owns the store."""

@@ -151,7 +151,7 @@ class Engine:
         context = " ".join(context.split())[: 4 * MAX_TEXT_CHARS]
         if not context:
             return None
-        return self.redactor.redact(context).text if self.redactor is not None else context
+        return self._redact(context)
 
     @staticmethod
     def _check_kind(kind: str) -> str:
@@ -165,8 +165,7 @@ class Engine:
             raise ValueError(f"importance must be a number from 1 to 10, got {importance!r}")
         return int(round(importance))
 
-    @staticmethod
-    def _check_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
+    def _check_tags(self, tags: Iterable[str] | None) -> tuple[str, ...]:
         if tags is None:
             return ()
         if isinstance(tags, str):
@@ -175,9 +174,13 @@ class Engine:
         for tag in tags:
             if not isinstance(tag, str) or not tag.strip():
                 raise ValueError(f"tags must be non-empty strings, got {tag!r}")
-            if tag.strip() not in out:
-                out.append(tag.strip())
+            tag = self._redact(tag.strip())
+            if tag not in out:
+                out.append(tag)
         return tuple(out)
+
+    def _redact(self, text: str | None) -> str | None:
+        return self.redactor.redact(text).text if self.redactor is not None and text else text
 
     def _check_metadata(self, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
         if metadata is None:
@@ -188,7 +191,7 @@ class Engine:
             clean = json.loads(json.dumps(dict(metadata), default=str))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
-        return _redact_strings(clean, self.redactor) if self.redactor is not None else clean
+        return self.redactor.redact_data(clean)[0] if self.redactor is not None else clean
 
     # ------------------------------------------------------------------ points
     def _point(self, rec: MemoryRecord, dense: list[float] | None) -> PointData:
@@ -232,7 +235,7 @@ class Engine:
         rec = MemoryRecord(
             id=record_id or str(uuid.uuid4()), text=text, kind=self._check_kind(kind), scope=scope,
             tags=self._check_tags(tags), importance=self._check_importance(importance),
-            metadata=self._check_metadata(metadata), source=source,
+            metadata=self._check_metadata(metadata), source=self._redact(source),
             created_at=to_datetime(created_at) or now, updated_at=to_datetime(created_at) or now,
             valid_from=to_datetime(valid_from), valid_until=to_datetime(valid_until),
             content_hash=content_hash(text, scope), embedded=dense is not None or not self.dense,
@@ -249,13 +252,14 @@ class Engine:
         return rec
 
     def _find_duplicate(self, rec: MemoryRecord, dense: list[float] | None) -> MemoryRecord | None:
-        flt = FilterSpec(must=scope_conditions(rec.scope))
-        flt.must.append(_cond("content_hash", rec.content_hash))
-        same, _ = self.backend.scroll(flt, limit=1)
-        if same:
-            return from_payload(same[0].id, same[0].payload)
-        # near duplicates: same scope, current, and either very close in meaning or near-identical in words
         now_ts = time.time()
+        flt = build_filter(rec.scope, kind=rec.kind, valid_ts=now_ts)  # a superseded memory is never revived
+        flt.must.append(_cond("content_hash", rec.content_hash))
+        for f in self.backend.scroll(flt, limit=5)[0]:
+            same = from_payload(f.id, f.payload)
+            if not _conflicting(same.metadata, rec.metadata):
+                return same
+        # near duplicates: same scope, current, and either very close in meaning or near-identical in words
         flt = build_filter(rec.scope, kind=rec.kind, valid_ts=now_ts)
         if dense is not None:
             # stored vectors are text+context sums (Dot); relative to the new one's squared norm the score is the
@@ -321,7 +325,7 @@ class Engine:
                importance: int | None = None, metadata: Mapping[str, Any] | None = None, kind: str | None = None,
                valid_until: Any = None, context: str | None = None, scope: Any = None) -> MemoryRecord:
         dense = None
-        if text is not None or context is not None:
+        if text is not None or context is not None or tags is not None:  # the point is rewritten: new vectors
             dense = self.vectors_for([self.revised(memory_id, text=text, context=context, scope=scope)])[0]
         return self._update(memory_id, dense, text=text, tags=tags, importance=importance, metadata=metadata,
                             kind=kind, valid_until=valid_until, context=context, scope=scope)
@@ -350,6 +354,8 @@ class Engine:
                 context=self._check_context(context) if context is not None else old.context,
                 updated_at=utcnow(),
             )
+            if new.valid_until is not None and new.valid_until <= (new.valid_from or new.created_at):
+                raise ValueError("valid_until must be after the memory's valid_from")
             if text is not None or tags is not None or context is not None:
                 new = replace(new, content_hash=content_hash(new.text, new.scope),
                               embedded=dense is not None or not self.dense)
@@ -372,6 +378,9 @@ class Engine:
             if old.superseded_by:
                 raise RememError(f"memory {old_id} was already superseded by {old.superseded_by}")
             switch = to_datetime(spec["valid_from"])
+            if switch <= (old.valid_from or old.created_at):
+                raise ValueError(f"the new memory must start after the old one became valid "
+                                 f"({(old.valid_from or old.created_at).isoformat()})")
             new_id = str(uuid.uuid4())
             rec = self._add(spec["text"], dense, scope=old.scope, kind=spec["kind"], tags=spec["tags"],
                             importance=spec["importance"], metadata=spec["metadata"], source=spec.get("source"),
@@ -437,7 +446,7 @@ class Engine:
         self._check_usable()
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        if not _is_int(limit) or limit < 1:
             raise ValueError(f"limit must be a positive integer, got {limit!r}")
         if token_budget is not None and token_budget < 0:
             raise ValueError("token_budget must be >= 0")
@@ -484,8 +493,8 @@ class Engine:
              until: Any = None, include_superseded: bool = True) -> list[MemoryRecord]:
         """Newest first. ``scope=None`` lists the global space, never every tenant."""
         self._check_usable()
-        if limit < 1 or offset < 0:
-            raise ValueError("limit must be >= 1 and offset >= 0")
+        if not _is_int(limit) or not _is_int(offset) or limit < 1 or offset < 0:
+            raise ValueError(f"limit must be an integer >= 1 and offset >= 0, got {limit!r}, {offset!r}")
         flt = build_filter(Scope.coerce(scope), kind=kind, tags=tags, where=where, since=since, until=until)
         if not include_superseded:
             flt.must.append(_range("valid_until_ts", gt=time.time()))
@@ -570,10 +579,14 @@ class Engine:
         return n
 
     def _write_records(self, recs: Sequence[MemoryRecord]) -> int:
+        """Imported records pass the same validation and redaction as new ones (an export may predate a rule)."""
+        recs = [replace(r, text=self._check_text(r.text), kind=self._check_kind(r.kind), tags=self._check_tags(r.tags),
+                        importance=self._check_importance(r.importance), metadata=self._check_metadata(r.metadata),
+                        source=self._redact(r.source), context=self._check_context(r.context))
+                for r in recs]
+        recs = [replace(r, content_hash=content_hash(r.text, r.scope)) for r in recs]
         vectors = self.vectors_for(recs)
-        points = [self._point(replace(r, content_hash=r.content_hash or content_hash(r.text, r.scope),
-                                      embedded=v is not None or not self.dense), v)
-                  for r, v in zip(recs, vectors)]
+        points = [self._point(replace(r, embedded=v is not None or not self.dense), v) for r, v in zip(recs, vectors)]
         with self._write_lock:
             self.backend.upsert(points)
         return len(points)
@@ -684,20 +697,14 @@ class Engine:
 
 
 # ---------------------------------------------------------------------- helpers
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _make_redactor(pii: bool) -> Any:
     from .redact import Redactor
 
     return Redactor(pii=pii)
-
-
-def _redact_strings(value: Any, redactor: Any) -> Any:
-    if isinstance(value, str):
-        return redactor.redact(value).text
-    if isinstance(value, dict):
-        return {k: _redact_strings(v, redactor) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_strings(v, redactor) for v in value]
-    return value
 
 
 def _cond(key: str, value: Any):  # noqa: ANN202

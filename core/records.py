@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping
 from .backends.base import Cond, FilterSpec
 from .types import FOREVER, GLOBAL_TENANT, MemoryRecord, Scope, to_datetime, to_ts
 
-TOP_LEVEL_WHERE = {"kind", "source", "tags", "user", "agent", "session", "id"}
+TOP_LEVEL_WHERE = {"kind", "source", "tags", "user", "agent", "session"}
 RANGE_OPS = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 
 

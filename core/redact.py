@@ -134,6 +134,24 @@ class Redactor:
             return RedactionResult(text)
         return _apply(text, matches)
 
+    def redact_data(self, value: Any) -> tuple[Any, dict[str, int]]:
+        """Redact JSON-like data (metadata): every string, keys included, at any depth; input untouched."""
+        counts: dict[str, int] = {}
+
+        def walk(node: Any) -> Any:
+            if isinstance(node, str):
+                res = self.redact(node)
+                for k, n in res.counts.items():
+                    counts[k] = counts.get(k, 0) + n
+                return res.text
+            if isinstance(node, Mapping):
+                return {walk(k) if isinstance(k, str) else k: walk(v) for k, v in node.items()}
+            if isinstance(node, (list, tuple)):
+                return [walk(v) for v in node]
+            return node
+
+        return walk(value), counts
+
     def redact_messages(self, messages: Any) -> tuple[Any, dict[str, int]]:
         """Redact chat messages (OpenAI/Anthropic shapes) recursively; input untouched."""
         counts: dict[str, int] = {}

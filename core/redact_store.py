@@ -11,6 +11,11 @@ from typing import Any
 from .types import Scope
 
 
+def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
+    for k, n in counts.items():
+        into[k] = into.get(k, 0) + n
+
+
 def redact_store(memory: Any, redactor: Any, *, scope: Scope | None = None, dry_run: bool = True) -> dict[str, Any]:
     """Returns ``{"scanned", "changed", "kinds": {kind: n}, "ids": [...], "dry_run"}``; values are never returned."""
     scanned = changed = 0
@@ -18,40 +23,23 @@ def redact_store(memory: Any, redactor: Any, *, scope: Scope | None = None, dry_
     ids: list[str] = []
     for rec in list(memory.iter_records(scope)):
         scanned += 1
-        text_res = redactor.redact(rec.text)
-        meta, meta_counts = _redact_value(dict(rec.metadata), redactor)
-        counts = dict(text_res.counts)
-        for k, v in meta_counts.items():
-            counts[k] = counts.get(k, 0) + v
+        counts: dict[str, int] = {}
+        text = redactor.redact(rec.text)
+        _add_counts(counts, text.counts)
+        meta, meta_counts = redactor.redact_data(dict(rec.metadata))
+        _add_counts(counts, meta_counts)
+        tags, tag_counts = redactor.redact_data(list(rec.tags))
+        _add_counts(counts, tag_counts)
+        context = redactor.redact(rec.context) if rec.context else None
+        if context is not None:
+            _add_counts(counts, context.counts)
         if not counts:
             continue
         changed += 1
         ids.append(rec.id)
-        for k, v in counts.items():
-            kinds[k] = kinds.get(k, 0) + v
+        _add_counts(kinds, counts)
         if not dry_run:
-            memory.update(rec.id, text=text_res.text if text_res.changed else None, metadata=meta)
+            memory.update(rec.id, text=text.text if text.changed else None, metadata=meta,
+                          tags=tags if tag_counts else None,
+                          context=context.text if context is not None and context.changed else None)
     return {"scanned": scanned, "changed": changed, "kinds": kinds, "ids": ids, "dry_run": dry_run}
-
-
-def _redact_value(value: Any, redactor: Any) -> tuple[Any, dict[str, int]]:
-    counts: dict[str, int] = {}
-    if isinstance(value, str):
-        res = redactor.redact(value)
-        return res.text, dict(res.counts)
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            out[k], c = _redact_value(v, redactor)
-            for kk, n in c.items():
-                counts[kk] = counts.get(kk, 0) + n
-        return out, counts
-    if isinstance(value, list):
-        items = []
-        for v in value:
-            nv, c = _redact_value(v, redactor)
-            items.append(nv)
-            for kk, n in c.items():
-                counts[kk] = counts.get(kk, 0) + n
-        return items, counts
-    return value, counts

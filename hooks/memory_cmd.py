@@ -11,7 +11,7 @@ import datetime as _dt
 import time
 from typing import Sequence
 
-from .common import project_tenant
+from .common import env_flag, project_tenant
 
 USAGE = "remem-hook memory {last | search QUERY | save TEXT [--kind K] | forget ID | list [N]}"
 
@@ -61,7 +61,8 @@ def main(argv: Sequence[str]) -> int:
         elif args.action == "save":
             from remem.core.redact import Redactor
 
-            print(run_memory_save(mem, Redactor(pii=True).redact(text).text, scope, kind=args.kind))
+            print(run_memory_save(mem, Redactor(pii=env_flag("REMEM_HOOK_PII", True)).redact(text).text, scope,
+                                  kind=args.kind))
         elif args.action == "forget":
             print(run_memory_forget(mem, text, scope))
         else:

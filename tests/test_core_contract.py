@@ -277,3 +277,43 @@ def test_context_is_indexed_for_recall_but_not_shown(any_mem: Memory, memory_fac
     target = memory_factory("none")
     target.import_(path)
     assert target.search("CSV exporter Friday", scope=ALICE)[0].record.id == terse.id
+
+
+def test_tag_only_update_keeps_the_dense_vector(any_dense_mem: Memory) -> None:
+    rec = any_dense_mem.add("The quarterly report is due on the fifth working day", scope=ALICE, kind="fact")
+    any_dense_mem.update(rec.id, tags=["finance"])
+    got = any_dense_mem.get(rec.id)
+    assert got.embedded and got.tags == ("finance",) and any_dense_mem.stats().pending_embeddings == 0
+
+
+def test_re_adding_a_superseded_text_stores_it_again(any_mem: Memory) -> None:
+    old = any_mem.add("Alice likes tea", scope=ALICE, kind="preference")
+    any_mem.supersede(old.id, "Alice likes coffee")
+    again = any_mem.add("Alice likes tea", scope=ALICE, kind="preference")
+    assert again.id != old.id and again.is_current
+    assert "Alice likes tea" in [h.record.text for h in any_mem.search("alice likes", scope=ALICE)]
+    other_src = any_mem.add("Alice likes tea", scope=ALICE, kind="preference", metadata={"src": "x"})
+    assert any_mem.add("Alice likes tea", scope=ALICE, kind="preference", metadata={"src": "y"}).id != other_src.id
+
+
+def test_every_field_is_redacted_on_every_write_path(any_mem: Memory, tmp_path) -> None:
+    key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
+    rec = any_mem.add("deploy note", scope=ALICE, tags=[key], metadata={key: "v", "nested": [{"k": key}]},
+                      source=key, context=f"token {key}")
+    dumped = json.dumps(any_mem.get(rec.id).as_dict())
+    assert key not in dumped
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text(json.dumps({"id": "0b5f5bde-5a3c-4a43-9a6b-1f0f0e3b8d11", "text": f"my key is {key}",
+                               "kind": "note", "scope": {"tenant": "acme", "user": "alice"},
+                               "metadata": {"k": key}}) + "\n")
+    any_mem.import_(raw)
+    assert key not in json.dumps(any_mem.get("0b5f5bde-5a3c-4a43-9a6b-1f0f0e3b8d11").as_dict())
+
+
+def test_validity_windows_are_checked_on_update_and_supersede(any_mem: Memory) -> None:
+    rec = any_mem.add("The API is frozen", scope=ALICE, valid_from=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
+    with pytest.raises(ValueError, match="valid_until"):
+        any_mem.update(rec.id, valid_until=dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc))
+    with pytest.raises(ValueError, match="after the old one"):
+        any_mem.supersede(rec.id, "The API is open", valid_from=dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc))
+    assert any_mem.get(rec.id).valid_until is None
