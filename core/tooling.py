@@ -141,11 +141,16 @@ class BackgroundCapture:
     def flush(self, timeout: float | None = 30.0) -> None:
         with self._lock:
             pending = list(self._pending)
-        for fut in pending:
-            try:
-                fut.result(timeout=timeout)
-            except Exception:  # noqa: BLE001
-                pass
+        wait_for(pending, timeout)
+
+
+def wait_for(futures: Iterable[Future[Any]], timeout: float | None = 30.0) -> None:
+    """Wait for captures to finish; their failures were already logged, so they are not raised here."""
+    for fut in futures:
+        try:
+            fut.result(timeout=timeout)
+        except Exception:  # noqa: BLE001
+            pass
 
 
 _default_capture: BackgroundCapture | None = None

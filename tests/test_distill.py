@@ -10,7 +10,7 @@ import datetime as _dt
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator
+from typing import Any
 
 import openai
 import pytest
@@ -54,18 +54,6 @@ CODING_CONVERSATION: list[dict[str, Any]] = [
     {"role": "user", "content": "Great, thanks!"},
     {"role": "assistant", "content": "You're welcome!"},
 ]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[OpenAIServer]:
-    with OpenAIServer(embedding_dim=32) as srv:
-        yield srv
-
-
-@pytest.fixture
-def srv(server: OpenAIServer) -> OpenAIServer:
-    server.reset()
-    return server
 
 
 @pytest.fixture

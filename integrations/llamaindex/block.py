@@ -24,7 +24,7 @@ from llama_index.core.memory import BaseMemoryBlock
 
 from ...core.formatting import render_context
 from ...core.tokens import count_tokens
-from ...core.tooling import BackgroundCapture, default_capture
+from ...core.tooling import BackgroundCapture, default_capture, wait_for
 from ...core.types import Scope
 from ._common import last_user_text, sync_and_async, to_capture_dicts
 
@@ -152,11 +152,7 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
         """Wait for this block's pending captures (tests, shutdown, before reading the store)."""
         with self._lock:
             pending = list(self._pending)
-        for fut in pending:
-            try:
-                fut.result(timeout=timeout)
-            except Exception:  # noqa: BLE001
-                pass
+        wait_for(pending, timeout)
 
     async def aflush(self, timeout: float | None = 30.0) -> None:
         await asyncio.to_thread(self.flush, timeout)
