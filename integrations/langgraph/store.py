@@ -5,9 +5,17 @@ Each LangGraph item ``(namespace, key, value)`` is one remem memory:
 * ``put`` is an upsert: the memory holding (namespace, key) is found by metadata and updated (creation time
   kept), else added; only public ``Memory`` methods are used, so the store works the same on an in-process
   store, through the local remem service, or on a Qdrant server;
-* its metadata holds the value (``lg_value``), the key, the dot-joined namespace and the list of every
-  namespace prefix (``lg_prefixes``), so a prefix search is one filter *inside* the Qdrant query, never a
-  post-filter; ``lg_expires_at`` carries the TTL and is filtered on every read;
+* its metadata holds the value (``lg_value``), the key, the namespace labels and, for lookups, digests of
+  (namespace, key) (``lg_id_h``), of the namespace (``lg_ns_h``), of every namespace prefix (``lg_prefix_h``) and
+  of every label (``lg_label_h``), so a get is one exact filter and a prefix search one filter *inside* the
+  Qdrant query, never a post-filter; ``lg_expires_at`` carries the TTL and is filtered on every read;
+* lookups never filter on a stored label or key: remem redacts every metadata string on write (secrets always,
+  PII when the ``Memory`` has ``pii=True``), so a namespace like ``("users", "+1 415 555 0132")`` or a key like
+  ``"sk-proj-..."`` is stored as ``[REDACTED:...]``. Digests are sha256 spelled in the letters ``a``-``p``
+  (no digits, so no credit-card/phone rule can fire inside one, which plain hex does ~1 in 750 times). Secrets
+  and PII never persist in clear text, by design: ``get`` returns the namespace and key the caller passed,
+  ``search`` and ``list_namespaces`` return the caller's labels for the positions the query named and the
+  stored (possibly redacted) labels and keys elsewhere;
 * its text (what BM25 and the dense model read) is the item's indexed fields (LangGraph ``IndexConfig``
   ``fields`` semantics: default the whole value as JSON; ``index=False`` keeps the item listable and filterable
   but never matched by a query).
@@ -22,11 +30,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import hashlib
 import json
 import logging
 import re
 import threading
 import time
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 from langgraph.store.base import (BaseStore, GetOp, InvalidNamespaceError, Item, ListNamespacesOp, Op, PutOp,
@@ -60,6 +70,11 @@ class RememStore(BaseStore):
         ttl: LangGraph ``TTLConfig`` (``default_ttl`` in minutes, ``refresh_on_read``, ``sweep_interval_minutes``).
         fill_unmatched: with ``query=``, top up to ``limit`` with in-prefix items the query did not match
             (``score=None``), like a vector store always returning its nearest neighbours.
+
+    Labels and keys that look like secrets (or PII, with ``Memory(pii=True)``) work as usual for put, get,
+    delete, prefix search and namespace matching, but are stored redacted: results carry the caller's own
+    labels where the request named them and ``[REDACTED:<kind>]`` elsewhere (a search over ``("users",)``
+    returns ``("users", "[REDACTED:phone]")``; the clear value is not stored anywhere to recover it from).
     """
 
     supports_ttl: bool = True
@@ -128,13 +143,13 @@ class RememStore(BaseStore):
     def _base_where(self, prefix: tuple[str, ...], now: float) -> dict[str, Any]:
         where: dict[str, Any] = {"lg_expires_at": {"$gt": now}}
         if prefix:
-            where["lg_prefixes"] = ".".join(prefix)
+            where["lg_prefix_h"] = _ns_digest(prefix)
         return where
 
     # ------------------------------------------------------------------ operations
     def _records(self, namespace: tuple[str, ...], key: str, now: float | None) -> list[MemoryRecord]:
         """The memories holding (namespace, key), newest first (normally one); ``now`` given: unexpired only."""
-        where: dict[str, Any] = {"lg_ns": ".".join(namespace), "lg_key": str(key)}
+        where: dict[str, Any] = {"lg_id_h": _item_digest(namespace, key)}
         if now is not None:
             where["lg_expires_at"] = {"$gt": now}
         return self.memory.list(scope=self.scope_for(namespace), where=where, limit=8)
@@ -145,7 +160,7 @@ class RememStore(BaseStore):
             return None
         if op.refresh_ttl:
             self._refresh(recs[:1])
-        return _item(recs[0])
+        return _item(recs[0], tuple(op.namespace), str(op.key))
 
     def _put(self, op: PutOp) -> None:
         with self._lock:
@@ -168,11 +183,18 @@ class RememStore(BaseStore):
         ns_text = ".".join(op.namespace)
         text = "\n".join(texts)[:MAX_TEXT_CHARS].strip() or f"{ns_text} {op.key}"[:MAX_TEXT_CHARS]
         ttl = op.ttl
+        ns = tuple(op.namespace)
+        item_h = _item_digest(ns, op.key)
         meta = {
             "lg_ns": ns_text,
-            "lg_prefixes": [".".join(op.namespace[:i]) for i in range(1, len(op.namespace) + 1)],
-            "lg_depth": len(op.namespace),
+            "lg_labels": list(ns),
+            "lg_prefixes": [".".join(ns[:i]) for i in range(1, len(ns) + 1)],
+            "lg_depth": len(ns),
             "lg_key": str(op.key),
+            "lg_id_h": item_h,
+            "lg_ns_h": _ns_digest(ns),
+            "lg_prefix_h": [_ns_digest(ns[:i]) for i in range(1, len(ns) + 1)],
+            "lg_label_h": [_label_digest(label) for label in ns],
             "lg_value": value,
             "lg_indexed": "yes" if texts else "no",
             "lg_ttl": ttl,
@@ -180,12 +202,16 @@ class RememStore(BaseStore):
             "lg_updated_at": now,
         }
         if live:
-            mem.update(live[0].id, text=text, metadata=meta)
+            rec = mem.update(live[0].id, text=text, metadata=meta)
             for extra in live[1:]:  # a concurrent first put from another process: keep one
                 mem.forget(extra.id)
         else:
-            mem.add(text, scope=self.scope_for(op.namespace), kind=self.kind, metadata=meta,
-                    source="langgraph-store", dedupe=False)
+            rec = mem.add(text, scope=self.scope_for(op.namespace), kind=self.kind, metadata=meta,
+                          source="langgraph-store", dedupe=False)
+        stored = getattr(rec, "metadata", None)
+        if isinstance(stored, Mapping) and stored.get("lg_id_h") not in (None, item_h):
+            log.warning("a redaction rule rewrote the lookup digest of a store item; it cannot be found by key "
+                        "(check the Memory's extra redaction patterns)")
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         limit, offset = max(0, int(op.limit)), max(0, int(op.offset))
@@ -217,7 +243,7 @@ class RememStore(BaseStore):
         page = ranked[offset:offset + limit]
         if op.refresh_ttl:
             self._refresh([rec for rec, _ in page])
-        return [_search_item(rec, score) for rec, score in page]
+        return [_search_item(rec, score, prefix) for rec, score in page]
 
     def _scan(self, scope: Scope, where: dict[str, Any], check: Callable[[MemoryRecord], bool] | None, need: int,
               exact: bool) -> list[MemoryRecord]:
@@ -253,8 +279,17 @@ class RememStore(BaseStore):
         recs = self._all(self.scope_for(prefix), self._base_where(prefix, time.time()))
         found: set[tuple[str, ...]] = set()
         for rec in recs:
-            ns = tuple(str(rec.metadata.get("lg_ns", "")).split("."))
-            if all(_ns_matches(cond.match_type, cond.path, ns) for cond in op.match_conditions or ()):
+            labels = _labels(rec)
+            hashes = rec.metadata.get("lg_label_h")
+            hashes = list(hashes) if isinstance(hashes, list) and len(hashes) == len(labels) else None
+            for cond in op.match_conditions or ():
+                known = _ns_matches(cond.match_type, cond.path, labels, hashes)
+                if known is None:
+                    break
+                for i, label in known.items():  # the caller's clear label where the stored one is redacted
+                    labels[i] = label
+            else:
+                ns = tuple(labels)
                 found.add(ns[:op.max_depth] if op.max_depth is not None else ns)
         return sorted(found)[op.offset:op.offset + op.limit]
 
@@ -342,24 +377,69 @@ def _updated_at(rec: MemoryRecord) -> _dt.datetime:
     return _dt.datetime.fromtimestamp(float(ts), tz=_dt.timezone.utc) if ts is not None else rec.updated_at
 
 
-def _item(rec: MemoryRecord) -> Item:
-    return Item(value=dict(rec.metadata.get("lg_value") or {}), key=str(rec.metadata.get("lg_key")),
-                namespace=tuple(str(rec.metadata.get("lg_ns", "")).split(".")), created_at=rec.created_at,
-                updated_at=_updated_at(rec))
+_HEX_TO_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
 
 
-def _search_item(rec: MemoryRecord, score: float | None) -> SearchItem:
-    return SearchItem(namespace=tuple(str(rec.metadata.get("lg_ns", "")).split(".")),
-                      key=str(rec.metadata.get("lg_key")), value=dict(rec.metadata.get("lg_value") or {}),
-                      created_at=rec.created_at, updated_at=_updated_at(rec),
-                      score=float(score) if score is not None else None)
+def _digest(kind: str, *parts: Any) -> str:
+    """sha256 of ``parts`` as 64 letters a-p: no digit runs for PII rules, no separators or digits for secret
+    and entropy rules, so remem's redactor leaves it as written (plain hex trips the credit-card rule)."""
+    raw = json.dumps([kind, *parts], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest().translate(_HEX_TO_LETTERS)
 
 
-def _ns_matches(match_type: str, path: Sequence[str], ns: tuple[str, ...]) -> bool:
-    if len(ns) < len(path):
-        return False
-    pairs = zip(ns, path) if match_type == "prefix" else zip(reversed(ns), reversed(path))
-    return all(p == "*" or p == label for label, p in pairs)
+def _ns_digest(namespace: Sequence[str]) -> str:
+    return _digest("ns", ".".join(namespace))
+
+
+def _item_digest(namespace: Sequence[str], key: Any) -> str:
+    return _digest("item", ".".join(namespace), str(key))
+
+
+@lru_cache(maxsize=1024)
+def _label_digest(label: str) -> str:
+    return _digest("label", label)
+
+
+def _labels(rec: MemoryRecord) -> list[str]:
+    """The stored namespace labels (each redacted on its own, so a placeholder never swallows a neighbour)."""
+    labels = rec.metadata.get("lg_labels")
+    if isinstance(labels, list) and labels:
+        return [str(label) for label in labels]
+    return str(rec.metadata.get("lg_ns", "")).split(".")
+
+
+def _item(rec: MemoryRecord, namespace: tuple[str, ...], key: str) -> Item:
+    """The item as the caller named it (the stored namespace/key may be redacted)."""
+    return Item(value=dict(rec.metadata.get("lg_value") or {}), key=key, namespace=namespace,
+                created_at=rec.created_at, updated_at=_updated_at(rec))
+
+
+def _search_item(rec: MemoryRecord, score: float | None, prefix: tuple[str, ...]) -> SearchItem:
+    """A search hit; its first ``len(prefix)`` labels are the caller's (the prefix digest matched them), the
+    rest and the key are what was stored: ``[REDACTED:<kind>]`` where a secret or PII was, by design."""
+    labels = _labels(rec)
+    namespace = tuple(prefix) + tuple(labels[len(prefix):])
+    return SearchItem(namespace=namespace, key=str(rec.metadata.get("lg_key")),
+                      value=dict(rec.metadata.get("lg_value") or {}), created_at=rec.created_at,
+                      updated_at=_updated_at(rec), score=float(score) if score is not None else None)
+
+
+def _ns_matches(match_type: str, path: Sequence[str], labels: Sequence[str],
+                hashes: Sequence[str] | None) -> dict[int, str] | None:
+    """None if ``labels`` fail the condition, else {position: the condition's label} for every position it
+    named; a label matches by its digest too, so a redacted stored label still matches the caller's clear one."""
+    n = len(labels)
+    if n < len(path):
+        return None
+    positions = range(len(path)) if match_type == "prefix" else range(n - len(path), n)
+    known: dict[int, str] = {}
+    for i, p in zip(positions, path):
+        if p == "*":
+            continue
+        if labels[i] != p and (hashes is None or hashes[i] != _label_digest(p)):
+            return None
+        known[i] = p
+    return known
 
 
 def _is_number(v: Any) -> bool:
