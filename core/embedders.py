@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import importlib.util
 import os
@@ -188,6 +187,8 @@ async def aembed_documents(embedder: Embedder, texts: Sequence[str]) -> list[lis
         return await native(texts)
     if not texts or embedder.dim == 0:
         return [[] for _ in texts]
+    import asyncio  # here, not at the top: hooks import this module and must start fast
+
     return await asyncio.to_thread(embedder.embed_documents, texts)
 
 
@@ -197,6 +198,8 @@ async def aembed_query(embedder: Embedder, text: str) -> list[float]:
         return await native(text)
     if embedder.dim == 0:
         return []
+    import asyncio
+
     return await asyncio.to_thread(embedder.embed_query, text)
 
 
