@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import threading
@@ -30,8 +31,9 @@ def open_backend(path: str | os.PathLike[str] | None = None, url: str | None = N
 
 
 ServiceMode = Literal["auto", "off", "require"]
-_ENGINE_DEFAULTS: dict[str, Any] = {"rrf_k": 5, "dedupe_threshold": 0.95, "decay": None, "on_embed_error": "keep",
-                                    "reinforce": True, "redact": True, "pii": False}
+_ENGINE_DEFAULTS: dict[str, Any] = {  # what a service client need not send: the engine's own defaults
+    name: param.default for name, param in inspect.signature(Engine.__init__).parameters.items()
+    if name in ("rrf_k", "dedupe_threshold", "decay", "on_embed_error", "reinforce", "redact", "pii")}
 log = logging.getLogger("remem.memory")
 
 
@@ -116,6 +118,12 @@ class Memory(Engine):
     ) -> None:
         if path is not None and url is not None:
             raise ValueError("pass either path= (embedded) or url= (Qdrant server), not both")
+        if isinstance(self, RemoteMemory):
+            self._attach(path, embedder=embedder, timeout=timeout, on_embedder_mismatch=on_embedder_mismatch,
+                         settings={"rrf_k": rrf_k, "dedupe_threshold": dedupe_threshold, "decay": decay,
+                                   "on_embed_error": on_embed_error, "reinforce": reinforce, "redact": redact,
+                                   "pii": pii})
+            return
         be = backend or open_backend(path, url, api_key, collection)
         try:
             super().__init__(
@@ -189,26 +197,11 @@ class RemoteMemory(Memory):
     _client: Any
     _info: dict[str, Any]
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str] | None = None,
-        *,
-        url: str | None = None,
-        api_key: str | None = None,
-        collection: str | None = None,
-        embedder: str | Embedder | None = None,
-        rrf_k: int = 5,
-        dedupe_threshold: float = 0.95,
-        decay: DecayPolicy | None = None,
-        on_embed_error: Literal["keep", "refuse"] = "keep",
-        on_embedder_mismatch: Literal["error", "allow"] = "error",
-        reinforce: bool = True,
-        redact: bool = True,
-        pii: bool = False,
-        backend: Backend | None = None,
-        service: ServiceMode | None = None,
-        timeout: float | None = None,
-    ) -> None:
+    def _attach(self, path: Any, *, embedder: Any, timeout: float | None, on_embedder_mismatch: str,
+                settings: dict[str, Any]) -> None:
+        """Connect to the store's service (``Memory.__init__`` calls this instead of opening the store)."""
+        rrf_k, dedupe_threshold, decay = settings["rrf_k"], settings["dedupe_threshold"], settings["decay"]
+        reinforce, on_embed_error = settings["reinforce"], settings["on_embed_error"]
         if "_client" not in self.__dict__:  # constructed directly rather than through Memory(...)
             from .client import ServiceClient
 
@@ -226,9 +219,7 @@ class RemoteMemory(Memory):
             raise EmbedderMismatchError(
                 f"{info['mismatch']}. Run `remem reembed` (or open with on_embedder_mismatch='allow' and call "
                 f"mem.reembed()) to migrate the store in place.")
-        cfg = {"rrf_k": rrf_k, "dedupe_threshold": dedupe_threshold, "decay": decay,
-               "on_embed_error": on_embed_error, "reinforce": reinforce, "redact": redact, "pii": pii}
-        self._client.cfg = {k: v for k, v in cfg.items() if v != _ENGINE_DEFAULTS[k]}
+        self._client.cfg = {k: v for k, v in settings.items() if v != _ENGINE_DEFAULTS[k]}
         if decay is not None:
             from .client import encode
 
