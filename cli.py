@@ -205,9 +205,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_redact(args: argparse.Namespace) -> int:
-    from .core.redact import Redactor
+    from .core.redact import configured
 
-    redactor = Redactor(pii=args.pii)
+    redactor = configured(args.pii)
     if args.store:
         scope = _scope(args) if (args.tenant or args.global_space) else None
         with _open(args) as mem:

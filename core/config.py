@@ -20,6 +20,7 @@ ENV_DOC: dict[str, str] = {
     "REMEM_LLM_API_KEY": "key for the chat endpoint (default OPENAI_API_KEY)",
     "REMEM_SERVICE": "auto | off: share one store between processes through the local service (default auto)",
     "REMEM_SERVICE_IDLE": "seconds the local service stays up without requests (default 900)",
+    "REMEM_REDACT_CONFIG": "redaction allow-list and extra patterns (default $REMEM_HOME/redact.json)",
 }
 
 

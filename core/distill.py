@@ -95,19 +95,13 @@ def resolve_distiller(distiller: Any = None) -> KeylessDistiller | LLMDistiller:
 # ====================================================================== the pipeline
 
 
-_REDACTORS: dict[bool, Any] = {}
 _SUMMARY_LOCK = threading.RLock()
-_REDACTOR_LOCK = threading.Lock()
 
 
 def _redactor(pii: bool | None) -> Any:
-    from .redact import Redactor
+    from .redact import configured
 
-    key = bool(pii)
-    with _REDACTOR_LOCK:
-        if key not in _REDACTORS:
-            _REDACTORS[key] = Redactor(pii=key)
-        return _REDACTORS[key]
+    return configured(bool(pii))
 
 
 def _count_into(total: dict[str, int], counts: Mapping[str, int]) -> None:

@@ -674,11 +674,11 @@ class Engine:
     def rescan_redactions(self, *, scope: Any = None, pii: bool = False, dry_run: bool = True) -> dict[str, Any]:
         """Re-scan stored memories with today's redaction rules and rewrite what they catch (``remem redact
         --store``); a dry run only counts. Values are never returned."""
-        from .redact import Redactor
+        from .redact import configured
         from .redact_store import redact_store
 
         with self._write_lock:
-            return redact_store(self, Redactor(pii=pii), scope=scope, dry_run=dry_run)
+            return redact_store(self, configured(pii), scope=scope, dry_run=dry_run)
 
     def _strict_vectors(self, recs: Sequence[MemoryRecord]) -> list[list[float] | None]:
         """Like vectors_for, but a provider failure raises: a migration must not store vector-less copies."""
@@ -702,9 +702,9 @@ def _is_int(value: Any) -> bool:
 
 
 def _make_redactor(pii: bool) -> Any:
-    from .redact import Redactor
+    from .redact import configured
 
-    return Redactor(pii=pii)
+    return configured(pii)
 
 
 def _cond(key: str, value: Any):  # noqa: ANN202

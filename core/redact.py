@@ -12,10 +12,13 @@ safe), never raise on ``str`` input, idempotent on already-redacted text.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from .redact_rules import PII_RULES, SECRET_RULES, Rule, shannon_entropy
@@ -376,6 +379,45 @@ def _user_rule(kind: str, pattern: str) -> Rule:
             group = name
             break
     return Rule(kind, pattern, group)
+
+
+def config_path() -> Path:
+    """``$REMEM_REDACT_CONFIG``, else ``$REMEM_HOME/redact.json``."""
+    env = os.environ.get("REMEM_REDACT_CONFIG")
+    return Path(env).expanduser() if env else Path(os.environ.get("REMEM_HOME") or "~/.remem").expanduser() / "redact.json"
+
+
+def configured(pii: bool = False) -> Redactor:
+    """The redactor remem uses on its write paths: the rules plus the user's configuration, if any.
+
+    ``redact.json``: ``{"allow": ["literal or regex", ...], "patterns": {"kind": "regex", ...}}``. A broken
+    file is an error that names the file, never a silent fallback to fewer rules."""
+    path = config_path()
+    try:
+        stat = path.stat()
+    except OSError:
+        return _default(bool(pii))
+    return _from_file(str(path), stat.st_mtime_ns, bool(pii))
+
+
+@lru_cache(maxsize=8)
+def _from_file(path: str, mtime_ns: int, pii: bool) -> Redactor:
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"redaction config {path} is not readable JSON: {exc}") from exc
+    if not isinstance(data, dict) or not set(data) <= {"allow", "patterns"}:
+        raise ValueError(f"redaction config {path} must be an object with 'allow' and/or 'patterns'")
+    allow = data.get("allow") or []
+    patterns = data.get("patterns") or {}
+    if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
+        raise ValueError(f"redaction config {path}: 'allow' must be a list of strings")
+    if not isinstance(patterns, dict) or not all(isinstance(v, str) for v in patterns.values()):
+        raise ValueError(f"redaction config {path}: 'patterns' must map kinds to regex strings")
+    try:
+        return Redactor(pii=pii, allow=tuple(allow), extra_patterns=patterns)
+    except re.error as exc:
+        raise ValueError(f"redaction config {path}: bad pattern: {exc}") from exc
 
 
 @lru_cache(maxsize=4)

@@ -54,9 +54,9 @@ def file_lock(path: Path, blocking: bool = True) -> Iterator[bool]:
 
 
 def _redact(messages: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, int]]:
-    from remem.core.redact import Redactor
+    from remem.core.redact import configured
 
-    redactor = Redactor(pii=env_flag("REMEM_HOOK_PII", True))
+    redactor = configured(env_flag("REMEM_HOOK_PII", True))
     counts: dict[str, int] = {}
     out = []
     for msg in messages:

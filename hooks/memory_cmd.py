@@ -59,9 +59,9 @@ def main(argv: Sequence[str]) -> int:
         if args.action == "search":
             print(run_memory_search(mem, text, scope, limit=args.limit))
         elif args.action == "save":
-            from remem.core.redact import Redactor
+            from remem.core.redact import configured
 
-            print(run_memory_save(mem, Redactor(pii=env_flag("REMEM_HOOK_PII", True)).redact(text).text, scope,
+            print(run_memory_save(mem, configured(env_flag("REMEM_HOOK_PII", True)).redact(text).text, scope,
                                   kind=args.kind))
         elif args.action == "forget":
             print(run_memory_forget(mem, text, scope))

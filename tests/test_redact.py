@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import threading
 
 import pytest
@@ -294,3 +295,19 @@ def test_module_level_redact_uses_cached_default() -> None:
 def test_phone_at_the_end_of_a_sentence_is_redacted_whole(text: str) -> None:
     res = Redactor(pii=True).redact(text)
     assert res.counts == {"phone": 1} and res.text.endswith("[REDACTED:phone].")
+
+
+def test_allow_list_and_patterns_come_from_the_config_file(tmp_path, monkeypatch) -> None:
+    from remem.core.redact import configured
+
+    cfg = tmp_path / "redact.json"
+    monkeypatch.setenv("REMEM_REDACT_CONFIG", str(cfg))
+    internal = "ACME-" + "7" * 12
+    fake_key = "ghp_" + "A1b2" * 9
+    assert configured().redact(f"ticket {internal}").text == f"ticket {internal}"
+    cfg.write_text(json.dumps({"allow": [fake_key], "patterns": {"acme_ticket": r"ACME-\d{12}"}}))
+    res = configured().redact(f"ticket {internal} and token {fake_key}")
+    assert res.text == f"ticket [REDACTED:acme_ticket] and token {fake_key}"
+    cfg.write_text("{not json")
+    with pytest.raises(ValueError, match="redact.json"):
+        configured()
