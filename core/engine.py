@@ -323,12 +323,15 @@ class Engine:
 
     def update(self, memory_id: str, *, text: str | None = None, tags: Iterable[str] | None = None,
                importance: int | None = None, metadata: Mapping[str, Any] | None = None, kind: str | None = None,
-               valid_until: Any = None, context: str | None = None, scope: Any = None) -> MemoryRecord:
+               valid_until: Any = None, context: str | None = None, scope: Any = None,
+               replace_metadata: bool = False) -> MemoryRecord:
+        """Change a memory in place. ``metadata`` is merged into the existing one unless ``replace_metadata``."""
         dense = None
         if text is not None or context is not None or tags is not None:  # the point is rewritten: new vectors
             dense = self.vectors_for([self.revised(memory_id, text=text, context=context, scope=scope)])[0]
         return self._update(memory_id, dense, text=text, tags=tags, importance=importance, metadata=metadata,
-                            kind=kind, valid_until=valid_until, context=context, scope=scope)
+                            kind=kind, valid_until=valid_until, context=context, scope=scope,
+                            replace_metadata=replace_metadata)
 
     def revised(self, memory_id: str, *, text: str | None = None, context: str | None = None,
                 scope: Any = None) -> MemoryRecord:
@@ -340,7 +343,7 @@ class Engine:
     def _update(self, memory_id: str, dense: list[float] | None, *, text: str | None = None,
                 tags: Iterable[str] | None = None, importance: int | None = None,
                 metadata: Mapping[str, Any] | None = None, kind: str | None = None, valid_until: Any = None,
-                context: str | None = None, scope: Any = None) -> MemoryRecord:
+                context: str | None = None, scope: Any = None, replace_metadata: bool = False) -> MemoryRecord:
         with self._write_lock:
             old = self.get(memory_id, scope=scope)
             new = replace(
@@ -348,7 +351,8 @@ class Engine:
                 text=self._check_text(text) if text is not None else old.text,
                 tags=self._check_tags(tags) if tags is not None else old.tags,
                 importance=self._check_importance(importance) if importance is not None else old.importance,
-                metadata={**old.metadata, **self._check_metadata(metadata)} if metadata is not None else old.metadata,
+                metadata=(old.metadata if metadata is None else self._check_metadata(metadata) if replace_metadata
+                          else {**old.metadata, **self._check_metadata(metadata)}),
                 kind=self._check_kind(kind) if kind is not None else old.kind,
                 valid_until=to_datetime(valid_until) if valid_until is not None else old.valid_until,
                 context=self._check_context(context) if context is not None else old.context,

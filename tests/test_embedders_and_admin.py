@@ -3,6 +3,7 @@ crash durability, re-scanning stored memories for secrets, and the admin surface
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -108,7 +109,8 @@ def test_acknowledged_writes_survive_kill_9(tmp_path: Path) -> None:
 def test_rescan_redacts_memories_stored_before_a_rule_existed(memory_factory) -> None:
     key = "ghp_" + "A1b2C3d4" * 4 + "Zz9y"
     raw = memory_factory("none", redact=False)
-    rec = raw.add(f"CI pushes with token {key}", scope=S, metadata={"how": f"GITHUB_TOKEN={key}"})
+    rec = raw.add(f"CI pushes with token {key}", scope=S, metadata={"how": f"GITHUB_TOKEN={key}", key: "as a key"},
+                  tags=[key], context=f"the token is {key}")
     assert key in raw.get(rec.id).text
     dry = raw.rescan_redactions(scope=S)
     assert dry["changed"] == 1 and dry["dry_run"] and key in raw.get(rec.id).text
@@ -117,6 +119,7 @@ def test_rescan_redacts_memories_stored_before_a_rule_existed(memory_factory) ->
     assert done["kinds"] and not done["dry_run"]
     stored = raw.get(rec.id)
     assert key not in stored.text and key not in repr(stored.metadata) and "[REDACTED:" in stored.text
+    assert key not in json.dumps(stored.as_dict())  # tags, metadata keys and context too
 
 
 def test_pii_redaction_is_opt_in(memory_factory) -> None:
