@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Awaitable, Callable, Mapping
 
-from .core.tooling import FORGET_DESCRIPTION, NO_SCOPE, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, format_hits
+from .core.tooling import FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, format_hits
 from .core.types import NotFoundError, RememError, Scope
 
 log = logging.getLogger("remem.mcp")

@@ -17,7 +17,6 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table

@@ -9,10 +9,9 @@ from __future__ import annotations
 import asyncio
 import os
 from functools import partial
-from typing import Any, Callable, Iterable, Literal, Mapping, TypeVar
+from typing import Any, Callable, TypeVar
 
-from .decay import DecayPolicy
-from .embedders import Embedder, aembed_documents, aembed_query
+from .embedders import aembed_documents, aembed_query
 from .memory import Memory, RemoteMemory
 from .types import ForgetResult, MemoryRecord, ProviderError, SearchHit, Stats
 from . import indexing

@@ -16,7 +16,6 @@ Run ``python -m remem.core.service --path FOLDER`` (what clients spawn) or ``rem
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import logging
 import os
@@ -28,7 +27,6 @@ import sys
 import threading
 import time
 import traceback
-from pathlib import Path
 from typing import Any, Mapping
 
 from .client import (EXIT_BUSY, EXIT_LOCKED, MAX_LINE, ServicePaths, decode, dumps_line, encode, encode_error,

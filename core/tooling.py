@@ -32,6 +32,18 @@ FORGET_DESCRIPTION = "Delete one memory by its id (from memory_search results) w
 NO_SCOPE = "no memory scope is configured for this conversation"
 
 
+def sync_memory(memory: Any) -> Any:
+    """The synchronous Memory behind what an adapter was given: a Memory, an AsyncMemory, or a store adapter
+    that wraps one in ``.memory`` (LangGraph's RememStore). None stays None."""
+    inner = getattr(memory, "sync", None)
+    if inner is not None and hasattr(inner, "search"):
+        return inner  # an AsyncMemory
+    inner = getattr(memory, "memory", None)
+    if inner is not None and hasattr(inner, "search") and hasattr(memory, "batch"):
+        return inner
+    return memory
+
+
 def did_not_run(action: str, reason: str) -> str:
     return f"memory {action} did not run: {reason}"
 

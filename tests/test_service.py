@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 import pytest
 
 from remem import AsyncMemory, Memory, NotFoundError, Scope, StoreLockedError
-from remem.core.client import (ServiceClient, ServiceError, ServiceTimeoutError, probe, service_paths,
+from remem.core.client import (ServiceTimeoutError, probe, service_paths,
                                service_status, stop_service)
 from remem.core.memory import RemoteMemory
 from remem.core.types import EmbedderMismatchError

@@ -8,19 +8,9 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
 
-from ...core.aio import AsyncMemory
-from ...core.tooling import SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, run_memory_save, run_memory_search
+from ...core.tooling import (SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, run_memory_save, run_memory_search,
+                             sync_memory)
 from .scope import ScopeLike, resolve_scope
-
-
-def sync_memory(memory: Any) -> Any:
-    """The synchronous ``Memory`` behind a Memory, an AsyncMemory or a RememStore (None stays None)."""
-    if isinstance(memory, AsyncMemory):
-        return memory.sync
-    inner = getattr(memory, "memory", None)
-    if inner is not None and hasattr(inner, "search") and hasattr(memory, "batch"):
-        return inner  # a RememStore
-    return memory
 
 
 def _memory_for(memory: Any, runtime: Any) -> Any:

@@ -18,9 +18,9 @@ from pydantic_ai.messages import SystemPromptPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.run import AgentRunResult
 
-from ...core.tooling import BackgroundCapture, default_capture, recall_context
+from ...core.tooling import BackgroundCapture, default_capture, recall_context, sync_memory
 from .messages import MEMORY_TOOL_NAMES, REMEM_MARK, latest_user_text, to_openai_messages, user_content_text
-from .scope import ScopeSource, resolve_scope, sync_memory
+from .scope import ScopeSource, resolve_scope
 
 log = logging.getLogger("remem.pydantic_ai")
 

@@ -12,7 +12,6 @@ from typing import Any, Callable, Mapping, Protocol, Union, runtime_checkable
 
 from pydantic_ai import RunContext
 
-from ...core.aio import AsyncMemory
 from ...core.types import Scope
 
 log = logging.getLogger("remem.pydantic_ai")
@@ -72,6 +71,3 @@ def resolve_scope(source: ScopeSource, ctx: RunContext[Any]) -> Scope | None:
         return None
 
 
-def sync_memory(memory: Any) -> Any:
-    """The synchronous handle the shared tool helpers call (an ``AsyncMemory`` wraps one)."""
-    return memory.sync if isinstance(memory, AsyncMemory) else memory

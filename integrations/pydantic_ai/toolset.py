@@ -12,8 +12,8 @@ from pydantic import Field
 from pydantic_ai import FunctionToolset, RunContext
 
 from ...core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, run_memory_forget,
-                             run_memory_save, run_memory_search)
-from .scope import ScopeSource, resolve_scope, sync_memory
+                             run_memory_save, run_memory_search, sync_memory)
+from .scope import ScopeSource, resolve_scope
 
 MemoryKind = Literal["fact", "preference", "decision", "event", "lesson", "summary", "note"]
 
