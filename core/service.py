@@ -31,6 +31,7 @@ from typing import Any, Mapping
 
 from .client import (EXIT_BUSY, EXIT_LOCKED, MAX_LINE, ServicePaths, decode, dumps_line, encode, encode_error,
                      probe, service_paths, service_status, start_service, stop_service, transport)
+from .formatting import render_context
 from .types import RememError, StoreLockedError
 
 log = logging.getLogger("remem.service")
@@ -75,6 +76,17 @@ class _View:
 
             view.__dict__["redactor"] = _make_redactor(bool(cfg.get("pii"))) if cfg.get("redact", True) else None
         return view
+
+
+def _lexical_recall(engine: Any, method: str, query: str, *, token_budget: Any = None, limit: Any = None,
+                    **kwargs: Any) -> Any:
+    """Recall while the embedder is still warming up (the first ~1.5 s of a new service): BM25 and identifiers
+    only, so the first prompt of the day is answered in milliseconds instead of waiting for the model."""
+    if method == "search":
+        return engine._search(query, None, token_budget=token_budget, limit=5 if limit is None else limit, **kwargs)
+    budget = 800 if token_budget is None else token_budget
+    hits = engine._search(query, None, token_budget=budget, limit=20 if limit is None else limit, **kwargs)
+    return render_context(hits, budget)
 
 
 class Service:
@@ -128,6 +140,8 @@ class Service:
         if method not in PUBLIC_METHODS:
             raise RememError(f"the remem service has no method {method!r}")
         engine = self.view(cfg) if cfg else self.engine
+        if method in ("search", "context") and not self.warm and engine.dense:
+            return _lexical_recall(engine, method, *args, **kwargs)
         result = getattr(engine, method)(*args, **kwargs)
         return list(result) if method == "iter_records" else result
 

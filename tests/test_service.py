@@ -284,3 +284,30 @@ def test_service_distils_captures_queued_during_an_llm_outage(svc_store: Path, s
     assert _wait(lambda: srv.count("chat") >= 1 and mem.usage()["pending_captures"] == 0, timeout=15)
     assert _wait(lambda: any(r.kind == "summary" and not r.metadata.get("provisional")
                              for r in mem.list(scope=S)), timeout=10)
+
+
+class _SlowToWarm:
+    """A dense embedder that is not ready yet: any query embedding fails the test."""
+
+    name = "slow-to-warm"
+    dim = 8
+
+    def embed_documents(self, texts):  # noqa: ANN001, ANN201
+        return [[1.0] + [0.0] * 7 for _ in texts]
+
+    def embed_query(self, text):  # noqa: ANN001, ANN201
+        raise AssertionError("the service embedded a query before its embedder was warm")
+
+
+def test_a_cold_service_answers_recall_with_bm25_instead_of_waiting(tmp_path: Path) -> None:
+    from remem.core.service import Service
+
+    engine = Memory(path=tmp_path / "s", embedder=_SlowToWarm(), service="off")
+    engine.add("The staging database is called orca-db", scope=S)
+    svc = Service(engine, service_paths(tmp_path / "s"), idle_timeout=0, kind="unix")
+    assert not svc.warm
+    hits = svc.dispatch("search", ["which database is staging"], {"scope": S, "reinforce": False}, None)
+    assert [h.record.text for h in hits] == ["The staging database is called orca-db"]
+    ctx = svc.dispatch("context", ["staging database"], {"scope": S, "token_budget": 200}, None)
+    assert "orca-db" in ctx
+    engine.close()
