@@ -213,7 +213,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
         async def run() -> str:
             sc = scope_for(ctx)
             if limits.quota:
-                count = (await store().stats(scope=Scope(tenant=sc.tenant))).count
+                count = await store().count(scope=Scope(tenant=sc.tenant))
                 if count >= limits.quota:
                     raise ToolError(did_not_run("save", f"the memory quota of tenant {sc.tenant!r} is full "
                                                         f"({count} of {limits.quota}); forget something first"))

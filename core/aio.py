@@ -108,6 +108,9 @@ class AsyncMemory:
     async def list(self, **kwargs: Any) -> list[MemoryRecord]:
         return await self._plain("list", **kwargs)
 
+    async def count(self, **kwargs: Any) -> int:
+        return await self._plain("count", **kwargs)
+
     async def stats(self, **kwargs: Any) -> Stats:
         return await self._plain("stats", **kwargs)
 

@@ -42,7 +42,8 @@ START_TIMEOUT = 15.0
 SLOW_METHODS = frozenset({"add_many", "import_", "export", "backup", "reembed", "remember", "optimize",
                           "iter_records", "stats", "audit", "drain_pending", "rescan_redactions"})
 # safe to send again when the connection broke after the request went out (no effect, or idempotent)
-RETRYABLE = frozenset({"search", "context", "get", "list", "stats", "export", "iter_records", "audit", "usage",
+RETRYABLE = frozenset({"search", "context", "get", "list", "stats", "count", "export", "iter_records", "audit",
+                       "usage",
                        "_hello",
                        "_status"})
 EXIT_LOCKED = 3     # service exit code: the store is open in-process elsewhere

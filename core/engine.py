@@ -505,6 +505,12 @@ class Engine:
         found = self.backend.newest(flt, limit + offset)
         return [from_payload(f.id, f.payload) for f in found[offset:offset + limit]]
 
+    def count(self, *, scope: Any = None, kind: Any = None, tags: Iterable[str] | None = None,
+              where: Mapping[str, Any] | None = None) -> int:
+        """How many memories match, counted by Qdrant (no scan): cheap enough for quotas and dashboards."""
+        self._check_usable()
+        return self.backend.count(build_filter(Scope.coerce(scope), kind=kind, tags=tags, where=where))
+
     def stats(self, *, scope: Any = None) -> Stats:
         self._check_usable()
         flt = FilterSpec(must=scope_conditions(Scope.coerce(scope))) if scope is not None else FilterSpec()

@@ -293,6 +293,9 @@ class RemoteMemory(Memory):
     def stats(self, **kwargs: Any) -> Stats:  # type: ignore[override]
         return self._call("stats", **kwargs)
 
+    def count(self, **kwargs: Any) -> int:  # type: ignore[override]
+        return self._call("count", **kwargs)
+
     def iter_records(self, scope: Any = None) -> Iterator[MemoryRecord]:  # type: ignore[override]
         return iter(self._call("iter_records", scope))
 

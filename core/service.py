@@ -40,9 +40,10 @@ DEFAULT_IDLE = 900.0
 GRACE = 2.0  # seconds connections accepted before the socket was removed still get served at shutdown
 PUBLIC_METHODS = frozenset({"add", "add_many", "search", "context", "get", "update", "supersede", "forget",
                             "list", "stats", "export", "import_", "backup", "reembed", "remember", "optimize",
-                            "iter_records", "audit", "usage", "drain_pending", "rescan_redactions"})
+                            "iter_records", "audit", "usage", "drain_pending", "rescan_redactions", "count"})
 CONFIG_FIELDS = ("rrf_k", "dedupe_threshold", "decay", "on_embed_error", "reinforce")
 REDACTION_FIELDS = ("redact", "pii")
+MAX_VIEWS = 32
 
 
 def idle_from_env() -> float:
@@ -148,9 +149,12 @@ class Service:
     def view(self, cfg: Mapping[str, Any]) -> Any:
         key = json.dumps(encode(dict(cfg)), sort_keys=True)
         with self._state:
-            view = self._views.get(key)
+            view = self._views.pop(key, None)
             if view is None:
-                view = self._views[key] = _View.make(self.engine, decode(dict(cfg)))
+                view = _View.make(self.engine, decode(dict(cfg)))
+            self._views[key] = view  # most recently used last; a few distinct client settings at most
+            while len(self._views) > MAX_VIEWS:
+                self._views.pop(next(iter(self._views)))
             return view
 
     def info(self) -> dict[str, Any]:

@@ -317,3 +317,12 @@ def test_validity_windows_are_checked_on_update_and_supersede(any_mem: Memory) -
     with pytest.raises(ValueError, match="after the old one"):
         any_mem.supersede(rec.id, "The API is open", valid_from=dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc))
     assert any_mem.get(rec.id).valid_until is None
+
+
+def test_count_is_scoped_and_filtered(any_mem: Memory) -> None:
+    any_mem.add("first fact", scope=ALICE, kind="fact")
+    any_mem.add("a decision", scope=ALICE, kind="decision")
+    any_mem.add("bob's fact", scope=BOB, kind="fact")
+    any_mem.add("other tenant", scope=OTHER, kind="fact")
+    assert any_mem.count(scope=ALICE) == 2 and any_mem.count(scope=ALICE, kind="fact") == 1
+    assert any_mem.count(scope=Scope(tenant="acme")) == 3 and any_mem.count(scope=Scope()) == 0
