@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence
 
 from . import lexical
-from .backends.base import Backend, FilterSpec, Found, PointData, PrefetchSpec
+from .backends.base import Backend, Cond, FilterSpec, Found, PointData, PrefetchSpec
 from .decay import DecayPolicy
 from .embedders import Embedder, NoEmbedder
 from .formatting import fit_hits, render_context
@@ -254,7 +254,7 @@ class Engine:
     def _find_duplicate(self, rec: MemoryRecord, dense: list[float] | None) -> MemoryRecord | None:
         now_ts = time.time()
         flt = build_filter(rec.scope, kind=rec.kind, valid_ts=now_ts)  # a superseded memory is never revived
-        flt.must.append(_cond("content_hash", rec.content_hash))
+        flt.must.append(Cond("content_hash", eq=rec.content_hash))
         for f in self.backend.scroll(flt, limit=5)[0]:
             same = from_payload(f.id, f.payload)
             if not _conflicting(same.metadata, rec.metadata):
@@ -501,7 +501,7 @@ class Engine:
             raise ValueError(f"limit must be an integer >= 1 and offset >= 0, got {limit!r}, {offset!r}")
         flt = build_filter(Scope.coerce(scope), kind=kind, tags=tags, where=where, since=since, until=until)
         if not include_superseded:
-            flt.must.append(_range("valid_until_ts", gt=time.time()))
+            flt.must.append(Cond("valid_until_ts", gt=time.time()))
         found = self.backend.newest(flt, limit + offset)
         return [from_payload(f.id, f.payload) for f in found[offset:offset + limit]]
 
@@ -513,7 +513,7 @@ class Engine:
 
     def stats(self, *, scope: Any = None) -> Stats:
         self._check_usable()
-        flt = FilterSpec(must=scope_conditions(Scope.coerce(scope))) if scope is not None else FilterSpec()
+        flt = _scope_filter(scope)
         by_kind: dict[str, int] = {}
         pending = 0
         oldest = newest = None
@@ -533,7 +533,7 @@ class Engine:
                      location=self.backend.location, embedder=self.embedder.name)
 
     def iter_records(self, scope: Any = None) -> Iterator[MemoryRecord]:
-        flt = FilterSpec(must=scope_conditions(Scope.coerce(scope))) if scope is not None else FilterSpec()
+        flt = _scope_filter(scope)
         for f in self._scan(flt):
             yield from_payload(f.id, f.payload)
 
@@ -717,16 +717,9 @@ def _make_redactor(pii: bool) -> Any:
     return configured(pii)
 
 
-def _cond(key: str, value: Any):  # noqa: ANN202
-    from .backends.base import Cond
-
-    return Cond(key, eq=value)
-
-
-def _range(key: str, **bounds: float):  # noqa: ANN202
-    from .backends.base import Cond
-
-    return Cond(key, **bounds)
+def _scope_filter(scope: Any) -> FilterSpec:
+    """Everything in ``scope``; ``None`` here means the whole store (admin scans: stats, export)."""
+    return FilterSpec(must=scope_conditions(Scope.coerce(scope))) if scope is not None else FilterSpec()
 
 
 def _in_scope(rec: MemoryRecord, scope: Scope) -> bool:

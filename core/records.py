@@ -185,9 +185,5 @@ def build_filter(
     return FilterSpec(must=must, must_not=where_not)
 
 
-def when_of(rec: MemoryRecord) -> _dt.datetime:
-    return rec.valid_from or rec.created_at
-
-
 __all__ = ["build_filter", "content_hash", "from_payload", "normalize_text", "scope_conditions",
            "to_payload", "to_datetime", "valid_at", "where_conditions"]
