@@ -34,7 +34,7 @@ def truncate_to_tokens(text: str, max_tokens: int, *, keep: str = "head") -> str
         return text
     if keep == "tail":
         return enc.decode(ids[-max_tokens:])
-    if keep == "both":
+    if keep == "both" and max_tokens >= 8:  # below that the " … " marker would eat the budget
         half = max_tokens // 2
         return enc.decode(ids[:half]) + " … " + enc.decode(ids[len(ids) - (max_tokens - half - 2):])
     return enc.decode(ids[:max_tokens])
