@@ -10,14 +10,16 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pytest
 
 os.environ.setdefault("REMEM_SERVICE", "off")  # tests open stores in-process unless a test starts the service
 
-from remem import Memory  # noqa: E402
+from remem import Memory, Scope  # noqa: E402
+from remem.core.tooling import BackgroundCapture  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from openai_server import OpenAIServer  # noqa: E402
@@ -35,6 +37,21 @@ def srv(server: OpenAIServer) -> OpenAIServer:
     """The shared server with no scripted replies or failures left over from another test."""
     server.reset()
     return server
+
+
+class RecordingCapture(BackgroundCapture):
+    """Records what would be sent to ``memory.remember`` instead of distilling it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.submitted: list[tuple[list[Mapping[str, Any]], Scope, str | None]] = []
+
+    def submit(self, memory: Any, messages: Sequence[Mapping[str, Any]], scope: Scope,
+               session: str | None = None) -> Future[Any]:
+        self.submitted.append((list(messages), scope, session))
+        fut: Future[Any] = Future()
+        fut.set_result(None)
+        return fut
 
 
 def copy_store(src: Path, dest: Path) -> None:

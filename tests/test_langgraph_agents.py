@@ -8,8 +8,7 @@ BackgroundCapture: the adapter's boundary), with the real remem store behind rec
 from __future__ import annotations
 
 import uuid
-from concurrent.futures import Future
-from typing import Any, Mapping, Sequence, TypedDict
+from typing import Any, Sequence, TypedDict
 
 import pytest
 
@@ -24,8 +23,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import Annotated
 
+from conftest import RecordingCapture
 from remem import Memory, Scope
-from remem.core.tooling import BackgroundCapture
 from remem.integrations.langgraph import (ForceMemorySearchFirst, MemoryMiddleware, capture_node, memory_tools,
                                           recall_node)
 
@@ -61,21 +60,6 @@ class ScriptedModel(BaseChatModel):
         else:
             msg = AIMessage("ok")
         return ChatResult(generations=[ChatGeneration(message=msg)])
-
-
-class RecordingCapture(BackgroundCapture):
-    """Records what would be sent to ``memory.remember`` instead of distilling it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.submitted: list[tuple[list[Mapping[str, Any]], Scope, str | None]] = []
-
-    def submit(self, memory: Any, messages: Sequence[Mapping[str, Any]], scope: Scope,
-               session: str | None = None) -> Future[Any]:
-        self.submitted.append((list(messages), scope, session))
-        fut: Future[Any] = Future()
-        fut.set_result(None)
-        return fut
 
 
 def cfg(user: str | None, thread: str = "t1") -> dict[str, Any]:

@@ -4,8 +4,7 @@ each thread's new messages (once, at turn boundaries, root graph only) with no c
 from __future__ import annotations
 
 import uuid
-from concurrent.futures import Future
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pytest
 
@@ -17,22 +16,10 @@ from langgraph.checkpoint.conformance.capabilities import DetectedCapabilities
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
+from conftest import RecordingCapture
 from remem import Memory, Scope
 from remem.core.tooling import BackgroundCapture
 from remem.integrations.langgraph import MemoryCaptureSaver
-
-
-class RecordingCapture(BackgroundCapture):
-    def __init__(self) -> None:
-        super().__init__()
-        self.submitted: list[tuple[list[Mapping[str, Any]], Scope, str | None]] = []
-
-    def submit(self, memory: Any, messages: Sequence[Mapping[str, Any]], scope: Scope,
-               session: str | None = None) -> Future[Any]:
-        self.submitted.append((list(messages), scope, session))
-        fut: Future[Any] = Future()
-        fut.set_result(None)
-        return fut
 
 
 async def test_conformance_full_like_the_wrapped_saver(mem: Memory) -> None:
