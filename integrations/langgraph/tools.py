@@ -13,6 +13,9 @@ from ...core.tooling import (SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, 
 from .scope import ScopeLike, resolve_scope
 
 
+NO_MEMORY = "no remem memory is attached (pass memory= or use RememStore)"
+
+
 def _memory_for(memory: Any, runtime: Any) -> Any:
     if memory is not None:
         return sync_memory(memory)
@@ -28,23 +31,25 @@ def memory_tools(memory: Any = None, *, scope: ScopeLike = None, tenant: str | N
     one, or without a memory, the tools answer "memory ... did not run: <reason>" rather than "no memories".
     """
 
-    def memory_search(query: str, runtime: ToolRuntime, limit: int = limit) -> str:
-        mem = _memory_for(memory, runtime)
-        if mem is None:
-            return did_not_run("search", "no remem memory is attached (pass memory= or use RememStore)")
+    def target(runtime: ToolRuntime) -> tuple[Any, Any]:
+        """The memory and the scope this call works in (scope from the runtime's context, then config)."""
         sc = resolve_scope(scope, getattr(runtime, "config", None), getattr(runtime, "context", None),
                            tenant=tenant)
+        return _memory_for(memory, runtime), sc
+
+    def memory_search(query: str, runtime: ToolRuntime, limit: int = limit) -> str:
+        mem, sc = target(runtime)
+        if mem is None:
+            return did_not_run("search", NO_MEMORY)
         return run_memory_search(mem, query, sc, limit=limit, token_budget=token_budget)
 
     async def amemory_search(query: str, runtime: ToolRuntime, limit: int = limit) -> str:
         return await asyncio.to_thread(memory_search, query, runtime, limit)
 
     def memory_save(text: str, runtime: ToolRuntime, kind: str = "note", importance: int = 5) -> str:
-        mem = _memory_for(memory, runtime)
+        mem, sc = target(runtime)
         if mem is None:
-            return did_not_run("save", "no remem memory is attached (pass memory= or use RememStore)")
-        sc = resolve_scope(scope, getattr(runtime, "config", None), getattr(runtime, "context", None),
-                           tenant=tenant)
+            return did_not_run("save", NO_MEMORY)
         return run_memory_save(mem, text, sc, kind=kind, importance=importance)
 
     async def amemory_save(text: str, runtime: ToolRuntime, kind: str = "note", importance: int = 5) -> str:
