@@ -9,7 +9,7 @@ import unicodedata
 from typing import Any, Iterable, Mapping
 
 from .backends.base import Cond, FilterSpec
-from .types import FOREVER, GLOBAL_TENANT, MemoryRecord, Scope, to_datetime, to_ts
+from ..types import FOREVER, GLOBAL_TENANT, MemoryRecord, Scope, to_datetime, to_ts
 
 TOP_LEVEL_WHERE = {"kind", "source", "tags", "user", "agent", "session"}
 RANGE_OPS = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}

@@ -19,14 +19,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence
 
-from . import lexical
+from ..recall import lexical
 from .backends.base import Backend, Cond, FilterSpec, Found, PointData, PrefetchSpec
-from .decay import DecayPolicy
-from .embedders import Embedder, NoEmbedder
-from .formatting import fit_hits, render_context
-from . import indexing
+from ..recall.decay import DecayPolicy
+from ..providers.embedders import Embedder, NoEmbedder
+from ..recall.rendering import fit_hits, render_context
+from ..recall import indexing
 from .records import build_filter, content_hash, from_payload, normalize_text, scope_conditions, to_payload
-from .types import (KINDS, EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, ProviderError,
+from ..types import (KINDS, EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, ProviderError,
                     RememError, Scope, ScopeError, SearchHit, Stats, to_datetime, to_ts, utcnow)
 
 FORMAT_VERSION = 1
@@ -657,35 +657,35 @@ class Engine:
                  session: str | None = None, **kwargs: Any) -> Any:
         """Distil a conversation into memories (facts, preferences, decisions, lessons, a session summary).
 
-        See :func:`remem.core.distill.remember`; redaction runs before anything is stored or sent to an LLM.
+        See :func:`remem.core.distill.pipeline.remember`; redaction runs before anything is stored or sent to an LLM.
         """
-        from .distill import remember as _remember
+        from ..distill.pipeline import remember as _remember
 
         return _remember(self, messages, scope=scope, session=session, **kwargs)
 
     def audit(self, *, scope: Any = None) -> dict[str, Any]:
-        """Duplicates, junk and stale memories (see :func:`remem.core.distill.audit`), as a JSON-ready dict."""
-        from .distill import audit as _audit
+        """Duplicates, junk and stale memories (see :func:`remem.core.distill.pipeline.audit`), as a JSON-ready dict."""
+        from ..distill.pipeline import audit as _audit
 
         return _audit(self, scope=scope).as_dict()
 
     def usage(self) -> dict[str, Any]:
         """LLM token usage of every capture so far (the cost of memory), and captures waiting to be distilled."""
-        from .distill import pending_count, usage_totals
+        from ..distill.pipeline import pending_count, usage_totals
 
         return {**usage_totals(self), "pending_captures": pending_count(self)}
 
     def drain_pending(self) -> int:
         """Distil the captures queued while the LLM was failing (``remem distill --pending``)."""
-        from .distill import drain_pending as _drain
+        from ..distill.pipeline import drain_pending as _drain
 
         return _drain(self)
 
     def rescan_redactions(self, *, scope: Any = None, pii: bool = False, dry_run: bool = True) -> dict[str, Any]:
         """Re-scan stored memories with today's redaction rules and rewrite what they catch (``remem redact
         --store``); a dry run only counts. Values are never returned."""
-        from .redact import configured
-        from .redact_store import redact_store
+        from ..redact.redactor import configured
+        from ..redact.rescan import redact_store
 
         with self._write_lock:
             return redact_store(self, configured(pii), scope=scope, dry_run=dry_run)
@@ -712,7 +712,7 @@ def _is_int(value: Any) -> bool:
 
 
 def _make_redactor(pii: bool) -> Any:
-    from .redact import configured
+    from ..redact.redactor import configured
 
     return configured(pii)
 

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import qdrant_edge as qe
 
-from ..types import StoreLockedError
+from ...types import StoreLockedError
 from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
                    PointData, PrefetchSpec)
 
