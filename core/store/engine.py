@@ -215,19 +215,21 @@ class Engine:
     def add(self, text: str, *, scope: Scope | Mapping[str, Any] | None = None, kind: str = "note",
             tags: Iterable[str] | None = None, importance: int = 5, metadata: Mapping[str, Any] | None = None,
             source: str | None = None, valid_from: Any = None, valid_until: Any = None, created_at: Any = None,
-            context: str | None = None, dedupe: bool = True) -> MemoryRecord:
+            context: str | None = None, dedupe: bool = True, sources: Iterable[str] | None = None,
+            occurred_at: Any = None) -> MemoryRecord:
         """Store one memory. ``context`` (e.g. the conversation around it) is indexed for recall, not shown.
         The same text in the same scope is stored once; a near-duplicate is merged into the existing memory."""
         dense = self.vectors_for([self.draft(text, kind=kind, tags=tags, context=context)])[0]
         return self._add(text, dense, scope=scope, kind=kind, tags=tags, importance=importance, metadata=metadata,
                          source=source, valid_from=valid_from, valid_until=valid_until, created_at=created_at,
-                         context=context, dedupe=dedupe)
+                         context=context, dedupe=dedupe, sources=sources, occurred_at=occurred_at)
 
     def _add(self, text: str, dense: list[float] | None, *, scope: Any = None, kind: str = "note",
              tags: Iterable[str] | None = None, importance: int = 5, metadata: Mapping[str, Any] | None = None,
              source: str | None = None, valid_from: Any = None, valid_until: Any = None, created_at: Any = None,
              context: str | None = None, dedupe: bool = True, record_id: str | None = None,
-             supersedes: str | None = None) -> MemoryRecord:
+             supersedes: str | None = None, sources: Iterable[str] | None = None,
+             occurred_at: Any = None) -> MemoryRecord:
         self._check_usable()
         text = self._check_text(text)
         scope = Scope.coerce(scope)
@@ -239,7 +241,8 @@ class Engine:
             created_at=to_datetime(created_at) or now, updated_at=to_datetime(created_at) or now,
             valid_from=to_datetime(valid_from), valid_until=to_datetime(valid_until),
             content_hash=content_hash(text, scope), embedded=dense is not None or not self.dense,
-            supersedes=supersedes, context=self._check_context(context),
+            supersedes=supersedes, context=self._check_context(context), sources=_check_sources(sources),
+            occurred_at=to_datetime(occurred_at),
         )
         if rec.valid_from and rec.valid_until and rec.valid_until <= rec.valid_from:
             raise ValueError("valid_until must be after valid_from")
@@ -282,15 +285,17 @@ class Engine:
     def _merge_into(self, existing: MemoryRecord, new: MemoryRecord) -> MemoryRecord:
         merged_tags = tuple(dict.fromkeys([*existing.tags, *new.tags]))
         meta = {**new.metadata, **existing.metadata}
+        sources = tuple(dict.fromkeys([*existing.sources, *new.sources]))[:64]  # provenance accumulates
         update = {
             "tags": list(merged_tags),
+            "sources": list(sources),
             "importance": max(existing.importance, new.importance),
             "meta": meta,
             "merged_count": existing.merged_count + 1,
             "updated_ts": time.time(),
         }
         self.backend.set_payload([existing.id], update)
-        return replace(existing, tags=merged_tags, importance=update["importance"], metadata=meta,
+        return replace(existing, tags=merged_tags, importance=update["importance"], metadata=meta, sources=sources,
                        merged_count=update["merged_count"], updated_at=utcnow())
 
     def add_many(self, items: Sequence[Mapping[str, Any]], *, scope: Any = None, dedupe: bool = True,
@@ -707,6 +712,18 @@ class Engine:
 
 
 # ---------------------------------------------------------------------- helpers
+def _check_sources(sources: Iterable[str] | None) -> tuple[str, ...]:
+    """Provenance ids: short strings, at most 64 (a memory comes from a few messages, not a whole log)."""
+    if sources is None:
+        return ()
+    if isinstance(sources, str):
+        sources = [sources]
+    out = tuple(dict.fromkeys(str(s) for s in sources))
+    if len(out) > 64 or any(not s or len(s) > 200 for s in out):
+        raise ValueError("sources must be at most 64 non-empty ids of at most 200 characters")
+    return out
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
