@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import transcript
-from .common import HookInput, env_flag, hooks_dir, log, read_json, safe_name, warn, write_json
+from .common import HookInput, env_flag, hooks_dir, log, open_memory, read_json, safe_name, warn, write_json
 
 MAX_CAPTURE_CHARS = 40_000
 
@@ -171,19 +171,6 @@ def remember(mem: Any, messages: list[dict[str, str]], tenant: str, session: str
 
     return mem.remember(messages, scope=Scope(tenant=tenant), session=session,
                         pii=env_flag("REMEM_HOOK_PII", True), source="claude-code")
-
-
-def open_memory(deadline: float) -> Any:
-    """``Memory()`` as configured by the environment, retrying while another process holds the store."""
-    from remem import Memory, StoreLockedError
-
-    while True:
-        try:
-            return Memory()
-        except StoreLockedError:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(0.1)
 
 
 def drain(max_seconds: float | None = None) -> int:

@@ -2,6 +2,7 @@
 
     remem-hook UserPromptSubmit|SessionStart|Stop|PreCompact|SessionEnd   < hook JSON on stdin
     remem-hook drain                     hand spooled captures to remem (started detached by capture hooks)
+    remem-hook warm                      start the local service (SessionStart runs it detached)
     remem-hook memory last|search|save|forget|list ...   the /memory command's backend
     remem-hook mcp                       the remem MCP server, scoped to this project
 
@@ -50,11 +51,14 @@ def run_hook(event_arg: str | None) -> int:
             if text:
                 _emit_json({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}})
         elif event == "SessionStart":
-            from .recall import digest
+            from .session_start import session_start
 
-            text = digest(inp)
-            if text:  # plain stdout is SessionStart's documented context channel
-                sys.stdout.write(text + "\n")
+            context, message = session_start(inp)
+            if context or message:
+                out: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+                if message:
+                    out["systemMessage"] = message
+                _emit_json(out)
         elif event in ("Stop", "PreCompact", "SessionEnd"):
             from .capture import capture
 
@@ -78,8 +82,28 @@ def run_mcp(argv: Sequence[str]) -> int:
     return cli_main(["mcp", "--project", project_tenant(), *argv])
 
 
+def warm() -> None:
+    """Open the store once through the local service (which starts it), then let go."""
+    import time
+
+    from .common import open_memory
+
+    open_memory(time.monotonic() + 30).close()
+
+
 def dispatch(argv: Sequence[str]) -> int:
     cmd = argv[0] if argv else ""
+    if os.environ.get("REMEM_HOOK_DETACHED") == "1":
+        try:  # the launcher let Claude Code go on: outlive it, whatever it does to its process group
+            os.setsid()
+        except OSError:
+            pass
+    if cmd == "warm":
+        try:
+            warm()
+        except Exception as exc:  # noqa: BLE001
+            log("warm", f"{type(exc).__name__}: {str(exc)[:200]}")
+        return 0
     if cmd == "drain":
         from .capture import drain
 
