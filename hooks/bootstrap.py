@@ -4,7 +4,7 @@ folder, in the background, so a user who only ran ``/plugin install`` gets memor
 Runs with whatever ``python3`` the machine has (3.10+) and imports nothing from remem: the launcher calls it as a
 script when it finds no remem, and again when the plugin was updated (its stamp no longer matches the venv's).
 
-    python3 hooks/bootstrap.py ensure --stamp S [--event SessionStart]  # start the setup if needed; say so once
+    python3 hooks/bootstrap.py ensure --stamp S [--event EVENT]  # start the setup if needed; say so once
     python3 hooks/bootstrap.py install --stamp S                         # the detached worker (pip install)
 
 State lives in ``${CLAUDE_PLUGIN_DATA}`` (0700): ``venv/`` with ``venv/remem-stamp``, ``setup.json`` (what was
@@ -27,6 +27,7 @@ MIN_PYTHON = (3, 10)
 STAMP_FILE = "remem-stamp"
 STALE_AFTER = 1800.0  # seconds: a setup still "running" after this long is considered dead and restarted
 EXTRAS = "mcp"
+SAY_AT = "UserPromptSubmit"  # the hook whose output Claude Code always waits for and shows (SessionStart may not)
 
 
 def data_dir() -> Path | None:
@@ -93,7 +94,7 @@ def ensure(stamp: str, event: str = "") -> str:
     data = data_dir()
     if data is None:
         return ("remem is not installed and CLAUDE_PLUGIN_DATA is not set, so it cannot set itself up; "
-                "see docs/claude-code.md") if event == "SessionStart" else ""
+                "see docs/claude-code.md") if event == SAY_AT else ""
     if sys.version_info < MIN_PYTHON:
         return _say_once(data, "python", f"remem needs Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]}+ to set itself up; "
                          f"found {sys.version.split()[0]} at {sys.executable}.", event)
@@ -114,14 +115,14 @@ def ensure(stamp: str, event: str = "") -> str:
         _write(data / "setup.json", state)
         kind = "updating" if updating else "setting up"
         return _say_once(data, f"start:{stamp}", f"remem is {kind} its Python environment in the background "
-                         f"({data / 'venv'}, about a minute); memory works from your next prompt once it is done.",
+                         f"({data / 'venv'}, about a minute); memory works from the next prompt after that.",
                          event)
     return ""
 
 
 def _say_once(data: Path, key: str, message: str, event: str) -> str:
-    """Say ``message`` at one SessionStart only (keys remembered in setup.json)."""
-    if event != "SessionStart":
+    """Say ``message`` once, at a prompt (keys remembered in setup.json)."""
+    if event != SAY_AT:
         return ""
     path = data / "setup.json"
     state = _read(path)
@@ -211,9 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - setup trouble must never break the session
         sys.stderr.write(f"remem setup: {type(exc).__name__}: {exc}\n")
         return 0
-    if message and args.event == "SessionStart":
+    if message and args.event == SAY_AT:
         sys.stdout.write(json.dumps({"systemMessage": message,
-                                     "hookSpecificOutput": {"hookEventName": "SessionStart",
+                                     "hookSpecificOutput": {"hookEventName": SAY_AT,
                                                             "additionalContext": message}}) + "\n")
     elif message:
         sys.stderr.write(message + "\n")

@@ -33,6 +33,7 @@ def _read_stdin() -> str:
 
 
 def run_hook(event_arg: str | None) -> int:
+    """One hook event (``--background``, the launcher's cue to run it detached, needs nothing more here)."""
     raw = _read_stdin()
     event = _BY_LOWER.get((event_arg or "").lower())
     inp = HookInput.parse(raw, event=event)
@@ -47,18 +48,19 @@ def run_hook(event_arg: str | None) -> int:
         if event == "UserPromptSubmit":
             from .recall import recall
 
-            text = recall(inp)
-            if text:
-                _emit_json({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}})
+            text, message = recall(inp)
+            if text or message:
+                out: dict = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                                    "additionalContext": text or message}}
+                if message:
+                    out["systemMessage"] = message  # shown to the user, not only to Claude
+                _emit_json(out)
         elif event == "SessionStart":
             from .session_start import session_start
 
-            context, message = session_start(inp)
-            if context or message:
-                out: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
-                if message:
-                    out["systemMessage"] = message
-                _emit_json(out)
+            text = session_start(inp)
+            if text:
+                _emit_json({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
         elif event in ("Stop", "PreCompact", "SessionEnd"):
             from .capture import capture
 
@@ -68,6 +70,8 @@ def run_hook(event_arg: str | None) -> int:
             warn(event or "hook", f"unknown hook event {event or '(none)'!r}; nothing to do")
     except Exception as exc:  # noqa: BLE001 - the session goes on without memory
         warn(event, f"{type(exc).__name__}: {str(exc)[:300]}")
+    if event in ("UserPromptSubmit", "SessionStart"):
+        log(event.lower(), "done")  # its ms: this hook's whole time in the process (bench_claude_code reads it)
     return 0
 
 
@@ -76,10 +80,23 @@ def _emit_json(payload: dict) -> None:
 
 
 def run_mcp(argv: Sequence[str]) -> int:
-    """The remem MCP server with this project's tenant, so explicit tools and hooks share one memory."""
-    from remem.cli import main as cli_main
+    """The remem MCP server with this project's tenant, so explicit tools and hooks share one memory.
 
-    return cli_main(["mcp", "--project", project_tenant(), *argv])
+    Served through the fast stdio front (:mod:`remem.mcp_stdio`): Claude Code holds the session's first request
+    until the server has listed its tools, and the front does that without importing the MCP SDK."""
+    tenant = project_tenant()
+    if argv:  # extra options: the full command line
+        from remem.cli import main as cli_main
+
+        return cli_main(["mcp", "--project", tenant, *argv])
+    from remem.mcp_stdio import serve
+
+    def build() -> object:
+        from remem.mcp_server import build_server, server_scope
+
+        return build_server(scope=server_scope(project=tenant))
+
+    return serve(build)
 
 
 def warm() -> None:

@@ -135,15 +135,16 @@ def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[Any]:
     return out
 
 
-def recall(inp: HookInput) -> str | None:
-    """The additionalContext for this prompt, or None. Records the outcome for ``/memory last``."""
+def recall(inp: HookInput) -> tuple[str, str]:
+    """(additionalContext for this prompt, a message for the user); either may be empty. Records the outcome
+    for ``/memory last``."""
     prompt = (inp.prompt or "").strip()
     shown = Shown.load(inp.session_id)
     trivial = is_trivial(prompt)
     want_digest = shown.digest_pending and not prompt.startswith("/")
     if trivial and not want_digest:
         log("recall", "skipped: trivial prompt or slash command")
-        return None  # the last-recall record stays: `/memory last` itself is a slash command
+        return "", ""  # the last-recall record stays: `/memory last` itself is a slash command
     tenant = inp.tenant
     budget = env_int("REMEM_HOOK_RECALL_TOKENS", DEFAULT_RECALL_TOKENS)
     deadline = recall_deadline()
@@ -158,14 +159,16 @@ def recall(inp: HookInput) -> str | None:
         status = f"error: {type(exc).__name__}: {str(exc)[:200]}"
     chosen = select(hits, shown, budget) if status == "ok" else []
     text = "\n".join([RECALL_HEADER, *(hit_line(r) for r in chosen)]) if chosen else ""
-    digest_text = ""
+    digest_text, message = "", ""
     if want_digest and status == "ok":
         recalled = {r.id for r in chosen}
-        digest_text, in_digest = build_digest(
-            records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
-            keep=lambda r: r.id not in recalled and shown.wanted(r))
+        digest_text, in_digest = build_digest(records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
+                                              keep=lambda r: r.id not in recalled and shown.wanted(r))
         shown.mark(in_digest)
         shown.digest_pending = False
+        from .session_start import import_offer
+
+        message = import_offer()
     if status == "ok":
         shown.mark(chosen)
         _save(shown)
@@ -173,14 +176,14 @@ def recall(inp: HookInput) -> str | None:
         _record(tenant, inp.session_id, status, text, len(chosen))
     if status != "ok":
         raise RuntimeError(status)
-    parts = [p for p in (digest_text, f"{RECALL_PREAMBLE}\n{text}" if text else "") if p]
+    parts = [p for p in (digest_text, f"{RECALL_PREAMBLE}\n{text}" if text else "", message) if p]
     if not parts:
         log("recall", "no matching memories" if query else "nothing to inject")
-        return None
+        return "", ""
     out = "\n\n".join(parts)
     log("recall", "injected", memories=len(chosen), digest=bool(digest_text), chars=len(out),
         skipped_shown=len(hits) - len(chosen))
-    return out[:MAX_CONTEXT_CHARS]
+    return out[:MAX_CONTEXT_CHARS], message
 
 
 def _save(shown: Shown) -> None:

@@ -1,18 +1,19 @@
 """SessionStart: get the session ready without making it wait.
 
-- ``startup`` / ``clear``: the session owes a digest, delivered with its first prompt (together with that
-  prompt's recall, so the two never repeat each other); the local service is woken in the background so the
-  first recall finds it warm.
-- ``compact``: the digest comes back at once (see :func:`remem.hooks.recall.compact_digest`).
+- ``startup`` / ``clear`` (run detached by the launcher): the session owes a digest, delivered with its first
+  prompt together with that prompt's recall, so the two never repeat each other; the local service is woken in
+  the background so the first recall finds it warm.
+- ``compact`` (the one SessionStart Claude Code waits for): the digest comes back at once
+  (:func:`remem.hooks.recall.compact_digest`).
 - ``resume``: the transcript replays what was injected before; nothing to do.
 
-It also makes one offer, once: to import the Claude Code sessions already on disk (``/memory import``).
+:func:`import_offer` is the one-time offer, made with the first prompt's digest, to import the Claude Code
+sessions already on disk (``/memory import``).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,17 +28,18 @@ def claude_projects_dir() -> Path:
     return Path(base) / "projects"
 
 
-def session_start(inp: HookInput) -> tuple[str, str]:
-    """(context for Claude, message for the user); either may be empty."""
+def session_start(inp: HookInput) -> str:
+    """Context for Claude (only after a compaction; otherwise the first prompt brings the digest)."""
     source = (inp.source or "startup").lower()
     if source == "compact":
         from .recall import compact_digest
 
-        return compact_digest(inp) or "", ""
-    shown = Shown.load(inp.session_id)
-    if source == "resume" and state_path(inp.session_id).exists():
-        pass  # what was injected is replayed with the transcript
-    else:
+        return compact_digest(inp) or ""
+    exists = state_path(inp.session_id).exists()
+    if source == "clear" or (source != "resume" and exists):
+        # a new or cleared context owes its digest; a brand-new session needs no file for that (and writing
+        # one could race its first prompt, which Claude Code may already be running)
+        shown = Shown.load(inp.session_id)
         shown.reset(digest_pending=True, context_lost=source == "clear")
         try:
             shown.save()
@@ -47,12 +49,13 @@ def session_start(inp: HookInput) -> tuple[str, str]:
 
     if uses_service() and not service_running():
         warm_in_background()
-    offer = import_offer()
-    return offer, offer
+    return ""
 
 
 def warm_in_background() -> None:
     """Start the local service now (detached), so the first prompt's recall does not wait for it."""
+    import subprocess
+
     try:
         subprocess.Popen([sys.executable, "-m", "remem.hooks.main", "warm"], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,

@@ -19,14 +19,28 @@ summaries) are answered with ``"ok"`` too and never consume the script.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import threading
 import uuid
 from collections import deque
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 
 Block = dict[str, Any]
 Responder = Callable[[dict[str, Any]], "list[Block] | None"]
+
+
+def find_claude() -> str | None:
+    """The real ``claude`` CLI: $REMEM_CLAUDE_BIN, ``claude`` on PATH, or where ``.ci/run`` installs it
+    (``npm install --prefix ${REMEM_CI_CACHE:-~/.cache/remem-ci}/claude-code @anthropic-ai/claude-code``)."""
+    cache = Path(os.environ.get("REMEM_CI_CACHE") or Path.home() / ".cache" / "remem-ci")
+    for candidate in (os.environ.get("REMEM_CLAUDE_BIN"), shutil.which("claude"),
+                      str(cache / "claude-code" / "node_modules" / ".bin" / "claude")):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def text(value: str) -> Block:
@@ -229,4 +243,4 @@ class AnthropicServer:
         self.stop()
 
 
-__all__ = ["AnthropicServer", "is_main_loop", "request_text", "text", "tool_results", "tool_use"]
+__all__ = ["AnthropicServer", "find_claude", "is_main_loop", "request_text", "text", "tool_results", "tool_use"]

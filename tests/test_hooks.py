@@ -420,7 +420,11 @@ def test_plugin_manifests_wire_every_hook_to_the_launcher() -> None:
         for group in groups:
             for hook in group["hooks"]:
                 assert hook["type"] == "command"
-                assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/remem-hook" {event}'
+                assert hook["command"].startswith(f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/remem-hook" {event}')
+    # Claude Code waits for SessionStart only after a compaction (the digest comes back at once); otherwise the
+    # launcher runs it detached and the first prompt brings the digest
+    starts = {g["matcher"]: g["hooks"][0]["command"].split()[2:] for g in hooks["SessionStart"]}
+    assert starts == {"compact": [], "startup|resume|clear": ["--background"]}
     assert mcp["command"] == "${CLAUDE_PLUGIN_ROOT}/hooks/remem-hook" and mcp["args"] == ["mcp"]
     assert os.access(LAUNCHER, os.X_OK)
     command = (ROOT / "commands" / "memory.md").read_text()

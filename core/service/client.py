@@ -12,7 +12,6 @@ so a Claude Code hook can reach a warm service in a few milliseconds.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime as _dt
 import functools
@@ -25,10 +24,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path, PurePath
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..config import default_store_path
 from ..types import EmbedderMismatchError, ProviderError, RememError, StoreLockedError
+
+if TYPE_CHECKING:
+    import asyncio
 
 SOCKET_NAME = "service.sock"
 LOCK_NAME = "service.lock"          # held by the running service for its whole life: one owner per folder
@@ -365,6 +367,8 @@ class AsyncServiceClient:
         self.sync = sync
 
     async def _open(self, timeout: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str | None]:
+        import asyncio  # here, not at the top: a hook's sync call should not pay for importing asyncio
+
         paths = self.sync.paths
         if transport() == "unix":
             r, w = await asyncio.wait_for(asyncio.open_unix_connection(str(paths.socket), limit=MAX_LINE), timeout)
@@ -377,6 +381,8 @@ class AsyncServiceClient:
         return r, w, str(state.get("secret", ""))
 
     async def call(self, method: str, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
+        import asyncio
+
         sync = self.sync
         limit = sync.timeout_for(method, timeout)
         loop = asyncio.get_running_loop()
