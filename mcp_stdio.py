@@ -11,6 +11,11 @@ done, at low priority, so a tool call rarely waits for it.
 
 The manifest carries a fingerprint of the files that define the tools; when it does not match (an edited tool,
 a remem without the manifest) the front steps aside and the SDK server answers everything.
+
+Run as a script from the plugin folder (``python3 mcp_stdio.py --setup`` / ``--off``) it needs nothing but the
+standard library: while remem sets itself up, or when remem is switched off (``REMEM_HOOKS=0``), the plugin's
+server still connects and answers (tool calls get a clear error), because Claude Code stops trying a stdio
+server whose connection failed for a while, even after the cause is gone.
 """
 
 from __future__ import annotations
@@ -53,9 +58,11 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, Any] | None:
 class Front:
     """Reads JSON-RPC lines from fd 0 and answers the fixed ones from the manifest until it must hand off."""
 
-    def __init__(self, manifest: dict[str, Any], build: Callable[[], Any]) -> None:
+    def __init__(self, manifest: dict[str, Any], build: Callable[[], Any] | None,
+                 unavailable: str = "") -> None:
         self.manifest = manifest
         self.build = build
+        self.unavailable = unavailable  # with no build: why tool calls cannot run
         self.version: str | None = None
         self.replay: list[bytes] = []          # the handshake, to replay into the SDK server
         self.answered: set[Any] = set()        # ids the SDK server must not answer again
@@ -85,6 +92,11 @@ class Front:
         versions = self.manifest["versions"]
         return versions.get(self.version or "") or versions.get(self.manifest.get("counter_offer", ""))
 
+    def _negotiate(self, requested: Any) -> str:
+        if requested in self.manifest["versions"] or (self.manifest.get("any_version") and isinstance(requested, str)):
+            return requested
+        return self.manifest["counter_offer"]
+
     def handle(self, line: bytes) -> bool:
         """Answer ``line`` if it is part of the fixed handshake; False means: hand off, starting with it."""
         try:
@@ -95,8 +107,7 @@ class Front:
             return False
         method, mid = msg.get("method"), msg.get("id")
         if method == "initialize" and mid is not None and self.version is None:
-            requested = (msg.get("params") or {}).get("protocolVersion")
-            self.version = requested if requested in self.manifest["versions"] else self.manifest["counter_offer"]
+            self.version = self._negotiate((msg.get("params") or {}).get("protocolVersion"))
             result = dict(self._answers()["initialize"])  # type: ignore[index]
             result["protocolVersion"] = self.version
             self.replay.append(line)
@@ -115,6 +126,13 @@ class Front:
         answers = self._answers() or {}
         if method in LISTINGS and method in answers and mid is not None and not (msg.get("params") or {}).get("cursor"):
             self._send({"jsonrpc": "2.0", "id": mid, "result": answers[method]})
+            return True
+        if self.build is None:  # nothing to hand off to: say why, and stay connected
+            if method == "tools/call" and mid is not None:
+                self._send({"jsonrpc": "2.0", "id": mid, "result": {
+                    "content": [{"type": "text", "text": self.unavailable}], "isError": True}})
+            elif mid is not None and method:
+                self._send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": self.unavailable}})
             return True
         return False
 
@@ -227,6 +245,13 @@ def _exit_at_once(signum: int, frame: Any) -> None:
     os._exit(0)
 
 
+def bare_manifest(tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Answers for a server with no remem behind it (set-up or off): the handshake and the given tools."""
+    init = {"capabilities": {"tools": {"listChanged": False}}, "serverInfo": {"name": "remem", "version": "setup"}}
+    answers = {"initialize": init, "tools/list": {"tools": tools or []}}
+    return {"versions": {"2025-11-25": answers}, "counter_offer": "2025-11-25", "any_version": True}
+
+
 def serve(build: Callable[[], Any]) -> int:
     """Serve MCP on stdio: the fast front when the manifest fits, else the SDK server from the start.
 
@@ -303,6 +328,30 @@ def _ask(code: str, lines: list[dict[str, Any]], timeout: float) -> dict[Any, di
     return replies
 
 
-if __name__ == "__main__":  # python -m remem.mcp_stdio: re-record data/mcp_manifest.json after editing a tool
-    record_manifest()
-    print(f"wrote {MANIFEST}")
+SETUP_MESSAGE = ("remem is still setting up its Python environment (see the message at the start of this session); "
+                 "its memory tools work in the next session.")
+OFF_MESSAGE = "remem is switched off for this process (REMEM_HOOKS=0)."
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--setup``: the tools are listed but answer that remem is being set up; ``--off``: no tools;
+    ``--record``: re-record data/mcp_manifest.json after editing a tool."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--record" in args:
+        record_manifest()
+        print(f"wrote {MANIFEST}")
+        return 0
+    if "--off" in args:
+        manifest, message = bare_manifest(), OFF_MESSAGE
+    else:
+        recorded = load_manifest()
+        tools = recorded["versions"][recorded["counter_offer"]]["tools/list"]["tools"] if recorded else []
+        manifest, message = bare_manifest(tools), SETUP_MESSAGE
+    try:
+        return Front(manifest, None, message).serve()
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,6 +9,7 @@ service (the steady state). Reported, medians and p95 over the runs:
 
 - wall time of the whole ``claude -p`` process, and time until its first API request (what the user waits for
   before the model even starts), from the process start and the ``--debug-file`` timestamps;
+- the CPU time of claude and of the processes it waits for (hooks, the MCP server): the load-independent cost;
 - the MCP server's connect time as Claude Code logs it;
 - each remem hook's own time (its process start to its last log line, from ``$REMEM_HOME/logs/hooks.log``);
   Stop and SessionEnd run detached, so theirs is off the turn's critical path.
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -148,13 +150,16 @@ def main(argv: list[str] | None = None) -> int:
                 dbg = tmp / f"debug-{kind}-{i}.txt"
                 extra = ["--plugin-dir", str(ROOT)] if kind == "remem" else []
                 api.reset()
+                r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.time()
                 proc = subprocess.run([claude, "-p", PROMPT, "--debug-file", str(dbg), *extra], env=base,
                                       cwd=project, capture_output=True, text=True, timeout=120)
                 wall = (time.time() - t0) * 1000
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000
                 if proc.returncode != 0:
                     raise RuntimeError(f"claude failed: {proc.stderr[-500:]}")
-                out = {"wall": wall, **debug_timings(dbg, t0)}
+                out = {"wall": wall, "cpu": cpu, **debug_timings(dbg, t0)}
                 if kind == "remem":
                     out.update(hook_timings(remem_home / "logs" / "hooks.log", t0))
                     reqs = api.requests()
@@ -179,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         return f"{pct(values, q):.0f}" if values else "-"
 
     table = [("one `claude -p` turn (wall)", "wall"), ("until the first API request", "first_request"),
+             ("CPU of claude and the hooks it waits for", "cpu"),
              ("MCP server connect", "mcp_connect"), ("SessionStart hook", "SessionStart"),
              ("UserPromptSubmit hook (recall)", "UserPromptSubmit"), ("Stop hook (detached)", "Stop"),
              ("SessionEnd hook (detached)", "SessionEnd")]

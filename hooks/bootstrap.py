@@ -107,17 +107,15 @@ def ensure(stamp: str, event: str = "") -> str:
     if state.get("stamp") == stamp and state.get("status") == "failed":
         return _say_once(data, f"failed:{stamp}", f"remem could not set up its Python environment "
                          f"(see {data / 'setup.log'}); the session continues without memory.", event)
+    updating = (data / "venv").exists()
     if not running:
-        updating = (data / "venv").exists()
         pid = _spawn_install(stamp)
         state = {"stamp": stamp, "pid": pid, "started": time.time(), "status": "running",
                  "said": state.get("said", [])}
         _write(data / "setup.json", state)
-        kind = "updating" if updating else "setting up"
-        return _say_once(data, f"start:{stamp}", f"remem is {kind} its Python environment in the background "
-                         f"({data / 'venv'}, about a minute); memory works from the next prompt after that.",
-                         event)
-    return ""
+    kind = "updating" if updating else "setting up"
+    return _say_once(data, f"start:{stamp}", f"remem is {kind} its Python environment in the background "
+                     f"({data / 'venv'}, about a minute); memory works from the next prompt after that.", event)
 
 
 def _say_once(data: Path, key: str, message: str, event: str) -> str:
@@ -155,6 +153,17 @@ def _run(cmd: list[str]) -> None:
     subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL)
 
 
+SKIP = shutil.ignore_patterns(".git", ".venv", "venv", "node_modules", "__pycache__", "*.egg-info", "build", "dist",
+                              "tests", "results", ".pytest_cache")
+
+
+def _source_copy(root: Path, dest: Path) -> Path:
+    """The package sources copied out of the plugin folder, so pip's build never writes into it."""
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(root, dest, ignore=SKIP)
+    return dest
+
+
 def install(stamp: str) -> int:
     """Build or upgrade ``venv`` from the plugin folder; only a complete install gets the stamp."""
     data = _private_dir(data_dir())  # type: ignore[arg-type]
@@ -177,8 +186,12 @@ def install(stamp: str) -> int:
         if fresh:
             shutil.rmtree(target, ignore_errors=True)
             _run([sys.executable, "-m", "venv", str(target)])
-        _run([str(venv_python(target)), "-m", "pip", "install", "--disable-pip-version-check", "--quiet",
-              "--upgrade", f"{root}[{EXTRAS}]"])
+        source = _source_copy(root, data / "src")
+        try:
+            _run([str(venv_python(target)), "-m", "pip", "install", "--disable-pip-version-check", "--quiet",
+                  "--upgrade", f"{source}[{EXTRAS}]"])
+        finally:
+            shutil.rmtree(source, ignore_errors=True)
         (target / STAMP_FILE).write_text(stamp + "\n", "utf-8")
         if fresh:
             shutil.rmtree(venv, ignore_errors=True)  # a broken leftover without a python

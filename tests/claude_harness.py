@@ -128,14 +128,15 @@ class ClaudeMachine:
             return []
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
-    def wait_for_captures(self, timeout: float = 90) -> None:
+    def wait_for_captures(self, timeout: float = 90, expected: int | None = None) -> None:
         """Until every run's Stop and SessionEnd captured what it had to, everything spooled was handed to
         remem and no drainer runs (captures run detached, after claude -p has exited)."""
         spool = self.remem_home / "hooks" / "spool"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             captured = sum(1 for r in self.hook_log() if r.get("event") in ("stop", "sessionend"))
-            if captured >= 2 * self.runs and not any(spool.glob("*.json")) and not self._draining():
+            if captured >= (2 * self.runs if expected is None else expected) and not any(spool.glob("*.json")) \
+                    and not self._draining():
                 return
             time.sleep(0.2)
         raise AssertionError(f"captures not stored within {timeout:g}s; log: {self.hook_log()[-5:]}")
