@@ -27,7 +27,7 @@ def _section(rec: Any) -> str | None:
 
 
 def day(rec: Any) -> str:
-    when = getattr(rec, "valid_from", None) or rec.created_at
+    when = getattr(rec, "occurred_at", None) or getattr(rec, "valid_from", None) or rec.created_at
     return when.strftime("%Y-%m-%d")
 
 

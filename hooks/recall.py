@@ -111,10 +111,15 @@ def _gather(query: str | None, tenant: str, budget: int, want_digest: bool, dead
         mem.close()
 
 
+def when(rec: Any) -> Any:
+    """When it happened (event time, e.g. an imported session's), else when it became true or was recorded."""
+    return getattr(rec, "occurred_at", None) or getattr(rec, "valid_from", None) or rec.created_at
+
+
 def hit_line(rec: Any) -> str:
-    when = (rec.valid_from or rec.created_at).strftime("%Y-%m-%d")
+    day = when(rec).strftime("%Y-%m-%d")
     tags = f" #{' #'.join(rec.tags)}" if rec.tags else ""
-    return f"- [{when} · {rec.kind}] {' '.join(rec.text.split())}{tags}"
+    return f"- [{day} · {rec.kind}] {' '.join(rec.text.split())}{tags}"
 
 
 def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[Any]:
