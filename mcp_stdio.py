@@ -115,6 +115,10 @@ class Front:
             self._send({"jsonrpc": "2.0", "id": mid, "result": result})
             return True
         if self.version is None:
+            if self.build is None and mid is not None:  # e.g. a newer client's server/discover probe
+                self._send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": f"{method} is not "
+                            "supported here; use initialize"}})
+                return True
             return False
         if method == "notifications/initialized" and mid is None:
             self.replay.append(line)
