@@ -43,7 +43,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory, api: AnthropicServer) -> I
 
 
 def test_the_manifests_validate() -> None:
-    proc = subprocess.run([CLAUDE, "plugin", "validate", str(ROOT)], capture_output=True, text=True, timeout=60)  # type: ignore[list-item]
+    proc = subprocess.run([str(CLAUDE), "plugin", "validate", str(ROOT)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
