@@ -70,7 +70,7 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
         try:
             from .service.client import ServiceClient
 
-            st = ServiceClient(folder, autostart=False, timeout=5).call("stats")
+            st = ServiceClient(folder, autostart=False, timeout=5).call("stats", scope=ALL_TENANTS)
             report["memories"] = st.count
             report["pending embeddings"] = st.pending_embeddings
         except Exception as exc:  # noqa: BLE001
