@@ -167,7 +167,7 @@ class AuthMiddleware:
     def __init__(self, app: Any, tokens: Mapping[str, Token], limits: Limits,
                  failures: FailedAuth | None = None) -> None:
         self.app, self.tokens, self.limits = app, dict(tokens), limits
-        self.failures = failures or FailedAuth()
+        self.failures = failures if failures is not None else FailedAuth()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":

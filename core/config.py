@@ -158,14 +158,27 @@ def home_paths(store: str | os.PathLike[str] | None = None) -> list[Path]:
     return out
 
 
-def repair_permissions(store: str | os.PathLike[str] | None = None) -> list[Path]:
-    """Tighten looser modes left in ``$REMEM_HOME`` and the store folder; once per process per folder (a walk of
-    a store is a few hundred ``lstat`` calls)."""
-    fixed: list[Path] = []
+def remem_loose_paths(store: str | os.PathLike[str] | None = None, *, fix: bool = False,
+                      skip: set[str] | None = None) -> list[Path]:
+    """Loose modes among :func:`home_paths` (``$REMEM_HOME`` itself, not its other contents); ``fix`` tightens
+    them. Roots in ``skip`` are passed over and added to it."""
+    home = remem_home()
+    found: list[Path] = []
     for path in home_paths(store):
         key = os.path.abspath(path)
-        if key in _repaired or not os.path.lexists(path):
+        if (skip is not None and key in skip) or not os.path.lexists(path):
             continue
-        _repaired.add(key)
-        fixed += loose_paths(path, fix=True) if path != remem_home() else [path] if _tighten(path) else []
-    return fixed
+        if skip is not None:
+            skip.add(key)
+        if path == home:
+            loose = _UID is not None and bool(os.lstat(path).st_mode & 0o077)
+            found += [path] if loose and (not fix or _tighten(path)) else []
+        else:
+            found += loose_paths(path, fix=fix)
+    return list(dict.fromkeys(found))
+
+
+def repair_permissions(store: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Tighten looser modes left in ``$REMEM_HOME`` and the store folder, once per process per folder (a walk of
+    a store is a few hundred ``lstat`` calls)."""
+    return remem_loose_paths(store, fix=True, skip=_repaired)

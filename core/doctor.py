@@ -80,9 +80,9 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
 def _permissions(folder: Path) -> str:
     """Whether another local account could read memories: anything of ours open to group/others (the store
     repairs it the next time it is opened; doctor itself changes nothing)."""
-    from .config import home_paths, loose_paths
+    from .config import remem_loose_paths
 
-    loose = list(dict.fromkeys(p for root in home_paths(folder) for p in loose_paths(root)))
+    loose = remem_loose_paths(folder)
     if not loose:
         return "private (folders 0700, files 0600)"
     shown = ", ".join(f"{p} ({_mode(p)})" for p in loose[:3])

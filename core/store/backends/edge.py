@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import qdrant_edge as qe
 
-from ...config import private_dir, private_opener, private_umask, repair_permissions
+from ...config import loose_paths, private_dir, private_opener, private_umask, repair_permissions
 from ...types import StoreLockedError
 from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
                    PointData, PrefetchSpec)
@@ -129,6 +129,7 @@ class EdgeBackend:
                 finally:
                     self._shard.close()
                     self._shard = None
+                    loose_paths(self.folder, fix=True)  # files Edge created after open, under the caller's umask
 
     def optimize(self) -> None:
         with self._lock, private_umask():  # new segment files
