@@ -1,6 +1,7 @@
 """What every hook shares: settings, the project (tenant) of a session, state files and the hook log.
 
-Stdlib only, so a hook that decides to do nothing costs a Python start and no more. Every helper here is
+Stdlib only (plus ``remem.core.config``, itself stdlib only, for 0700/0600 state files), so a hook that decides
+to do nothing costs a Python start and no more. Every helper here is
 defensive: a hook must never break the Claude Code session, so state that cannot be read is "no state" and a
 log that cannot be written is skipped.
 """
