@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .core.config import private_dir, private_file, remem_home
+from .core.config import private_dir, remem_home, tighten
 from .core.types import RememError
 
 IDENTITY_KEY = "remem.identity"
@@ -73,7 +73,7 @@ def default_token(path: str | os.PathLike[str] | None = None) -> tuple[dict[str,
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        private_file(target)
+        tighten(target)
     else:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(secrets.token_urlsafe(32) + "\n")

@@ -61,8 +61,15 @@ def _tighten(path: str | os.PathLike[str], st: os.stat_result | None = None) -> 
         return False
 
 
+def tighten(path: str | os.PathLike[str]) -> bool:
+    """Drop group/other access from a file or folder of ours (not through a symlink); True if it changed."""
+    return _tighten(path)
+
+
 def private_dir(path: str | os.PathLike[str]) -> Path:
-    """``mkdir -p`` where every folder it creates is 0700, and the folder itself (if ours) is tightened."""
+    """``mkdir -p`` where every folder it creates is 0700. An existing folder is left as it is (an export may go
+    to the user's own folder); remem's own folders are tightened by :func:`repair_permissions` when a store
+    opens."""
     path = Path(path)
     missing: list[Path] = []
     probe = path
@@ -76,7 +83,6 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
             pass
     if not path.is_dir():
         raise NotADirectoryError(f"{path} exists and is not a folder")
-    _tighten(path)
     return path
 
 
@@ -93,10 +99,19 @@ def private_opener(path: str, flags: int) -> int:
     return fd
 
 
-def private_file(path: str | os.PathLike[str]) -> Path:
-    """Tighten a file remem wrote (e.g. by a library that ignores our opener) to 0600."""
-    _tighten(path)
-    return Path(path)
+class private_file:
+    """``with private_file(p): open(p, "w")...``: the file exists as 0600 before anything is written to it (for
+    writers that take no opener, e.g. ``gzip.open``)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __enter__(self) -> Path:
+        os.close(private_opener(str(self.path), os.O_CREAT | os.O_WRONLY))
+        return self.path
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 @contextlib.contextmanager

@@ -138,7 +138,7 @@ async def test_a_pinned_token_cannot_tell_another_tenants_ids_from_missing_ones(
                 r = await c.call_tool(tool, {"id": rid, **extra})
                 answers.append((r.is_error, r.content[0].text.replace(rid, "<id>")))
             assert answers[0] == answers[1], (tool, answers)
-    assert mem.get(theirs).text == "Globex's merger closes in May"
+    assert mem.get(theirs, scope=Scope(tenant="globex")).text == "Globex's merger closes in May"
 
 
 async def test_failed_token_guesses_are_limited_per_client_address(served: tuple[str, Memory]) -> None:

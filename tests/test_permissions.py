@@ -160,7 +160,7 @@ async def test_a_full_run_leaves_nothing_other_accounts_can_read(tmp_path: Path,
                             {"role": "assistant", "content": "Noted: the export runs at 03:00 UTC."}],
                            scope=S, session="outage-1")
         assert res.queued
-        assert mem.export(exports / "all.jsonl") >= 1
+        assert mem.export(exports / "all.jsonl", scope=S) >= 1
         backup = mem.backup()
         transcript = tmp_path / "t.jsonl"
         transcript.write_text(TRANSCRIPT.read_text().replace("__PROJECT__", str(project)))

@@ -24,18 +24,15 @@ from .paths import ServicePaths, check_private_folder, read_state, service_paths
 from .peer import HANDSHAKE_TIMEOUT, HandshakeError, check_listener, client_handshake, client_handshake_async
 from .wire import (MAX_LINE, ServiceError, ServiceSocketError, ServiceTimeoutError, decode, decode_error,
                    dumps_line, encode)
+from ..operations import RETRYABLE as RETRYABLE_OPERATIONS, SLOW
 from ..types import RememError
 
 DEFAULT_TIMEOUT = 30.0
 SLOW_TIMEOUT = 900.0
 START_TIMEOUT = 15.0
-SLOW_METHODS = frozenset({"add_many", "import_", "export", "backup", "reembed", "remember", "optimize",
-                          "iter_records", "stats", "audit", "drain_pending", "rescan_redactions"})
+SLOW_METHODS = SLOW  # from the operations table: bulk operations wait longer
 # safe to send again when the connection broke after the request went out (no effect, or idempotent)
-RETRYABLE = frozenset({"search", "context", "get", "list", "stats", "count", "export", "iter_records", "audit",
-                       "usage",
-                       "_hello",
-                       "_status"})
+RETRYABLE = RETRYABLE_OPERATIONS | {"_hello", "_status"}
 # no service of ours listens (nothing was sent): start one, or report that none runs
 NOT_LISTENING = (FileNotFoundError, ConnectionRefusedError, ConnectionResetError, HandshakeError)
 

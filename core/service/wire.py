@@ -14,6 +14,7 @@ import math
 from pathlib import Path, PurePath
 from typing import Any, Mapping
 
+from ..scope import ALL_TENANTS, AllTenants
 from ..types import ProviderError, RememError
 
 MAX_LINE = 1 << 28  # one request or answer, once the peer is authenticated
@@ -53,6 +54,8 @@ def encode(obj: Any) -> Any:
         return {"$t": "date", "v": obj.isoformat()}
     if isinstance(obj, PurePath):
         return {"$t": "path", "v": str(obj)}
+    if isinstance(obj, AllTenants):
+        return {"$t": "all_tenants"}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         cls = type(obj)
         if not cls.__module__.startswith("remem."):
@@ -86,6 +89,8 @@ def decode(obj: Any) -> Any:
         return _dt.date.fromisoformat(val)
     if tag == "path":
         return Path(val)
+    if tag == "all_tenants":
+        return ALL_TENANTS
     if tag == "dict":
         return {k: decode(v) for k, v in val.items()}
     if tag == "dc":
