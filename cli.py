@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 from rich.console import Console
 from rich.table import Table
 
+from .core.config import private_umask
 from .core.types import RememError, Scope
 
 out = Console(highlight=False, soft_wrap=True)
@@ -388,7 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with private_umask():  # whatever this command writes (store, exports, backups, logs) is 0600/0700
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import transcript
+from remem.core.config import private_dir, private_opener
+
 from .common import HookInput, env_flag, hooks_dir, log, read_json, safe_name, warn, write_json
 
 MAX_CAPTURE_CHARS = 40_000
@@ -36,8 +38,8 @@ def session_state_path(session_id: str) -> Path:
 @contextlib.contextmanager
 def file_lock(path: Path, blocking: bool = True) -> Iterator[bool]:
     """An advisory flock (POSIX); yields False when ``blocking`` is off and another process holds it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fh = open(path, "a+")
+    private_dir(path.parent)
+    fh = open(path, "a+", opener=private_opener)
     try:
         try:
             import fcntl
@@ -264,7 +266,7 @@ def _valid(item: Any) -> bool:
 def _move_failed(path: Path, why: str) -> None:
     target = path.parent / "failed" / path.name
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         os.replace(path, target)
     except OSError:
         pass

@@ -1,6 +1,7 @@
 """What every hook shares: settings, the project (tenant) of a session, state files and the hook log.
 
-Stdlib only, so a hook that decides to do nothing costs a Python start and no more. Every helper here is
+Stdlib only (plus ``remem.core.config``, itself stdlib only, for 0700/0600 state files), so a hook that decides
+to do nothing costs a Python start and no more. Every helper here is
 defensive: a hook must never break the Claude Code session, so state that cannot be read is "no state" and a
 log that cannot be written is skipped.
 """
@@ -15,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from remem.core.config import private_dir, private_opener
 
 # ---------------------------------------------------------------------------------------------- settings
 DEFAULT_RECALL_TOKENS = 800
@@ -80,8 +83,7 @@ def elapsed() -> float:
 def log(event: str, message: str, **fields: Any) -> None:
     """One JSON line in $REMEM_HOME/logs/hooks.log. Never raises; never logs prompt or memory text."""
     try:
-        folder = remem_home() / "logs"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(remem_home() / "logs")
         path = folder / "hooks.log"
         try:
             if path.stat().st_size > LOG_MAX_BYTES:
@@ -90,7 +92,7 @@ def log(event: str, message: str, **fields: Any) -> None:
             pass
         line = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S"), "pid": os.getpid(), "event": event, "msg": message,
                 "ms": round(elapsed() * 1000, 1), **fields}
-        with open(path, "a", encoding="utf-8") as fh:
+        with open(path, "a", encoding="utf-8", opener=private_opener) as fh:
             fh.write(json.dumps(line, default=str) + "\n")
     except Exception:  # noqa: BLE001 - logging must not be the thing that breaks a hook
         pass
@@ -117,10 +119,10 @@ def read_json(path: Path) -> Any:
 
 def write_json(path: Path, data: Any) -> None:
     """Atomic write (temp file + rename), so a crash or a full disk never leaves half a state file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
             json.dump(data, fh, ensure_ascii=False, default=str)
             fh.flush()
             os.fsync(fh.fileno())
