@@ -1,0 +1,157 @@
+"""PII rules (opt-in: an email or a phone number is often the very thing a memory is about).
+
+Each identifier with a check digit is validated with python-stdnum, so a random number of the right shape
+is not redacted: cards (Luhn + IIN), IBAN, US SSN, UK NINO, ES DNI, IT codice fiscale, IN Aadhaar, BR CPF and
+CNPJ. Phones cover international (+CC), NANP, UK/EU trunk and Brazilian formats.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from stdnum import iban as _iban
+from stdnum import luhn as _luhn
+from stdnum.es import dni as _es_dni
+from stdnum.in_ import aadhaar as _aadhaar
+from stdnum.it import codicefiscale as _it_cf
+
+from .rule import Rule
+
+def _card_ok(m: re.Match[str]) -> bool:
+    """Luhn + known IIN prefix + consistent separators (rejects most random ids)."""
+    raw = m.group(0)
+    digits = re.sub(r"\D", "", raw)
+    if not 13 <= len(digits) <= 19 or len(set(digits)) < 2:
+        return False
+    seps = set(re.findall(r"\D", raw))
+    if len(seps) > 1:
+        return False
+    if not re.match(r"4|5[1-5]|2[2-7]|3[47]|3(?:0[0-5]|[68])|6(?:011|5|4[4-9])|35|62", digits):
+        return False
+    return _luhn.is_valid(digits)
+
+
+def _iban_ok(m: re.Match[str]) -> bool:
+    return _iban.is_valid(m.group(0))
+
+
+def _phone_ok(m: re.Match[str]) -> bool:
+    raw = m.group(0)
+    digits = re.sub(r"\D", "", raw)
+    if not 8 <= len(digits) <= 15 or len(set(digits)) < 3:
+        return False
+    if re.fullmatch(r"(?:19|20)\d\d[-./]\d\d[-./]\d\d", raw.strip("+ ")):
+        return False  # a date
+    return True
+
+
+def _email_ok(m: re.Match[str]) -> bool:
+    local, _, domain = m.group(0).rpartition("@")
+    tld = domain.rsplit(".", 1)[-1].lower()
+    if tld in {"png", "jpg", "jpeg", "gif", "svg", "webp", "js", "ts", "css", "py", "md", "txt"}:
+        return False
+    return local.lower() not in {"git"} and not domain.lower().startswith("example.")
+
+
+def _dni_ok(m: re.Match[str]) -> bool:
+    return _es_dni.is_valid(m.group(0))
+
+
+def _cf_ok(m: re.Match[str]) -> bool:
+    return _it_cf.is_valid(m.group(0))
+
+
+def _aadhaar_ok(m: re.Match[str]) -> bool:
+    return _aadhaar.is_valid(m.group(0))
+
+
+def _ssn_ok(m: re.Match[str]) -> bool:
+    area, grp, serial = re.split(r"[- ]", m.group(0))
+    return area not in ("000", "666") and area[0] != "9" and grp != "00" and serial != "0000"
+
+
+
+_PII: tuple[Rule, ...] = (
+    Rule(
+        "email",
+        r"(?<![\w.%+\-/:])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}\.)+[A-Za-z]{2,24}(?![\w\-])",
+        validator=_email_ok,
+        positive="Contact jane.doe+work@acme-corp.com for access.",
+        negative="git clone git@github.com:acme/repo.git; logo@2x.png",
+        hints=("@",),
+        pii=True,
+    ),
+    Rule(
+        "credit_card",
+        r"(?<![\d\-.])(?:\d[ \-]?){12,18}\d(?![\d\-.])",
+        validator=_card_ok,
+        positive="card: 4111 1111 1111 1111 exp 12/29",
+        negative="order id 4111 1111 1111 1112",
+        pii=True,
+    ),
+    Rule(
+        "iban",
+        r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])",
+        validator=_iban_ok,
+        positive="IBAN: GB82 WEST 1234 5698 7654 32",
+        negative="SKU: GB82 WEST 1234 5698 7654 33",
+        pii=True,
+    ),
+    Rule(
+        "us_ssn",
+        r"(?<![\d\-])\d{3}-\d{2}-\d{4}(?![\d\-])",
+        validator=_ssn_ok,
+        positive="SSN 123-45-6789 on file",
+        negative="part 666-12-3456 and 900-12-3456",
+        pii=True,
+    ),
+    Rule(
+        "uk_nino",
+        r"(?<![A-Za-z0-9])(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])",
+        positive="NI number: JG 10 37 52 B",
+        negative="model GB123456A",
+        pii=True,
+    ),
+    Rule(
+        "es_dni",
+        r"(?<![A-Za-z0-9])\d{8}-?[A-Z](?![A-Za-z0-9])",
+        validator=_dni_ok,
+        positive="DNI 12345678Z",
+        negative="ref 12345678A",
+        pii=True,
+    ),
+    Rule(
+        "it_codice_fiscale",
+        r"(?<![A-Za-z0-9])[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z](?![A-Za-z0-9])",
+        validator=_cf_ok,
+        positive="CF: RCCMNL83S18D969H",
+        negative="CF: RCCMNL83S18D969A",
+        pii=True,
+    ),
+    Rule(
+        "in_aadhaar",
+        r"(?<![\d\-])[2-9]\d{3}[ \-]\d{4}[ \-]\d{4}(?![\d\-])",
+        validator=_aadhaar_ok,
+        positive="Aadhaar 2345 6789 0124",
+        negative="Aadhaar 2345 6789 0123",
+        pii=True,
+    ),
+    Rule(
+        "phone",
+        r"(?<![\w+.\-/:])(?:"
+        r"\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)[ .\-]?)?\d{1,4}(?:[ .\-]?\d{2,4}){1,4}"
+        r"|\(\d{3}\)[ .\-]?\d{3}[ .\-]\d{4}"
+        r"|\d{3}[.\-]\d{3}[.\-]\d{4}"
+        r"|\d{3} \d{3} \d{4}"
+        r"|0\d{2,4}[ \-]\d{3,4}[ \-]?\d{3,4}"
+        r"|0[1-9](?:[ .]\d{2}){4}"
+        r")(?![\w\-/:]|\.\w)",  # a sentence-ending period may follow; "1.2.3.4" style runs may not
+        validator=_phone_ok,
+        positive="call me at +1 (415) 555-0132 tomorrow",
+        negative="released v1.6.0 on 2024-05-01 from 10.0.0.12",
+        pii=True,
+    ),
+)
+
+PII_RULES: tuple[Rule, ...] = tuple(replace(r, source="pii") for r in _PII)
