@@ -105,7 +105,7 @@ _TYPE_ANNOTATION = re.compile(
     r"str|bytes|int|bool|Any|Callable|Sequence|Mapping|Iterable|tuple|list|dict|set)"
     r"(?:\[|\||$|,)"
 )
-_CODE_REF = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[()\[\]{}]|^\w+\s*\(")
+CODE_REF = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[()\[\]{}]|^\w+\s*\(")
 
 
 def _looks_like_prose(v: str) -> bool:
@@ -140,7 +140,7 @@ def prose_kind(m: re.Match[str]) -> str | None:
     """``my password is hunter2``: value must mix letters with digits/symbols."""
     kind = secret_name_kind(m.group("name"))
     v = m.group("v")
-    if kind is None or is_placeholder(v) or _CODE_REF.search(v):
+    if kind is None or is_placeholder(v) or CODE_REF.search(v):
         return None
     has_alpha = any(c.isalpha() for c in v)
     has_other = any(not c.isalpha() for c in v)
@@ -149,7 +149,7 @@ def prose_kind(m: re.Match[str]) -> str | None:
 
 def _unquoted_ok(m: re.Match[str], v: str) -> bool:
     """Unquoted values: reject identifiers/calls that are code, keep env/YAML values."""
-    if _CODE_REF.search(v):
+    if CODE_REF.search(v):
         return False
     sep = m.group("sep")
     spaced = bool(m.group("sp1") or m.group("sp2"))

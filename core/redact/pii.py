@@ -12,6 +12,8 @@ from dataclasses import replace
 
 from stdnum import iban as _iban
 from stdnum import luhn as _luhn
+from stdnum.br import cnpj as _br_cnpj
+from stdnum.br import cpf as _br_cpf
 from stdnum.es import dni as _es_dni
 from stdnum.in_ import aadhaar as _aadhaar
 from stdnum.it import codicefiscale as _it_cf
@@ -69,6 +71,35 @@ def _aadhaar_ok(m: re.Match[str]) -> bool:
 def _ssn_ok(m: re.Match[str]) -> bool:
     area, grp, serial = re.split(r"[- ]", m.group(0))
     return area not in ("000", "666") and area[0] != "9" and grp != "00" and serial != "0000"
+
+
+def _named_nearby(m: re.Match[str], word: str, span: int = 24) -> bool:
+    """``word`` (lowercase) in the ``span`` characters before the match: a bare number needs a label."""
+    return word in m.string[max(0, m.start() - span) : m.start()].lower()
+
+
+def _br_id_ok(check: object, label: str) -> object:
+    """CPF/CNPJ: valid check digits; an unformatted one (bare digits) only next to its label."""
+    def ok(m: re.Match[str]) -> bool:
+        raw = m.group(0)
+        if not check.is_valid(raw):  # type: ignore[attr-defined]
+            return False
+        return any(c in raw for c in "./-") or _named_nearby(m, label)
+    return ok
+
+
+# Brazilian area codes (DDD) in use: a random two-digit prefix is not one in ~30% of cases.
+_BR_DDD = frozenset(
+    "11 12 13 14 15 16 17 18 19 21 22 24 27 28 31 32 33 34 35 37 38 41 42 43 44 45 46 47 48 49 51 53 54 55 "
+    "61 62 63 64 65 66 67 68 69 71 73 74 75 77 79 81 82 83 84 85 86 87 88 89 91 92 93 94 95 96 97 98 99".split()
+)
+
+
+def _br_phone_ok(m: re.Match[str]) -> bool:
+    if (m.group("pddd") or m.group("ddd0")) not in _BR_DDD:
+        return False
+    # without +55 or (DDD) the number must look like one: hyphenated, as Brazilians write it
+    return bool(m.group("cc") or m.group(0).lstrip("+ 0").startswith("(") or "-" in m.group("num"))
 
 
 
@@ -135,6 +166,31 @@ _PII: tuple[Rule, ...] = (
         validator=_aadhaar_ok,
         positive="Aadhaar 2345 6789 0124",
         negative="Aadhaar 2345 6789 0123",
+        pii=True,
+    ),
+    Rule(
+        "br_cpf",
+        r"(?<![\w./\-])\d{3}\.?\d{3}\.?\d{3}-?\d{2}(?![\w./\-]|\.\w)",
+        validator=_br_id_ok(_br_cpf, "cpf"),  # type: ignore[arg-type]
+        positive="CPF do titular: 529.982.247-25, conforme cadastro.",
+        negative="pedido 529.982.247-26 e nota 52998224725",
+        pii=True,
+    ),
+    Rule(
+        "br_cnpj",
+        r"(?<![\w./\-])[0-9A-Z]{2}\.?[0-9A-Z]{3}\.?[0-9A-Z]{3}/?[0-9A-Z]{4}-?\d{2}(?![\w./\-]|\.\w)",
+        validator=_br_id_ok(_br_cnpj, "cnpj"),  # type: ignore[arg-type]
+        positive="Fornecedor CNPJ 11.222.333/0001-81 (matriz)",
+        negative="protocolo 11.222.333/0001-82; build 11222333000181",
+        pii=True,
+    ),
+    Rule(
+        "phone",
+        r"(?<![\w+.\-/:])(?P<cc>\+55[ .\-]?)?(?:\(0?(?P<pddd>[1-9]\d)\)|0?(?P<ddd0>[1-9]\d))[ .\-]?"
+        r"(?P<num>9[ .]?\d{4}[ .\-]?\d{4}|[2-5]\d{3}[ .\-]?\d{4})(?![\w\-/:]|\.\w)",
+        validator=lambda m: _br_phone_ok(m),
+        positive="me liga no (11) 91234-5678 depois das 18h",
+        negative="versão 11 91234 5678 do arquivo",
         pii=True,
     ),
     Rule(
