@@ -88,6 +88,13 @@ _LAZY_PREFIX = "[\\w.-]{0,50}?"
 _PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
+# gitleaks ends most secrets with this group, written for code and config files. In chat a secret is as often
+# followed by sentence punctuation ("the key is sk_live_..."), so ".,!?" then a space or the end also end it,
+# and so do closing brackets.
+_SECRET_END = "(?:[\\x60'\"\\s;]|\\\\[nr]|$)"
+_PROSE_END = "(?:[\\x60'\"\\s;)\\]}>]|[.,!?](?=\\s|$)|\\\\[nr]|$)"
+
+
 def parse_toml(raw: bytes | str) -> dict[str, Any]:
     return tomllib.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
 
@@ -192,6 +199,7 @@ def _rule(spec: dict[str, Any], global_lists: tuple[Allowlist, ...]) -> Rule:
         if regex.startswith(lead + _LAZY_PREFIX):
             regex, walk_back = lead + regex[len(lead) + len(_LAZY_PREFIX) :], 50
             break
+    regex = regex.replace(_SECRET_END, _PROSE_END)
     group = int(spec.get("secretGroup", 0) or 0)
     own = tuple(a for a in (_allowlist(s) for s in spec.get("allowlists", ())) if a is not None)
     check = _Check(group, float(spec.get("entropy", 0) or 0), global_lists + own, walk_back)

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-
-from stdnum import iban as _iban
-from stdnum import luhn as _luhn
-from stdnum.br import cnpj as _br_cnpj
-from stdnum.br import cpf as _br_cpf
-from stdnum.es import dni as _es_dni
-from stdnum.in_ import aadhaar as _aadhaar
-from stdnum.it import codicefiscale as _it_cf
+from typing import Callable
 
 from .rule import Rule
+
+# python-stdnum is imported on first use (validators run only on a candidate match): importing it costs more
+# than a hook that logs one line should pay.
 
 def _card_ok(m: re.Match[str]) -> bool:
     """Luhn + known IIN prefix + consistent separators (rejects most random ids)."""
@@ -31,11 +27,15 @@ def _card_ok(m: re.Match[str]) -> bool:
         return False
     if not re.match(r"4|5[1-5]|2[2-7]|3[47]|3(?:0[0-5]|[68])|6(?:011|5|4[4-9])|35|62", digits):
         return False
-    return _luhn.is_valid(digits)
+    from stdnum import luhn
+
+    return luhn.is_valid(digits)
 
 
 def _iban_ok(m: re.Match[str]) -> bool:
-    return _iban.is_valid(m.group(0))
+    from stdnum import iban
+
+    return iban.is_valid(m.group(0))
 
 
 def _phone_ok(m: re.Match[str]) -> bool:
@@ -57,15 +57,21 @@ def _email_ok(m: re.Match[str]) -> bool:
 
 
 def _dni_ok(m: re.Match[str]) -> bool:
-    return _es_dni.is_valid(m.group(0))
+    from stdnum.es import dni
+
+    return dni.is_valid(m.group(0))
 
 
 def _cf_ok(m: re.Match[str]) -> bool:
-    return _it_cf.is_valid(m.group(0))
+    from stdnum.it import codicefiscale
+
+    return codicefiscale.is_valid(m.group(0))
 
 
 def _aadhaar_ok(m: re.Match[str]) -> bool:
-    return _aadhaar.is_valid(m.group(0))
+    from stdnum.in_ import aadhaar
+
+    return aadhaar.is_valid(m.group(0))
 
 
 def _ssn_ok(m: re.Match[str]) -> bool:
@@ -78,11 +84,13 @@ def _named_nearby(m: re.Match[str], word: str, span: int = 24) -> bool:
     return word in m.string[max(0, m.start() - span) : m.start()].lower()
 
 
-def _br_id_ok(check: object, label: str) -> object:
+def _br_id_ok(label: str) -> Callable[[re.Match[str]], bool]:
     """CPF/CNPJ: valid check digits; an unformatted one (bare digits) only next to its label."""
     def ok(m: re.Match[str]) -> bool:
+        from importlib import import_module
+
         raw = m.group(0)
-        if not check.is_valid(raw):  # type: ignore[attr-defined]
+        if not import_module(f"stdnum.br.{label}").is_valid(raw):
             return False
         return any(c in raw for c in "./-") or _named_nearby(m, label)
     return ok
@@ -171,7 +179,7 @@ _PII: tuple[Rule, ...] = (
     Rule(
         "br_cpf",
         r"(?<![\w./\-])\d{3}\.?\d{3}\.?\d{3}-?\d{2}(?![\w./\-]|\.\w)",
-        validator=_br_id_ok(_br_cpf, "cpf"),  # type: ignore[arg-type]
+        validator=_br_id_ok("cpf"),
         positive="CPF do titular: 529.982.247-25, conforme cadastro.",
         negative="pedido 529.982.247-26 e nota 52998224725",
         pii=True,
@@ -179,7 +187,7 @@ _PII: tuple[Rule, ...] = (
     Rule(
         "br_cnpj",
         r"(?<![\w./\-])[0-9A-Z]{2}\.?[0-9A-Z]{3}\.?[0-9A-Z]{3}/?[0-9A-Z]{4}-?\d{2}(?![\w./\-]|\.\w)",
-        validator=_br_id_ok(_br_cnpj, "cnpj"),  # type: ignore[arg-type]
+        validator=_br_id_ok("cnpj"),
         positive="Fornecedor CNPJ 11.222.333/0001-81 (matriz)",
         negative="protocolo 11.222.333/0001-82; build 11222333000181",
         pii=True,

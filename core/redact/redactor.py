@@ -353,7 +353,7 @@ def _rule_matches(rule: Rule, text: str, low: str, taken: _Spans, scan: Scan | N
         yield from _anchored_matches(rule, text, low, taken, scan)
         return
     if rule.starts:
-        yield from _matches_at_starts(rule, text, low, taken, scan)
+        yield from _matches_at_starts(rule, text, low, taken)
         return
     search = rule.compiled.search
     pos, n = 0, len(text)
@@ -369,11 +369,11 @@ def _rule_matches(rule: Rule, text: str, low: str, taken: _Spans, scan: Scan | N
             pos = m.start() + 1
 
 
-def _matches_at_starts(rule: Rule, text: str, low: str, taken: _Spans, scan: Scan | None) -> Iterator[Finding]:
+def _matches_at_starts(rule: Rule, text: str, low: str, taken: _Spans) -> Iterator[Finding]:
     """Same matches as the search loop, trying ``regex.match`` only where a literal start occurs."""
     match = rule.compiled.match
     done_until = 0
-    for start, _ in _hits(low, rule.starts, scan):  # type: ignore[arg-type]
+    for start, _ in find_all(low, rule.starts):  # type: ignore[arg-type]
         if start < done_until:
             continue
         m = match(text, start)

@@ -133,6 +133,14 @@ _SPECIFIC: tuple[Rule, ...] = (
         negative="Paste the -----BEGIN PUBLIC KEY----- block from the docs.",
         hints=("private key",),
     ),
+    Rule(
+        # broader than gitleaks' jwt: ends at sentence punctuation, short segments, long signatures
+        "jwt",
+        _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{0,1000}" + _E,
+        positive="id_token: " + FAKE_JWT,
+        negative="The token starts with eyJ because base64 of a JSON brace is eyJ.",
+        hints=("eyj",),
+    ),
     # ---- LLM providers ----------------------------------------------------
     Rule(
         "openai_api_key",

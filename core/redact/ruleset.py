@@ -52,7 +52,7 @@ class Scan:
         self._positions = positions
 
     def hits(self, words: Iterable[str]) -> list[tuple[int, int]]:
-        """Sorted (start, end) of every occurrence of each of ``words`` (like ``str.find`` in a loop)."""
+        """Sorted (start, end) of every occurrence of each of ``words`` (which must be automaton words)."""
         out: list[tuple[int, int]] = []
         for w in words:
             for start in self._positions.get(w, ()):
@@ -63,7 +63,7 @@ class Scan:
 
 @dataclass
 class RuleSet:
-    """Rules in order plus one automaton over every keyword, anchor and literal start they use.
+    """Rules in order plus one automaton over every keyword and anchor they use.
 
     ``extra_words`` are looked up in the same pass for other detectors (the entropy check's context words).
     """
@@ -82,7 +82,8 @@ class RuleSet:
                 enables.setdefault(word, []).append(i)
         words = set(enables) | set(self.extra_words)
         for rule in self.rules:
-            words.update(_literal_words(rule))
+            if isinstance(rule.anchor, tuple):
+                words.update(rule.anchor)
         self._automaton = ahocorasick.Automaton()
         for word in words:
             self._automaton.add_word(word, (word, tuple(enables.get(word, ()))))
@@ -92,7 +93,7 @@ class RuleSet:
 
     def scan(self, lowered: str) -> tuple[list[Rule], Scan]:
         """The rules whose keywords occur in ``lowered`` (plus keyword-less ones), in order and compiled,
-        and the keyword positions for their anchors and literal starts."""
+        and the keyword positions for their anchors."""
         positions: dict[str, list[int]] = {}
         chosen = set(self._always)
         if self._has_words:
@@ -115,12 +116,6 @@ class RuleSet:
                 continue
             rules.append(rule)
         return rules, Scan(positions)
-
-
-def _literal_words(rule: Rule) -> tuple[str, ...]:
-    if isinstance(rule.anchor, tuple):
-        return rule.anchor
-    return rule.starts or ()
 
 
 @lru_cache(maxsize=16)
