@@ -68,14 +68,27 @@ UNKNOWN = object()  # a variable whose value could not be evaluated (fine unless
 
 @dataclass(frozen=True)
 class Val:
-    """A Go string value and, when it was generated, the secret part of it."""
+    """A Go string value and, when part of it was generated, the span of that secret part."""
 
     text: str
-    secret: str | None = None
+    span: tuple[int, int] | None = None
+
+    @classmethod
+    def generated(cls, text: str) -> "Val":
+        return cls(text, (0, len(text)))
+
+    @property
+    def secret(self) -> str | None:
+        return self.text[self.span[0] : self.span[1]] if self.span else None
 
     def __add__(self, other: "Val") -> "Val":
-        parts = [p for p in (self.secret, other.secret) if p]
-        return Val(self.text + other.text, "".join(parts) if parts else None)
+        spans = [sp for sp in (self.span, _shift(other.span, len(self.text))) if sp]
+        span = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else None
+        return Val(self.text + other.text, span)
+
+
+def _shift(span: tuple[int, int] | None, by: int) -> tuple[int, int] | None:
+    return (span[0] + by, span[1] + by) if span else None
 
 
 # ------------------------------------------------------------------------------------------- generator
@@ -322,22 +335,20 @@ class _Func:
         if short == "Hex8_4_4_4_12":
             return Val(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
         if name == "secrets.NewSecret":
-            s = self.gen(_plain(args[0]))
-            return Val(s, s)
+            return Val.generated(self.gen(_plain(args[0])))
         if name == "newPlausibleSecret":  # generic.go: a digit and no stop word, retried until so
             for _ in range(1000):
                 s = self.gen(_plain(args[0]))
                 low = s.lower()
                 if re.search("[1-9]", s) and not any(w in low for w in _generic_stopwords()):
-                    return Val(s, s)
+                    return Val.generated(s)
             raise Unsupported("no plausible secret in 1000 tries")
         if short == "GenerateSampleSecret":
             i, s = _plain(args[0]), args[1]
-            return Val(f'{i}_api_token = "{s.text}"', s.secret or s.text)
+            return _wrap(f'{i}_api_token = "{{s}}"', s)
         if short == "GenerateSampleSecrets":
             i, s = _plain(args[0]), args[1]
-            return [Val(t.replace("{i}", i).replace("{I}", i.upper()).replace("{s}", s.text), s.secret or s.text)
-                    for t in _SAMPLES]
+            return [_wrap(t.replace("{i}", i).replace("{I}", i.upper()), s) for t in _SAMPLES]
         if name == "append":
             base = list(args[0])
             for a in args[1:]:
@@ -356,7 +367,7 @@ class _Func:
             if kind not in enc:
                 raise Unsupported(name)
             out = enc[kind].decode()
-            return Val(out, out if args[0].secret else None)
+            return Val.generated(out) if args[0].span else Val(out)
         raise Unsupported(f"call {name}")
 
     def run(self) -> dict[str, Any]:
@@ -409,20 +420,24 @@ def _plain(v: Any) -> str:
     raise Unsupported("expected a string")
 
 
+def _wrap(template: str, s: Val) -> Val:
+    """``template`` with ``{s}`` replaced by ``s``; the secret is ``s``'s generated part (else all of ``s``)."""
+    at = template.index("{s}")
+    inner = s.span or (0, len(s.text))
+    return Val(template.replace("{s}", s.text, 1), (at + inner[0], at + inner[1]))
+
+
 def _sprintf(fmt: Any, args: list[Any]) -> Val:
+    out = Val("")
     it = iter(args)
-    secrets: list[str] = []
-
-    def sub(m: re.Match[str]) -> str:
-        if m.group(0) == "%%":
-            return "%"
-        v = next(it)
-        if isinstance(v, Val) and v.secret:
-            secrets.append(v.secret)
-        return _plain(v)
-
-    text = re.sub(r"%[-+# 0]*\d*[sdvq%]", sub, _plain(fmt))
-    return Val(text, "".join(secrets) or None)
+    pos = 0
+    pattern = _plain(fmt)
+    for m in re.finditer(r"%[-+# 0]*\d*[sdvq%]", pattern):
+        out = out + Val(pattern[pos : m.start()])
+        v = Val("%") if m.group(0) == "%%" else next(it)
+        out = out + (v if isinstance(v, Val) else Val(_plain(v)))
+        pos = m.end()
+    return out + Val(pattern[pos:])
 
 
 def _generic_stopwords() -> tuple[str, ...]:

@@ -33,7 +33,8 @@ _META_SUFFIX = re.compile(
 _META_PREFIX = re.compile(
     r"^(?:max|min|num|n|total|count|is|has|use|show|hide|reset|forgot|check|validate|"
     r"verify|confirm|new|old|get|set|enable|disable|require|allow|public|publishable|"
-    r"primary|foreign|sort|partition|cache|idempotency|row|dict|hash|map|lookup|next|"
+    r"primary|foreign|sort|partition|cache|idempotency|row|dict|hash|map|lookup|next|bucket|schema|sequence|"
+    r"natural|idx|hot|"
     r"prev|last|first|input|output|stop|special|bos|eos|pad|unk|sep|cls|mask)_"
 )
 _NON_SECRET_NAMES = frozenset(
@@ -92,9 +93,9 @@ PLACEHOLDER = re.compile(
            ssm:|arn:aws:secretsmanager|\{\s*secret|op://|sm://|gcp-secret|keyring|
            ref\+|file:|/run/secrets|/var/run/secrets|\.\./|\./|~/|/etc/|/home/)|
         (?:your|my|enter|insert|replace|put|add)[_\-\s]?(?:your[_\-\s]?)?[a-z_\-\s]*(?:here|key|token|secret|password|pass)|
-        x{3,}|X{3,}|\.{3,}|-{3,}|_{3,}|•+|
+        x{3,}|X{3,}|\.{3,}|-{3,}|_{3,}|•+|\[[A-Za-z_\ -]+\]$|.*>$|
         (?:none|null|nil|true|false|undefined|empty|required|optional|todo|tbd|n/a|na|
-           changeme|change_me|change-me|redacted|hidden|masked|secret|password|token|
+           changeme|change_me|change-me|redacted|hidden|masked|secret|password|pass|pwd|token|
            string|str|int|bool|bytes|any|secretstr|secretbytes|object|dict|list|
            example|sample|dummy|placeholder|foo|bar|baz|test|demo|default)$
     )""",

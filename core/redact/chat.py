@@ -79,5 +79,6 @@ CHAT_RULES: tuple[Rule, ...] = (
                 "parola", "token", "secret", "chave", "segredo", "jeton", "clé", "cle secrete", "schlüssel",
                 "zugangs", "chiave", "api", "access", "auth", "private"),
         generic=True,
+        rule_id="chat",
     ),
 )

@@ -42,6 +42,7 @@ _ENTROPY_CONTEXT: tuple[str, ...] = tuple(
     + [f"{w}{sep}key" for w in ("api", "access", "private", "signing", "session") for sep in ("_", "-", " ")]
     + ["key is", "key=", "key:", "key ="]
 )
+_ENTROPY_WORDS = frozenset(_ENTROPY_CONTEXT)
 # Words that say the nearby hex/base64 is a digest or identifier, not a secret.
 _DIGEST_CONTEXT = re.compile(
     r"\b(?:commit|sha\d*|hash|digest|checksum|etag|revision|rev|uuid|guid|request[_ -]?id|"
@@ -51,7 +52,9 @@ _DIGEST_CONTEXT = re.compile(
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{20,512}={0,2}(?![A-Za-z0-9+/_\-=])")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
-_WORDY = re.compile(r"^[A-Za-z]+(?:[_\-/][A-Za-z0-9]+)+$|^[a-z0-9]+(?:[_\-][a-z0-9]+){2,}$")
+_WORDY = re.compile(
+    r"^[A-Za-z]+(?:[_\-/][A-Za-z0-9]+)+$|^[a-z0-9]+(?:[_\-][a-z0-9]+){2,}$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
+)
 
 # Message keys whose values are protocol structure, never user content.
 _STRUCTURAL_KEYS = frozenset(
@@ -221,7 +224,7 @@ class Redactor:
     def _entropy_candidates(self, text: str, low: str, taken: _Spans, scan: Scan) -> Iterator[Finding]:
         """High-entropy tokens shortly after a secret-ish word on the same line."""
         scanned_to = 0
-        for ctx_start, ctx_end in scan.hits(_ENTROPY_CONTEXT):
+        for ctx_start, ctx_end in scan.hits(_ENTROPY_WORDS):
             if ctx_end <= scanned_to or low.startswith("author", ctx_start):
                 continue
             if taken.overlaps(ctx_end, ctx_end + 1):
@@ -325,6 +328,12 @@ def _ascii_lower(text: str) -> str:
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
+# A run of eight equal characters is a template (ghp_xxxx..., AKIAXXXX..., "aaaa..."), not a secret; key material
+# (PEM bodies, service-account JSON) has such runs legitimately, and a person telling a password means it.
+_RUN = re.compile(r"(.)\1{7,}")
+_RUNS_ALLOWED = frozenset({"private_key", "gcp_service_account_key", "prose", "chat"})
+
+
 def _judge(rule: Rule, m: re.Match[str], taken: _Spans) -> Finding | None:
     """The finding for match ``m``, or None: nothing to replace, already taken, or rejected by the validator.
 
@@ -334,12 +343,15 @@ def _judge(rule: Rule, m: re.Match[str], taken: _Spans) -> Finding | None:
     span = rule.span(m)
     if not span or span[0] >= span[1] or taken.overlaps(span[0], span[1]):
         return None
+    if (rule.source == "overlay" and (rule.rule_id or rule.kind) not in _RUNS_ALLOWED
+            and _RUN.search(m.string, span[0], span[1])):
+        return None
     kind = _safe_validate(rule, m)
     return Finding(span[0], span[1], kind, rule.name) if kind else None
 
 
-def _hits(low: str, words: tuple[str, ...], scan: Scan | None) -> list[tuple[int, int]]:
-    return scan.hits(words) if scan is not None else find_all(low, words)
+def _hits(low: str, rule: Rule, scan: Scan | None) -> list[tuple[int, int]]:
+    return scan.hits(rule.anchor_words) if scan is not None else find_all(low, rule.anchor)  # type: ignore[arg-type]
 
 
 def _rule_matches(rule: Rule, text: str, low: str, taken: _Spans, scan: Scan | None) -> Iterator[Finding]:
@@ -396,7 +408,7 @@ def _anchored_matches(rule: Rule, text: str, low: str, taken: _Spans, scan: Scan
     if rule.compiled_anchor is not None:
         hits = [a.span() for a in rule.compiled_anchor.finditer(low)]
     else:
-        hits = _hits(low, rule.anchor, scan)  # type: ignore[arg-type]
+        hits = _hits(low, rule, scan)
     for start, _ in hits:
         floor = max(0, start - _MAX_WALK_BACK)
         while start > floor and (text[start - 1].isalnum() or text[start - 1] in "_.-"):

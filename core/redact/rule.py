@@ -64,6 +64,10 @@ class Rule:
         return re.compile(self.anchor) if isinstance(self.anchor, str) else None
 
     @cached_property
+    def anchor_words(self) -> frozenset[str]:
+        return frozenset(self.anchor) if isinstance(self.anchor, tuple) else frozenset()
+
+    @cached_property
     def starts(self) -> tuple[str, ...] | None:
         """Lowercase literals every match begins with (the regex is then only tried where they occur)."""
         return None if self.anchor else literal_starts(self.regex, self.flags)

@@ -198,6 +198,7 @@ _SPECIFIC: tuple[Rule, ...] = (
         positive="creds: AKIAIOSFODNN7EXAMPLE / " + FAKE_AWS_SECRET,
         negative="AKIA ids come with a 40-character secret; commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f",
         hints=_AWS_PREFIXES,
+        rule_id="aws_key_id_and_secret",
     ),
     Rule(
         "aws_secret_access_key",
@@ -383,6 +384,7 @@ _GENERIC: tuple[Rule, ...] = (
         negative="docker login --password-stdin < token.txt",
         hints=("-pass",),
         anchor=("-pass", "-db-pass", "-admin-pass"),
+        rule_id="cli_password_flag",
     ),
     Rule(
         "secret",
@@ -395,6 +397,7 @@ _GENERIC: tuple[Rule, ...] = (
         negative="gh auth login --with-token < mytoken.txt",
         hints=("--",),
         anchor=r"--(?:token|api-?key|secret|client-secret|auth-token|access-token|access-key|private-key|github-token|hf-token)",
+        rule_id="cli_secret_flag",
     ),
     Rule(
         "password",
@@ -404,6 +407,7 @@ _GENERIC: tuple[Rule, ...] = (
         positive="mysqldump -u root -pS3cr3tPass app > dump.sql",
         negative="mysql -u root -p app",
         hints=("mysql", "mariadb", "sshpass"),
+        rule_id="cli_mysql_sshpass",
     ),
     Rule(
         "password",
@@ -413,6 +417,7 @@ _GENERIC: tuple[Rule, ...] = (
         positive="curl -u admin:hunter2-Prod https://jenkins.acme.io/api/json",
         negative="curl -u admin https://jenkins.acme.io/api/json",
         hints=("-u", "--user"),
+        rule_id="cli_curl_user",
     ),
     Rule(
         "password",
@@ -421,6 +426,7 @@ _GENERIC: tuple[Rule, ...] = (
         positive="machine api.heroku.com login me@acme.io password 0a1b2c3d-4e5f-6789",
         negative="machine learning login page: reset your password",
         hints=("machine",),
+        rule_id="netrc",
     ),
     Rule(
         "password",
@@ -430,6 +436,7 @@ _GENERIC: tuple[Rule, ...] = (
         positive="<server><id>nexus</id><password>n3xus-Pa55</password></server>",
         negative="<password>${env.NEXUS_PASSWORD}</password>",
         hints=("<pass", "<db_pass", "<adminpass"),
+        rule_id="xml_password",
     ),
     # ---- generic assignments (last: least specific) --------------------
     # kind is "password" or "secret" depending on the variable name (validator decides)
@@ -442,6 +449,7 @@ _GENERIC: tuple[Rule, ...] = (
         negative="password = getpass.getpass('Password: ')",
         hints=_NAME_HINTS,
         anchor=_NAME_ANCHOR,
+        rule_id="assignment",
     ),
     Rule(
         "password",
@@ -451,6 +459,7 @@ _GENERIC: tuple[Rule, ...] = (
         positive="env:\n  - name: POSTGRES_PASSWORD\n    value: \"w1nter-Is-c0ming\"",
         negative="env:\n  - name: POSTGRES_PASSWORD\n    valueFrom:\n      secretKeyRef: {name: db}",
         hints=("value:",),
+        rule_id="env_name_value",
     ),
     Rule(
         "password",
@@ -460,6 +469,7 @@ _GENERIC: tuple[Rule, ...] = (
         positive="define('DB_PASSWORD', 'w1nter-Is-c0ming');",
         negative="password = config.get('db', 'password')",
         hints=_NAME_HINTS,
+        rule_id="quoted_pair",
     ),
     Rule(
         "password",
@@ -468,6 +478,7 @@ _GENERIC: tuple[Rule, ...] = (
         validator=on_value(lambda v: not is_placeholder(v), "v"),
         positive="db.internal:5432:app:app_user:Tr0ub4dor-3",
         negative="12:30:45 worker started",
+        rule_id="pgpass",
     ),
     Rule(
         "password",
@@ -478,6 +489,7 @@ _GENERIC: tuple[Rule, ...] = (
         negative="the password is incorrect, and the token is expired",
         hints=_NAME_HINTS,
         anchor=_PROSE_ANCHOR,
+        rule_id="prose",
     ),
 )
 
