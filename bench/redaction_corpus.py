@@ -509,7 +509,7 @@ def negative_samples(rng: random.Random) -> Iterator[Sample]:
             "ts={e} level=info msg=\"cache hit\" key=user:{n} ttl=300",
             "GET /api/v1/items/{n}?page={m} 200 {t}ms",
             "order #{n} shipped to warehouse {w} on 2024-0{m}-2{d}",
-        )).format(m=rng.randrange(1, 9), d=rng.randrange(0, 9), w=rng.randrange(1, 64), n=rng.randrange(10**5, 10**9), t=rng.randrange(1, 999), e=rng.randrange(1.6e9, 1.8e9))
+        )).format(m=rng.randrange(1, 9), d=rng.randrange(0, 9), w=rng.randrange(1, 64), n=rng.randrange(10**5, 10**9), t=rng.randrange(1, 999), e=rng.randrange(1_600_000_000, 1_800_000_000))
         yield Sample(text, "negatives", "logs")
     for _ in range(15):
         cls = "".join(rng.choice(("Abstract", "Session", "Token", "Factory", "Manager", "Provider", "Secret", "Auth", "Config", "Loader")) for _ in range(4))
