@@ -31,3 +31,31 @@ def remem_home() -> Path:
 def default_store_path() -> Path:
     env = os.environ.get("REMEM_PATH")
     return Path(env).expanduser() if env else remem_home() / "store"
+
+
+def private_dir(path: str | os.PathLike[str]) -> Path:
+    """Create ``path`` (and parents) readable by this user only (0700); tighten it if it already exists."""
+    folder = Path(path)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        if folder.stat().st_uid == os.getuid() and folder.stat().st_mode & 0o077:
+            folder.chmod(0o700)
+    except (OSError, AttributeError):  # not ours to change, or no uids on this platform
+        pass
+    return folder
+
+
+class private_file:
+    """``with private_file(p): open(p, "w")...``: the file exists as 0600 before anything is written to it."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __enter__(self) -> Path:
+        fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+        os.chmod(self.path, 0o600)
+        return self.path
+
+    def __exit__(self, *exc: object) -> None:
+        return None

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .scope import ALL_TENANTS
+
 
 def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
              embedder: str | None = None) -> dict[str, Any]:
@@ -68,7 +70,7 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
         try:
             from .service.client import ServiceClient
 
-            st = ServiceClient(folder, autostart=False, timeout=5).call("stats")
+            st = ServiceClient(folder, autostart=False, timeout=5).call("stats", scope=ALL_TENANTS)
             report["memories"] = st.count
             report["pending embeddings"] = st.pending_embeddings
         except Exception as exc:  # noqa: BLE001
@@ -83,7 +85,7 @@ def _server(url: str, embedder: str | None) -> dict[str, Any]:
         from .memory import Memory
 
         with Memory(url=url, embedder=embedder) as mem:
-            out["memories"] = mem.stats().count
+            out["memories"] = mem.stats(scope=ALL_TENANTS).count
     except Exception as exc:  # noqa: BLE001
         out["error"] = f"{type(exc).__name__}: {exc}"
     return out

@@ -247,7 +247,7 @@ def test_llm_reconcile_add_merge_supersede_drop_end_to_end(mem: Memory, srv: Ope
     new_editor = next(r for r in res.added if "Helix" in r.text)
     assert res.superseded == [(vim.id, new_editor.id)]
     assert [r.id for r in res.merged] == [compose.id]
-    assert mem.get(compose.id).text == "User deploys with Docker Compose on a Hetzner VPS."
+    assert mem.get(compose.id, scope=compose.scope).text == "User deploys with Docker Compose on a Hetzner VPS."
     assert res.dropped == 1 and not any("Rex" in r.text for r in res.added)
     assert any(r.text == "Fleet API tests run with pytest -q." for r in res.added)
     # supersede keeps history: now the new preference, before the switch the old one
@@ -294,7 +294,7 @@ def test_llm_summary_is_updated_on_a_second_capture(mem: Memory, srv: OpenAIServ
     assert "Previous summary of this session" in prompt and "Dana fixed the distutils import." in prompt
     assert "Now add a CI job" in prompt and "ModuleNotFoundError" not in prompt  # only the new turns are sent
     assert second.summary.id == first.summary.id
-    assert mem.get(first.summary.id).text == "Dana fixed the distutils import, then added CI."
+    assert mem.get(first.summary.id, scope=SCOPE).text == "Dana fixed the distutils import, then added CI."
     assert len(mem.list(scope=SCOPE, kind="summary")) == 1
     third = mem.remember(more, scope=SCOPE, session="s9", distiller=llm)  # nothing new: no LLM call at all
     assert third.usage["calls"] == 0 and srv.count("chat") == 2

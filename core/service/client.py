@@ -28,6 +28,8 @@ from pathlib import Path, PurePath
 from typing import Any, Mapping, Sequence
 
 from ..config import default_store_path
+from ..operations import RETRYABLE as RETRYABLE_OPERATIONS, SLOW
+from ..scope import ALL_TENANTS, AllTenants
 from ..types import EmbedderMismatchError, ProviderError, RememError, StoreLockedError
 
 SOCKET_NAME = "service.sock"
@@ -39,13 +41,9 @@ LOG_NAME = "service.log"
 DEFAULT_TIMEOUT = 30.0
 SLOW_TIMEOUT = 900.0
 START_TIMEOUT = 15.0
-SLOW_METHODS = frozenset({"add_many", "import_", "export", "backup", "reembed", "remember", "optimize",
-                          "iter_records", "stats", "audit", "drain_pending", "rescan_redactions"})
+SLOW_METHODS = SLOW  # from the operations table: bulk operations wait longer
 # safe to send again when the connection broke after the request went out (no effect, or idempotent)
-RETRYABLE = frozenset({"search", "context", "get", "list", "stats", "count", "export", "iter_records", "audit",
-                       "usage",
-                       "_hello",
-                       "_status"})
+RETRYABLE = RETRYABLE_OPERATIONS | {"_hello", "_status"}
 EXIT_LOCKED = 3     # service exit code: the store is open in-process elsewhere
 EXIT_BUSY = 4       # service exit code: another live service holds the folder but does not answer
 MAX_LINE = 1 << 28
@@ -121,6 +119,8 @@ def encode(obj: Any) -> Any:
         return {"$t": "date", "v": obj.isoformat()}
     if isinstance(obj, PurePath):
         return {"$t": "path", "v": str(obj)}
+    if isinstance(obj, AllTenants):
+        return {"$t": "all_tenants"}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         cls = type(obj)
         if not cls.__module__.startswith("remem."):
@@ -154,6 +154,8 @@ def decode(obj: Any) -> Any:
         return _dt.date.fromisoformat(val)
     if tag == "path":
         return Path(val)
+    if tag == "all_tenants":
+        return ALL_TENANTS
     if tag == "dict":
         return {k: decode(v) for k, v in val.items()}
     if tag == "dc":

