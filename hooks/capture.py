@@ -22,7 +22,7 @@ from typing import Any, Iterator
 from . import transcript
 from remem.core.config import private_dir, private_opener
 
-from .common import HookInput, env_flag, hooks_dir, log, read_json, safe_name, warn, write_json
+from .common import HookInput, env_flag, hooks_dir, log, read_json, safe_name, scrub, warn, write_json
 
 MAX_CAPTURE_CHARS = 40_000
 
@@ -69,6 +69,19 @@ def _redact(messages: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[
     return out, counts
 
 
+def _raw_final(stored: str, last_message: str, found: list[transcript.Turn]) -> str:
+    """The previous final answer as the payload/transcript have it, given the redacted copy in the state file.
+
+    The state keeps only the redacted answer; if it hid a secret, the raw answer is the candidate (this Stop's
+    answer or a transcript text) that redacts to it, so "already captured" still works."""
+    if "[REDACTED:" not in stored:
+        return stored
+    for candidate in (last_message, *(t for turn in found for t in turn.texts)):
+        if candidate and scrub(transcript.normalize(candidate)) == stored:
+            return candidate
+    return stored
+
+
 def _fit(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     """Keep the newest messages that fit in MAX_CAPTURE_CHARS (a capture is a turn, not a whole archive)."""
     kept: list[dict[str, str]] = []
@@ -107,8 +120,9 @@ def capture(inp: HookInput) -> dict[str, Any]:
                 note = f"transcript unreadable ({type(exc).__name__}); captured the final answer only"
         else:
             note = "no transcript_path; captured the final answer only"
+        already = _raw_final(already, inp.last_assistant_message, found)
         messages = transcript.to_messages(found, inp.last_assistant_message, already)
-        final = transcript.normalize(inp.last_assistant_message) or already
+        final = transcript.normalize(inp.last_assistant_message) or already  # redacted by write_json
         if not messages:
             _save_state(state_path, state, offset, last_uuid, final, tenant)
             return {"status": "nothing new", "note": note}
