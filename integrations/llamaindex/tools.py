@@ -86,6 +86,9 @@ def memory_agent(llm: Any, memory: Any, scope: ScopeSpec = None, *,
     message (better than searching with the raw message); later steps choose freely. ``llm`` must be a
     function-calling LLM whose integration honours ``tool_choice`` with a tool name (OpenAI, Anthropic, … do).
     """
+    unknown = sorted(set(agent_kwargs) - set(FunctionAgent.model_fields))
+    if unknown:  # FunctionAgent keeps unknown fields silently; a typo must not pass unnoticed
+        raise TypeError(f"memory_agent() got unexpected keyword arguments: {', '.join(unknown)}")
     all_tools: list[Any] = [*memory_tools(memory, scope, forget=forget), *tools]
     return FunctionAgent(llm=llm, tools=all_tools, system_prompt=system_prompt,
                          initial_tool_choice=SEARCH_TOOL if search_first else None, **agent_kwargs)
