@@ -145,6 +145,10 @@ class BackgroundCapture:
     def submit(self, memory: Any, messages: Sequence[Mapping[str, Any]], scope: Scope,
                session: str | None = None) -> Future[Any]:
         fut = self._pool.submit(self._run, memory, list(messages), scope, session)
+        owner = getattr(memory, "sync", memory)  # close() of the Memory waits for what is tracked on it
+        track = getattr(owner, "track", None)
+        if callable(track):
+            track(fut)
         with self._lock:
             self._pending.add(fut)
         fut.add_done_callback(self._done)
