@@ -14,6 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Iterable, Mapping, Sequence
 
 from .recall.rendering import hit_line
+from .scope import ScopeSpec, resolve_scope
 from .types import RememError, Scope, SearchHit
 
 log = logging.getLogger("remem.tools")
@@ -42,6 +43,17 @@ def sync_memory(memory: Any) -> Any:
     if inner is not None and hasattr(inner, "search") and hasattr(memory, "batch"):
         return inner
     return memory
+
+
+def call_scope(spec: ScopeSpec, *context: Any) -> Scope | None:
+    """The scope of one adapter call (see :func:`remem.core.scope.resolve_scope`), never raising: a callable
+    that fails or returns something malformed gives None, so the memory step does not run (logged) instead of
+    crashing the agent's turn or falling back to another space."""
+    try:
+        return resolve_scope(spec, *context)
+    except Exception as exc:  # noqa: BLE001 - no scope means "memory did not run", not a crashed turn
+        log.warning("memory scope could not be resolved: %s", exc)
+        return None
 
 
 def did_not_run(action: str, reason: str) -> str:
