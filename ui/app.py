@@ -65,11 +65,8 @@ def _tenant(request: Request) -> str:
 # ---------------------------------------------------------------------------------------------- read pages
 def tenants_page(st: State, request: Request) -> Response:
     summary = st.jobs.summary.get(wait=0.5)
-    overall: collections.Counter = collections.Counter()
-    if summary:
-        for days in summary.days.values():
-            overall.update(days)
-    svg, bars, unit = charts.kinds_over_time(overall, summary.kinds if summary else [])
+    svg, bars, unit = charts.kinds_over_time(summary.all_days if summary else collections.Counter(),
+                                             summary.kinds if summary else [])
     now = _dt.datetime.now(_dt.timezone.utc)
     lat = hooklog.recall_latencies()
     ms = [p.ms for p in lat]

@@ -88,13 +88,18 @@ def recall_latencies(hours: float = 24.0, now: float | None = None) -> list[Late
     cutoff = now - hours * 3600
     points: list[LatencyPoint] = []
     for line in _log_lines():
-        if '"recall"' not in line:
+        if '"recall"' not in line and "deadline" not in line:
             continue
         try:
             data: dict[str, Any] = json.loads(line)
         except ValueError:
             continue
-        if data.get("event") != "recall" or data.get("msg") not in RECALL_MESSAGES:
+        msg = str(data.get("msg", ""))
+        if data.get("event") == "recall" and msg in RECALL_MESSAGES:
+            outcome = msg
+        elif data.get("event") == "UserPromptSubmit" and "deadline" in msg:
+            outcome = "gave up at the deadline"  # the hook's own warning line; nothing was injected
+        else:
             continue
         try:
             stamp = time.mktime(time.strptime(str(data["ts"]), "%Y-%m-%dT%H:%M:%S"))
@@ -102,7 +107,7 @@ def recall_latencies(hours: float = 24.0, now: float | None = None) -> list[Late
         except (KeyError, ValueError, TypeError, OverflowError):
             continue
         if stamp >= cutoff:
-            points.append(LatencyPoint(_dt.datetime.fromtimestamp(stamp, tz=_dt.timezone.utc), ms, str(data["msg"])))
+            points.append(LatencyPoint(_dt.datetime.fromtimestamp(stamp, tz=_dt.timezone.utc), ms, outcome))
     return points
 
 

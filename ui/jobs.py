@@ -31,10 +31,10 @@ class TenantInfo:
 
 @dataclass
 class Summary:
-    """One scan of the store: per tenant counts, and stored memories per day and kind (for the chart)."""
+    """One scan of the store: per tenant counts, and stored memories per day and kind (the chart)."""
 
     tenants: dict[str, TenantInfo] = field(default_factory=dict)
-    days: dict[str, Counter[tuple[_dt.date, str]]] = field(default_factory=dict)
+    all_days: Counter[tuple[_dt.date, str]] = field(default_factory=Counter)  # every tenant: the chart
     total: int = 0
     at: float = 0.0
     seconds: float = 0.0
@@ -52,7 +52,6 @@ def scan_summary(mem: Any) -> Summary:
         info = out.tenants.get(key)
         if info is None:
             info = out.tenants[key] = TenantInfo()
-            out.days[key] = Counter()
         info.count += 1
         info.kinds[rec.kind] += 1
         if rec.superseded_by is not None:
@@ -61,7 +60,7 @@ def scan_summary(mem: Any) -> Summary:
             info.sessions.add(rec.scope.session)
         if info.newest is None or rec.created_at > info.newest:
             info.newest = rec.created_at
-        out.days[key][(rec.created_at.date(), rec.kind)] += 1
+        out.all_days[(rec.created_at.date(), rec.kind)] += 1
         out.total += 1
     out.at, out.seconds = time.time(), time.perf_counter() - start
     return out

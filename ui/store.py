@@ -15,7 +15,7 @@ from remem import MemoryRecord, NotFoundError, Scope
 
 GLOBAL_KEY = "__global__"  # the global (tenant-less) space, as the tenant picker names it
 PAGE_SIZE = 50
-TEXT_FILTER_LIMIT = 200
+TEXT_FILTER_LIMIT = 100
 HISTORY_LIMIT = 25
 
 

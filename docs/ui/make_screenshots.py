@@ -140,7 +140,6 @@ def seed(home: Path) -> None:
 
 
 def main() -> int:
-    sys.path.insert(0, str(HERE.parents[2]))
     home = Path(tempfile.mkdtemp(prefix="remem-shots-"))
     os.environ["REMEM_HOME"] = str(home)
     seed(home)
