@@ -73,7 +73,7 @@ def _nice_max(value: float) -> float:
     if value <= 0:
         return 1.0
     step = 10 ** (len(str(int(value))) - 1)
-    for mult in (1, 2, 2.5, 5, 10):
+    for mult in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         if value <= mult * step:
             return mult * step
     return 10 * step

@@ -71,14 +71,16 @@ AREAS = {
             "the CI runners", "DNS records", "the VPN"],
     "acme-support-bot": ["refund requests", "SSO tickets", "invoice questions", "plan upgrades"],
 }
-ACTIONS = [("event", "Fixed a bug in {a}: {b}.", ["bugfix"]),
-           ("lesson", "When touching {a}, {b}.", ["lesson"]),
-           ("summary", "Session: worked on {a}; {b}.", []),
-           ("decision", "For {a} we agreed that {b}.", [])]
-DETAILS = ["the retry loop did not back off", "run the smoke test before merging", "timeouts are 30 seconds",
-           "logs must not contain customer emails", "the change ships behind a feature flag",
-           "a missing index made it slow at month end", "keep the public API unchanged", "add a regression test first",
-           "the staging data is a week old", "ask Maya before changing the schema"]
+ACTIONS = [
+    ("event", "Fixed a bug in {a}: {x}.", ["bugfix"], ["the retry loop did not back off", "a missing index made it slow "
+     "at month end", "timeouts were not logged", "it read week-old staging data"]),
+    ("lesson", "When touching {a}, {x}.", ["lesson"], ["run the smoke test before merging", "add a regression test "
+     "first", "ask Maya before changing the schema", "keep the public API unchanged"]),
+    ("summary", "Session: worked on {a}; {x}.", [], ["added tests and put it behind a feature flag", "refactored the "
+     "handler and updated the docs", "fixed two flaky tests"]),
+    ("decision", "For {a} we agreed to {x}.", [], ["ship changes behind a feature flag", "keep timeouts at 30 seconds",
+     "never log customer emails"]),
+]
 
 
 def seed(home: Path) -> None:
@@ -92,8 +94,8 @@ def seed(home: Path) -> None:
     for tenant, facts in FACTS.items():
         items = [(kind, text, tags) for kind, text, tags in facts]
         for area in AREAS[tenant]:
-            for kind, template, tags in rng.sample(ACTIONS, 3):
-                items.append((kind, template.format(a=area, b=rng.choice(DETAILS)), tags))
+            for kind, template, tags, details in rng.sample(ACTIONS, 3):
+                items.append((kind, template.format(a=area, x=rng.choice(details)), tags))
         for kind, text, tags in items:
             mem.add(text, scope=Scope(tenant=tenant, session=rng.choice(sessions)), kind=kind, tags=tags,
                     importance=rng.randint(3, 9), source=rng.choice(sources),
