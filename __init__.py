@@ -29,15 +29,15 @@ _EXPORTS = {
     "EmbedderMismatchError": "remem.core.types",
     "ProviderError": "remem.core.types",
     "StoreLockedError": "remem.core.types",
-    "ServiceError": "remem.core.client",
-    "ServiceTimeoutError": "remem.core.client",
+    "ServiceError": "remem.core.service.client",
+    "ServiceTimeoutError": "remem.core.service.client",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:
     from .core.aio import AsyncMemory
-    from .core.client import ServiceError, ServiceTimeoutError
+    from .core.service.client import ServiceError, ServiceTimeoutError
     from .core.memory import Memory
     from .core.types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, ProviderError,
                              RememError, Scope, ScopeError, SearchHit, Stats, StoreLockedError)

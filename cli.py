@@ -204,7 +204,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_redact(args: argparse.Namespace) -> int:
-    from .core.redact import configured
+    from .core.redact.redactor import configured
 
     redactor = configured(args.pii)
     if args.store:
@@ -243,7 +243,7 @@ def cmd_distill(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .core.service import serve_main
+    from .core.service.server import serve_main
 
     return serve_main(args)
 

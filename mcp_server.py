@@ -271,7 +271,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                                       include_superseded=False)
             if not recs:
                 return "No memories yet."
-            from .core.formatting import hit_line
+            from .core.recall.rendering import hit_line
 
             return "\n".join(f"{hit_line(r)} (id: {r.id})" for r in recs)
         return await guarded("recent", run)

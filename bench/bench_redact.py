@@ -1,4 +1,4 @@
-"""Precision/recall/throughput benchmark for :mod:`remem.core.redact`.
+"""Precision/recall/throughput benchmark for :mod:`remem.core.redact.redactor`.
 
 Run: ``python -m remem.bench.bench_redact``. A positive sample counts as a hit
 only if *every* labelled secret is gone; any change to a negative, or loss of a
@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from remem.bench.redaction_corpus import Sample, build_corpus
-from remem.core.redact import Redactor
+from remem.core.redact.redactor import Redactor
 
 # Which reporting group each emitted kind belongs to (for false-positive attribution).
 _KIND_GROUP = {

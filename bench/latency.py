@@ -22,8 +22,8 @@ from rich.console import Console
 from rich.table import Table
 
 from remem import Memory, MemoryRecord, Scope
-from remem.core.backends.base import PointData
-from remem.core.embedders import resolve_embedder
+from remem.core.store.backends.base import PointData
+from remem.core.providers.embedders import resolve_embedder
 
 SUBJECTS = ["Alice", "Bob", "the checkout team", "Maya", "the platform group", "our CI", "the billing service",
             "Jonas", "the mobile app", "the data pipeline"]

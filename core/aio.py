@@ -11,11 +11,11 @@ import os
 from functools import partial
 from typing import Any, Callable, TypeVar
 
-from .embedders import aembed_documents, aembed_query
+from .providers.embedders import aembed_documents, aembed_query
 from .memory import Memory, RemoteMemory
 from .types import ForgetResult, MemoryRecord, ProviderError, SearchHit, Stats
-from . import indexing
-from .formatting import render_context
+from .recall import indexing
+from .recall.rendering import render_context
 
 T = TypeVar("T")
 
@@ -153,12 +153,12 @@ class AsyncMemory:
         store work in worker threads; through the service when it owns the store."""
         if self._remote:
             return await self._remote_remember(messages, **kwargs)
-        from .distill import aremember
+        from .distill.pipeline import aremember
 
         return await aremember(self, messages, **kwargs)
 
     async def _remote_remember(self, messages: Any, **kwargs: Any) -> Any:
-        from .client import encode
+        from .service.client import encode
 
         try:
             encode([messages, kwargs])

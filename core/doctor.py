@@ -41,7 +41,7 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
         report.update(_server(url, embedder))
         return report
 
-    from .client import service_status, store_folder
+    from .service.client import service_status, store_folder
 
     folder = store_folder(path if path is not None else default_store_path())
     report["store"] = str(folder)
@@ -66,7 +66,7 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
             report[f"service {key}"] = value
     if report["service"] == "running":
         try:
-            from .client import ServiceClient
+            from .service.client import ServiceClient
 
             st = ServiceClient(folder, autostart=False, timeout=5).call("stats")
             report["memories"] = st.count

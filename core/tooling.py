@@ -13,7 +13,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Iterable, Mapping, Sequence
 
-from .formatting import hit_line
+from .recall.rendering import hit_line
 from .types import RememError, Scope, SearchHit
 
 log = logging.getLogger("remem.tools")

@@ -151,6 +151,8 @@ class MemoryRecord:
     content_hash: str = ""
     embedded: bool = True
     context: str | None = None  # text around the memory (e.g. the conversation), indexed for recall, not shown
+    sources: tuple[str, ...] = ()  # provenance: ids of the messages (episodes) this memory came from
+    occurred_at: _dt.datetime | None = None  # when the thing happened (event time), apart from when it was stored
 
     @property
     def is_current(self) -> bool:
@@ -184,6 +186,8 @@ class MemoryRecord:
             "content_hash": self.content_hash,
             "embedded": self.embedded,
             "context": self.context,
+            "sources": list(self.sources),
+            "occurred_at": iso(self.occurred_at),
         }
 
     @classmethod
@@ -209,6 +213,8 @@ class MemoryRecord:
             content_hash=str(data.get("content_hash", "")),
             embedded=bool(data.get("embedded", True)),
             context=data.get("context") or None,
+            sources=tuple(str(s) for s in data.get("sources") or ()),
+            occurred_at=to_datetime(data.get("occurred_at")),
         )
 
 

@@ -54,7 +54,7 @@ def file_lock(path: Path, blocking: bool = True) -> Iterator[bool]:
 
 
 def _redact(messages: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, int]]:
-    from remem.core.redact import configured
+    from remem.core.redact.redactor import configured
 
     redactor = configured(env_flag("REMEM_HOOK_PII", True))
     counts: dict[str, int] = {}

@@ -59,7 +59,7 @@ def main(argv: Sequence[str]) -> int:
         if args.action == "search":
             print(run_memory_search(mem, text, scope, limit=args.limit))
         elif args.action == "save":
-            from remem.core.redact import configured
+            from remem.core.redact.redactor import configured
 
             print(run_memory_save(mem, configured(env_flag("REMEM_HOOK_PII", True)).redact(text).text, scope,
                                   kind=args.kind))

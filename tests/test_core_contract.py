@@ -8,7 +8,7 @@ import json
 import pytest
 
 from remem import (AsyncMemory, ForgetResult, Memory, NotFoundError, Scope, ScopeError)
-from remem.core.tokens import count_tokens
+from remem.core.recall.tokens import count_tokens
 
 ALICE = Scope(tenant="acme", user="alice")
 BOB = Scope(tenant="acme", user="bob")

@@ -17,12 +17,12 @@ import pytest
 
 from openai_server import OpenAIServer, ScriptedError
 from remem import Memory, Scope
-from remem.core.distill import (KeylessDistiller, LLMDistiller, RememberResult, aremember, audit, check_admission,
+from remem.core.distill.pipeline import (KeylessDistiller, LLMDistiller, RememberResult, aremember, audit, check_admission,
                                 admit, conversation_turns, drain_pending, normalize_messages, pending_count, render_transcript,
                                 resolve_distiller, to_plain_messages, usage_totals)
-from remem.core.llm import llm_settings_from_env
-from remem.core.pending import PendingQueue, queue_for
-from remem.core.tokens import count_tokens
+from remem.core.providers.llm import llm_settings_from_env
+from remem.core.distill.pending import PendingQueue, queue_for
+from remem.core.recall.tokens import count_tokens
 
 SCOPE = Scope(tenant="acme", user="dana")
 SECRET = "sk-proj-Xq7vT2mLp9RwZ4kB8nYc3HdF6jGs1AeU5oIi0VbNtKrMx"
@@ -425,7 +425,7 @@ def test_pending_queue_is_durable_and_claims_once(tmp_path: Any) -> None:
 
 
 def test_openai_server_serves_embeddings_and_errors(srv: OpenAIServer) -> None:
-    from remem.core.embedders import OpenAIEmbedder
+    from remem.core.providers.embedders import OpenAIEmbedder
     from remem.core.types import ProviderError
 
     emb = OpenAIEmbedder("text-embedding-3-small", base_url=srv.base_url, api_key="k", max_retries=0)

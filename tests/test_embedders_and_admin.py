@@ -14,7 +14,7 @@ import pytest
 from openai_server import OpenAIServer
 
 from remem import EmbedderMismatchError, Memory, ProviderError, Scope
-from remem.core.embedders import OpenAIEmbedder
+from remem.core.providers.embedders import OpenAIEmbedder
 
 S = Scope(tenant="acme")
 

@@ -251,7 +251,7 @@ def test_session_end_returns_at_once_and_a_detached_drainer_stores_the_capture(p
 # ---------------------------------------------------------------------------------------------- isolation
 def test_two_projects_at_once_never_recall_each_other(plugin: Plugin) -> None:
     """Both sessions run concurrently against one store through the local service."""
-    from remem.core.client import stop_service
+    from remem.core.service.client import stop_service
 
     env = {"REMEM_SERVICE": "auto"}
     a, b = plugin.project("queue-service"), plugin.project("billing-dashboard")

@@ -262,7 +262,7 @@ def test_recall_node_state_mode_and_token_budget(mem: Memory, alice: str, bob: s
     graph = _chat_graph(mem, model, cap, mode="state", token_budget=60)
     out = graph.invoke(user("which oolong tea blend?"), cfg(alice))
     assert "oolong" in out["memories"]
-    from remem.core.tokens import count_tokens
+    from remem.core.recall.tokens import count_tokens
     assert count_tokens(out["memories"]) <= 60
     assert not any(isinstance(m, SystemMessage) for m in out["messages"])
     out = graph.invoke(user("anything?"), cfg(user=None, thread="t2"))

@@ -93,7 +93,7 @@ async def test_async_graph_capture_and_every_mode(mem: Memory) -> None:
 
 def test_captures_into_real_memory(mem: Memory) -> None:
     """End to end: the real remember() runs in the background and the fact lands in the user's memory."""
-    pytest.importorskip("remem.core.distill")
+    pytest.importorskip("remem.core.distill.pipeline")
     cap = BackgroundCapture()
     user = f"u-{uuid.uuid4().hex[:6]}"
     saver = MemoryCaptureSaver(InMemorySaver(), mem, capture_executor=cap)

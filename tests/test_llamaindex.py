@@ -25,7 +25,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine  # noqa: E402
 from llama_index.core.tools import RetrieverTool  # noqa: E402
 
 from remem import AsyncMemory, Memory, Scope  # noqa: E402
-from remem.core.tokens import count_tokens  # noqa: E402
+from remem.core.recall.tokens import count_tokens  # noqa: E402
 from remem.core.tooling import BackgroundCapture  # noqa: E402
 from remem.integrations.llamaindex import (RememMemoryBlock, RememRetriever, memory_agent,  # noqa: E402
                                            memory_tools, remember_turn, run_and_remember)

@@ -18,7 +18,7 @@ import httpx  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 from remem import Memory, Scope  # noqa: E402
-from remem.core.client import stop_service  # noqa: E402
+from remem.core.service.client import stop_service  # noqa: E402
 from remem.core.types import RememError  # noqa: E402
 from remem.mcp_server import Limits, Token, build_server, http_app, install_config, parse_tokens  # noqa: E402
 

@@ -20,7 +20,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel 
 from pydantic_ai.models.test import TestModel  # noqa: E402
 
 from remem import AsyncMemory, Memory, Scope  # noqa: E402
-from remem.core.tokens import count_tokens  # noqa: E402
+from remem.core.recall.tokens import count_tokens  # noqa: E402
 from remem.core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION,  # noqa: E402
                                 BackgroundCapture)
 from remem.integrations.pydantic_ai import (CaptureMemories, ForceMemorySearchFirst, RecallMemories,  # noqa: E402

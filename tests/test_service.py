@@ -1,6 +1,6 @@
 """One store, many processes: the local service behind ``Memory()``.
 
-Each test starts a real service process (``python -m remem.core.service``) on a fresh store and stops it at the
+Each test starts a real service process (``python -m remem.core.service.server``) on a fresh store and stops it at the
 end; nothing is mocked.
 """
 
@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 import pytest
 
 from remem import AsyncMemory, Memory, NotFoundError, Scope, StoreLockedError
-from remem.core.client import (ServiceTimeoutError, probe, service_paths,
+from remem.core.service.client import (ServiceTimeoutError, probe, service_paths,
                                service_status, stop_service)
 from remem.core.memory import RemoteMemory
 from remem.core.types import EmbedderMismatchError
@@ -300,7 +300,7 @@ class _SlowToWarm:
 
 
 def test_a_cold_service_answers_recall_with_bm25_instead_of_waiting(tmp_path: Path) -> None:
-    from remem.core.service import Service
+    from remem.core.service.server import Service
 
     engine = Memory(path=tmp_path / "s", embedder=_SlowToWarm(), service="off")
     engine.add("The staging database is called orca-db", scope=S)

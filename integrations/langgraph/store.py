@@ -44,7 +44,7 @@ from langgraph.store.base import (BaseStore, GetOp, InvalidNamespaceError, Item,
 from langgraph.store.base.embed import get_text_at_path
 
 from ...core.aio import AsyncMemory
-from ...core.engine import MAX_TEXT_CHARS
+from ...core.store.engine import MAX_TEXT_CHARS
 from ...core.memory import Memory
 from ...core.types import FOREVER, MemoryRecord, Scope
 

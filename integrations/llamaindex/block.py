@@ -22,8 +22,8 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms import ChatMessage
 from llama_index.core.memory import BaseMemoryBlock
 
-from ...core.formatting import render_context
-from ...core.tokens import count_tokens
+from ...core.recall.rendering import render_context
+from ...core.recall.tokens import count_tokens
 from ...core.tooling import BackgroundCapture, default_capture, wait_for
 from ...core.types import Scope
 from ._common import last_user_text, sync_and_async, to_capture_dicts

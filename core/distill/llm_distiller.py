@@ -9,9 +9,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillation
 from .conversation import Turn
-from .llm import ChatLLM, DEFAULT_LLM_MODEL, Usage, llm_settings_from_env
-from .tokens import count_tokens, truncate_to_tokens
-from .types import MemoryRecord
+from ..providers.llm import ChatLLM, DEFAULT_LLM_MODEL, Usage, llm_settings_from_env
+from ..recall.tokens import count_tokens, truncate_to_tokens
+from ..types import MemoryRecord
 
 
 _EXTRACT_SYSTEM = """You maintain the long-term memory of an AI assistant. From the conversation, extract what will \

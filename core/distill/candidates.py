@@ -1,6 +1,6 @@
 """What a distiller proposes: candidate memories and the session summary, before the gate and reconciliation.
 
-Shared by the keyless and LLM distillers and the :mod:`remem.core.distill` pipeline.
+Shared by the keyless and LLM distillers and the :mod:`remem.core.distill.pipeline` pipeline.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .llm import Usage
+from ..providers.llm import Usage
 
 MEMORY_KINDS: tuple[str, ...] = ("fact", "preference", "decision", "event", "lesson")
 DEFAULT_IMPORTANCE = {"preference": 7, "decision": 7, "fact": 6, "lesson": 6, "event": 4, "summary": 4}

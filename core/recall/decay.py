@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .types import MemoryRecord
+from ..types import MemoryRecord
 
 DAY = 86400.0
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .admission import check_admission
-from .records import normalize_text
-from .types import MemoryRecord
+from ..store.records import normalize_text
+from ..types import MemoryRecord
 
 
 @dataclass
@@ -44,7 +44,7 @@ class AuditReport:
 def audit(engine: Any, scope: Any = None, *, stale_days: float = 90.0, stale_importance: float = 3.0,
           now: float | None = None) -> AuditReport:
     """Scan the memories of ``scope`` (None: the whole store) and report what a cleanup could remove."""
-    from .engine import same_meaning
+    from ..store.engine import same_meaning
 
     now = time.time() if now is None else now
     report = AuditReport()

@@ -21,8 +21,8 @@ from .admission import admit
 from .artifacts import FENCE_RE, error_lines, extract_identifiers
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
-from .records import normalize_text
-from .tokens import truncate_to_tokens
+from ..store.records import normalize_text
+from ..recall.tokens import truncate_to_tokens
 
 
 _SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[])|(?<=[.!?])\s*\n|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
@@ -285,7 +285,7 @@ class KeylessDistiller:
             score -= 0.3
         if _REASON_RE.search(sentence):
             score += 0.1
-        from .lexical import identifiers
+        from ..recall.lexical import identifiers
 
         idents = identifiers(sentence)
         if idents:

@@ -3,7 +3,7 @@
 Secrets are replaced by typed placeholders such as ``[REDACTED:github_token]`` so
 a memory still says *that* a credential existed (and under which variable name)
 without ever storing its value. Detection is rule based (see
-:mod:`remem.core.redact_rules`) plus a context-gated entropy check; PII rules are
+:mod:`remem.core.redact.rules`) plus a context-gated entropy check; PII rules are
 opt-in because emails/phones are often the very thing a memory is about.
 
 Design constraints: compile once, no mutable state while redacting (thread
@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from .redact_rules import PII_RULES, SECRET_RULES, Rule, shannon_entropy
+from .rules import PII_RULES, SECRET_RULES, Rule, shannon_entropy
 
 __all__ = ["Redactor", "RedactionResult", "redact"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .embedders import classify_openai_error
-from .types import ProviderError
+from ..types import ProviderError
 
 DEFAULT_LLM_MODEL = "gpt-4o-mini"
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)

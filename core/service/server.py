@@ -1,8 +1,8 @@
 """The local service: one process owns a store folder and answers everyone else over a Unix socket.
 
 Qdrant Edge lets one process open a store; agents have many (hooks, MCP server, CLI, apps). The service holds
-the store open and the embedder warm, and runs each request on the same :class:`~remem.core.engine.Engine`
-the library uses in-process. Requests are JSON lines (see :mod:`remem.core.client`); only the Engine's public
+the store open and the embedder warm, and runs each request on the same :class:`~remem.core.store.engine.Engine`
+the library uses in-process. Requests are JSON lines (see :mod:`remem.core.service.client`); only the Engine's public
 methods are callable. Every write is in the Edge WAL before its answer is sent, so killing the service loses
 nothing that was acknowledged.
 
@@ -31,8 +31,8 @@ from typing import Any, Mapping
 
 from .client import (EXIT_BUSY, EXIT_LOCKED, MAX_LINE, ServicePaths, decode, dumps_line, encode, encode_error,
                      probe, service_paths, service_status, start_service, stop_service, transport)
-from .formatting import render_context
-from .types import RememError, StoreLockedError
+from ..recall.rendering import render_context
+from ..types import RememError, StoreLockedError
 
 log = logging.getLogger("remem.service")
 
@@ -73,7 +73,7 @@ class _View:
             if key in CONFIG_FIELDS:
                 view.__dict__[key] = value
         if any(key in cfg for key in REDACTION_FIELDS):
-            from .engine import _make_redactor
+            from ..store.engine import _make_redactor
 
             view.__dict__["redactor"] = _make_redactor(bool(cfg.get("pii"))) if cfg.get("redact", True) else None
         return view
@@ -158,7 +158,7 @@ class Service:
             return view
 
     def info(self) -> dict[str, Any]:
-        from .. import __version__
+        from ... import __version__
 
         eng = self.engine
         return {"pid": os.getpid(), "version": __version__, "location": eng.backend.location,
@@ -343,7 +343,7 @@ def run_service(path: str | os.PathLike[str] | None = None, *, embedder: str | N
                 log.error("another process holds %s but does not answer", paths.lock)
                 return EXIT_BUSY
     try:
-        from .memory import Memory
+        from ..memory import Memory
 
         try:
             engine = Memory(paths.folder, embedder=embedder, service="off", on_embedder_mismatch="allow")

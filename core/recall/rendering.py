@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .tokens import count_tokens
-from .types import MemoryRecord, SearchHit
+from ..types import MemoryRecord, SearchHit
 
 HEADER = "Relevant memories (most relevant first; dates are when each was recorded or became true):"
 

@@ -1,6 +1,6 @@
 """Talking to the local remem service: the wire format, the sync and async clients, and auto-start.
 
-One process (the service, :mod:`remem.core.service`) owns an embedded store folder; every other process sends
+One process (the service, :mod:`remem.core.service.server`) owns an embedded store folder; every other process sends
 it JSON lines over a Unix socket inside that folder (file permissions are the access control). Each call opens
 its own connection (tens of microseconds on a Unix socket), so a connection is never shared between threads,
 a service that went idle and exited is simply started again, and a request that could not even connect was
@@ -27,8 +27,8 @@ import time
 from pathlib import Path, PurePath
 from typing import Any, Mapping, Sequence
 
-from .config import default_store_path
-from .types import EmbedderMismatchError, ProviderError, RememError, StoreLockedError
+from ..config import default_store_path
+from ..types import EmbedderMismatchError, ProviderError, RememError, StoreLockedError
 
 SOCKET_NAME = "service.sock"
 LOCK_NAME = "service.lock"          # held by the running service for its whole life: one owner per folder

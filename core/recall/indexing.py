@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from . import lexical
-from .backends.base import SparseVec
-from .types import MemoryRecord
+from ..store.backends.base import SparseVec
+from ..types import MemoryRecord
 
 
 def dated_text(rec: MemoryRecord) -> str:

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import qdrant_edge as qe
 
-from ..types import StoreLockedError
+from ...types import StoreLockedError
 from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
                    PointData, PrefetchSpec)
 
@@ -86,7 +86,9 @@ class EdgeBackend:
         try:
             if (shard_dir / "edge_config.json").exists():
                 self._shard = qe.EdgeShard.load(str(shard_dir))
-                self._size_at_optimize = int(self._shard.info().points_count)
+                info = self._shard.info()
+                self._size_at_optimize = int(info.points_count)
+                self._create_indexes(skip=set(info.payload_schema))  # fields added by a newer remem
             else:
                 shard_dir.mkdir(parents=True, exist_ok=True)
                 self._shard = qe.EdgeShard.create(str(shard_dir), self._config(dense_dim))
@@ -99,14 +101,18 @@ class EdgeBackend:
                 ) from exc
             raise
 
-    def _create_indexes(self) -> None:
+    def _create_indexes(self, skip: set[str] = frozenset()) -> None:  # type: ignore[assignment]
         for key in KEYWORD_FIELDS:
+            if key in skip:
+                continue
             params = qe.KeywordIndexParams(is_tenant=True) if key == "tenant" else None
             if params is not None:
                 self._shard.update(qe.UpdateOperation.create_field_index(key, params))
             else:
                 self._shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
         for key in FLOAT_FIELDS:
+            if key in skip:
+                continue
             self._shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float))
 
     def recreate(self, dense_dim: int) -> None:

@@ -13,13 +13,13 @@
 6. **Store** the memories and create or update the session's single summary.
 
 An LLM failure never loses the capture: the redacted messages go to the durable pending queue
-(:mod:`remem.core.pending`, drained by :func:`drain_pending`) and the keyless summary is stored at once.
+(:mod:`remem.core.distill.pending`, drained by :func:`drain_pending`) and the keyless summary is stored at once.
 
-The steps live in their own modules: :mod:`~remem.core.conversation` (messages -> turns),
-:mod:`~remem.core.artifacts` (files/commands/errors), :mod:`~remem.core.keyless` and
-:mod:`~remem.core.llm_distiller` (extraction), :mod:`~remem.core.admission` (the gate),
-:mod:`~remem.core.usage_ledger` and :mod:`~remem.core.audit`. This module runs the pipeline and re-exports
-their public names, so ``from remem.core.distill import ...`` keeps working.
+The steps live in their own modules: :mod:`~remem.core.distill.conversation` (messages -> turns),
+:mod:`~remem.core.distill.artifacts` (files/commands/errors), :mod:`~remem.core.distill.keyless` and
+:mod:`~remem.core.distill.llm_distiller` (extraction), :mod:`~remem.core.distill.admission` (the gate),
+:mod:`~remem.core.distill.usage_ledger` and :mod:`~remem.core.distill.audit`. This module runs the pipeline and re-exports
+their public names, so ``from remem.core.distill.pipeline import ...`` keeps working.
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ from .audit import AuditReport, audit
 from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillation
 from .conversation import Turn, conversation_turns, normalize_messages, strip_recalled, to_plain_messages
 from .keyless import KeylessDistiller, split_sentences
-from .llm import Usage, llm_settings_from_env
+from ..providers.llm import Usage, llm_settings_from_env
 from .llm_distiller import EXTRACT_SCHEMA, RECONCILE_SCHEMA, Decision, LLMDistiller, render_transcript
 from .pending import PendingQueue, queue_for
-from .records import normalize_text
-from .tokens import truncate_to_tokens
-from .types import MemoryRecord, NotFoundError, ProviderError, RememError, Scope
+from ..store.records import normalize_text
+from ..recall.tokens import truncate_to_tokens
+from ..types import MemoryRecord, NotFoundError, ProviderError, RememError, Scope
 from .usage_ledger import USAGE_FILE, record_usage, usage_totals
 
 log = logging.getLogger("remem.distill")
@@ -99,7 +99,7 @@ _SUMMARY_LOCK = threading.RLock()
 
 
 def _redactor(pii: bool | None) -> Any:
-    from .redact import configured
+    from ..redact.redactor import configured
 
     return configured(bool(pii))
 

@@ -9,9 +9,10 @@ import unicodedata
 from typing import Any, Iterable, Mapping
 
 from .backends.base import Cond, FilterSpec
-from .types import FOREVER, GLOBAL_TENANT, MemoryRecord, Scope, to_datetime, to_ts
+from ..types import FOREVER, GLOBAL_TENANT, MemoryRecord, Scope, to_datetime, to_ts
 
-TOP_LEVEL_WHERE = {"kind", "source", "tags", "user", "agent", "session"}
+TOP_LEVEL_WHERE = {"kind", "source", "tags", "user", "agent", "session", "sources"}
+PAYLOAD_ALIASES = {"occurred_at": "occurred_ts", "created_at": "created_ts"}  # record field -> payload field
 RANGE_OPS = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 
 
@@ -65,6 +66,10 @@ def to_payload(rec: MemoryRecord) -> dict[str, Any]:
         payload["last_accessed_ts"] = rec.last_accessed_at.timestamp()
     if rec.context:
         payload["context"] = rec.context
+    if rec.sources:
+        payload["sources"] = list(rec.sources)
+    if rec.occurred_at is not None:
+        payload["occurred_ts"] = rec.occurred_at.timestamp()
     return payload
 
 
@@ -93,6 +98,8 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> MemoryRecord:
         content_hash=p.get("content_hash", ""),
         embedded=bool(p.get("embedded", True)),
         context=p.get("context") or None,
+        sources=tuple(p.get("sources") or ()),
+        occurred_at=_dt_from_ts(p.get("occurred_ts")),
     )
 
 
@@ -123,7 +130,8 @@ def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[
     for key, value in where.items():
         if not isinstance(key, str) or not key:
             raise ValueError(f"where keys must be non-empty strings, got {key!r}")
-        field = key if key in TOP_LEVEL_WHERE else "meta." + key.removeprefix("metadata.").removeprefix("meta.")
+        field = (PAYLOAD_ALIASES.get(key) or key if key in TOP_LEVEL_WHERE or key in PAYLOAD_ALIASES
+                 else "meta." + key.removeprefix("metadata.").removeprefix("meta."))
         if isinstance(value, Mapping):
             unknown = set(value) - set(RANGE_OPS) - {"$eq", "$ne", "$in", "$nin"}
             if unknown:

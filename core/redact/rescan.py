@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .types import Scope
+from ..types import Scope
 
 
 def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:

@@ -164,7 +164,7 @@ _MEMORY_TOOL_RE = re.compile(r"^(?:memory[_-]|remem)|_memory$", re.I)
 def strip_recalled(text: str) -> str:
     """Remove memory context that remem itself injected (``Memory.context`` blocks), so a capture never
     re-learns what was recalled into the prompt."""
-    from .formatting import HEADER
+    from ..recall.rendering import HEADER
 
     if HEADER not in text and "· " not in text:
         return text

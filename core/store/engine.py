@@ -19,14 +19,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence
 
-from . import lexical
+from ..recall import lexical
 from .backends.base import Backend, Cond, FilterSpec, Found, PointData, PrefetchSpec
-from .decay import DecayPolicy
-from .embedders import Embedder, NoEmbedder
-from .formatting import fit_hits, render_context
-from . import indexing
+from ..recall.decay import DecayPolicy
+from ..providers.embedders import Embedder, NoEmbedder
+from ..recall.rendering import fit_hits, render_context
+from ..recall import indexing
 from .records import build_filter, content_hash, from_payload, normalize_text, scope_conditions, to_payload
-from .types import (KINDS, EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, ProviderError,
+from ..types import (KINDS, EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, ProviderError,
                     RememError, Scope, ScopeError, SearchHit, Stats, to_datetime, to_ts, utcnow)
 
 FORMAT_VERSION = 1
@@ -215,19 +215,21 @@ class Engine:
     def add(self, text: str, *, scope: Scope | Mapping[str, Any] | None = None, kind: str = "note",
             tags: Iterable[str] | None = None, importance: int = 5, metadata: Mapping[str, Any] | None = None,
             source: str | None = None, valid_from: Any = None, valid_until: Any = None, created_at: Any = None,
-            context: str | None = None, dedupe: bool = True) -> MemoryRecord:
+            context: str | None = None, dedupe: bool = True, sources: Iterable[str] | None = None,
+            occurred_at: Any = None) -> MemoryRecord:
         """Store one memory. ``context`` (e.g. the conversation around it) is indexed for recall, not shown.
         The same text in the same scope is stored once; a near-duplicate is merged into the existing memory."""
         dense = self.vectors_for([self.draft(text, kind=kind, tags=tags, context=context)])[0]
         return self._add(text, dense, scope=scope, kind=kind, tags=tags, importance=importance, metadata=metadata,
                          source=source, valid_from=valid_from, valid_until=valid_until, created_at=created_at,
-                         context=context, dedupe=dedupe)
+                         context=context, dedupe=dedupe, sources=sources, occurred_at=occurred_at)
 
     def _add(self, text: str, dense: list[float] | None, *, scope: Any = None, kind: str = "note",
              tags: Iterable[str] | None = None, importance: int = 5, metadata: Mapping[str, Any] | None = None,
              source: str | None = None, valid_from: Any = None, valid_until: Any = None, created_at: Any = None,
              context: str | None = None, dedupe: bool = True, record_id: str | None = None,
-             supersedes: str | None = None) -> MemoryRecord:
+             supersedes: str | None = None, sources: Iterable[str] | None = None,
+             occurred_at: Any = None) -> MemoryRecord:
         self._check_usable()
         text = self._check_text(text)
         scope = Scope.coerce(scope)
@@ -239,7 +241,8 @@ class Engine:
             created_at=to_datetime(created_at) or now, updated_at=to_datetime(created_at) or now,
             valid_from=to_datetime(valid_from), valid_until=to_datetime(valid_until),
             content_hash=content_hash(text, scope), embedded=dense is not None or not self.dense,
-            supersedes=supersedes, context=self._check_context(context),
+            supersedes=supersedes, context=self._check_context(context), sources=_check_sources(sources),
+            occurred_at=to_datetime(occurred_at),
         )
         if rec.valid_from and rec.valid_until and rec.valid_until <= rec.valid_from:
             raise ValueError("valid_until must be after valid_from")
@@ -282,15 +285,17 @@ class Engine:
     def _merge_into(self, existing: MemoryRecord, new: MemoryRecord) -> MemoryRecord:
         merged_tags = tuple(dict.fromkeys([*existing.tags, *new.tags]))
         meta = {**new.metadata, **existing.metadata}
+        sources = tuple(dict.fromkeys([*existing.sources, *new.sources]))[:64]  # provenance accumulates
         update = {
             "tags": list(merged_tags),
+            "sources": list(sources),
             "importance": max(existing.importance, new.importance),
             "meta": meta,
             "merged_count": existing.merged_count + 1,
             "updated_ts": time.time(),
         }
         self.backend.set_payload([existing.id], update)
-        return replace(existing, tags=merged_tags, importance=update["importance"], metadata=meta,
+        return replace(existing, tags=merged_tags, importance=update["importance"], metadata=meta, sources=sources,
                        merged_count=update["merged_count"], updated_at=utcnow())
 
     def add_many(self, items: Sequence[Mapping[str, Any]], *, scope: Any = None, dedupe: bool = True,
@@ -657,35 +662,35 @@ class Engine:
                  session: str | None = None, **kwargs: Any) -> Any:
         """Distil a conversation into memories (facts, preferences, decisions, lessons, a session summary).
 
-        See :func:`remem.core.distill.remember`; redaction runs before anything is stored or sent to an LLM.
+        See :func:`remem.core.distill.pipeline.remember`; redaction runs before anything is stored or sent to an LLM.
         """
-        from .distill import remember as _remember
+        from ..distill.pipeline import remember as _remember
 
         return _remember(self, messages, scope=scope, session=session, **kwargs)
 
     def audit(self, *, scope: Any = None) -> dict[str, Any]:
-        """Duplicates, junk and stale memories (see :func:`remem.core.distill.audit`), as a JSON-ready dict."""
-        from .distill import audit as _audit
+        """Duplicates, junk and stale memories (see :func:`remem.core.distill.pipeline.audit`), as a JSON-ready dict."""
+        from ..distill.pipeline import audit as _audit
 
         return _audit(self, scope=scope).as_dict()
 
     def usage(self) -> dict[str, Any]:
         """LLM token usage of every capture so far (the cost of memory), and captures waiting to be distilled."""
-        from .distill import pending_count, usage_totals
+        from ..distill.pipeline import pending_count, usage_totals
 
         return {**usage_totals(self), "pending_captures": pending_count(self)}
 
     def drain_pending(self) -> int:
         """Distil the captures queued while the LLM was failing (``remem distill --pending``)."""
-        from .distill import drain_pending as _drain
+        from ..distill.pipeline import drain_pending as _drain
 
         return _drain(self)
 
     def rescan_redactions(self, *, scope: Any = None, pii: bool = False, dry_run: bool = True) -> dict[str, Any]:
         """Re-scan stored memories with today's redaction rules and rewrite what they catch (``remem redact
         --store``); a dry run only counts. Values are never returned."""
-        from .redact import configured
-        from .redact_store import redact_store
+        from ..redact.redactor import configured
+        from ..redact.rescan import redact_store
 
         with self._write_lock:
             return redact_store(self, configured(pii), scope=scope, dry_run=dry_run)
@@ -707,12 +712,24 @@ class Engine:
 
 
 # ---------------------------------------------------------------------- helpers
+def _check_sources(sources: Iterable[str] | None) -> tuple[str, ...]:
+    """Provenance ids: short strings, at most 64 (a memory comes from a few messages, not a whole log)."""
+    if sources is None:
+        return ()
+    if isinstance(sources, str):
+        sources = [sources]
+    out = tuple(dict.fromkeys(str(s) for s in sources))
+    if len(out) > 64 or any(not s or len(s) > 200 for s in out):
+        raise ValueError("sources must be at most 64 non-empty ids of at most 200 characters")
+    return out
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _make_redactor(pii: bool) -> Any:
-    from .redact import configured
+    from ..redact.redactor import configured
 
     return configured(pii)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from .config import remem_home
+from ..config import remem_home
 
 _SUFFIX = ".json"
 _CLAIMED = ".claimed"

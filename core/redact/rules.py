@@ -1,4 +1,4 @@
-"""Rule table for :mod:`remem.core.redact`.
+"""Rule table for :mod:`remem.core.redact.redactor`.
 
 Rules are data so that they can be reviewed, extended and tested as a table:
 every rule carries a positive example (must be redacted to its kind) and a

@@ -9,7 +9,7 @@ import platform
 import threading
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-from .types import ProviderError
+from ..types import ProviderError
 
 DEFAULT_OPENAI_EMBED_MODEL = "text-embedding-3-small"
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .llm import Usage
+from ..providers.llm import Usage
 
 log = logging.getLogger("remem.distill")
 
