@@ -257,6 +257,18 @@ def test_tenants_page_counts_each_tenant_and_charts_kinds(app: Any, mem: Memory)
     assert "<svg" in page and "5 memories stored per day" in page
 
 
+def test_detail_shows_event_time_and_provenance(app: Any, mem: Memory) -> None:
+    happened = _dt.datetime(2025, 3, 2, 14, 30, tzinfo=_dt.timezone.utc)
+    rec = mem.add("Checkout was down for 40 minutes", scope=ACME, kind="event", occurred_at=happened,
+                  sources=["msg-001", "msg-002"], source="claude-code:stop")
+    client = signed_in(app)
+    page = text_of(client.get(f"/memory/{rec.id}").text)
+    assert "2025-03-02 14:30 UTC (when it happened)" in page
+    assert "2 source messages: msg-001, msg-002" in page and "claude-code:stop" in page
+    listing = text_of(client.get("/memories?t=acme").text)
+    assert "event 2025-03-02" in listing
+
+
 def test_unknown_memory_is_a_404_page(app: Any) -> None:
     client = signed_in(app)
     assert client.get("/memory/00000000-0000-0000-0000-000000000000").status_code == 404

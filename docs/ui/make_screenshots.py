@@ -97,12 +97,14 @@ def seed(home: Path) -> None:
             for kind, template, tags, details in rng.sample(ACTIONS, 3):
                 items.append((kind, template.format(a=area, x=rng.choice(details)), tags))
         for kind, text, tags in items:
+            stored = now - rng.uniform(0, 120) * 86400
             mem.add(text, scope=Scope(tenant=tenant, session=rng.choice(sessions)), kind=kind, tags=tags,
-                    importance=rng.randint(3, 9), source=rng.choice(sources),
-                    created_at=now - rng.uniform(0, 120) * 86400)
+                    importance=rng.randint(3, 9), source=rng.choice(sources), created_at=stored,
+                    occurred_at=stored - rng.uniform(0, 3) * 86400 if kind == "event" else None,
+                    sources=[f"msg-{rng.randrange(16**8):08x}" for _ in range(rng.randint(1, 3))])
     shop = Scope(tenant=SHOP, session=sessions[0])
     old = mem.add("The API rate limit is 100 requests per minute per key.", scope=shop, kind="fact", tags=["api"],
-                  created_at=now - 90 * 86400, source="claude-code:stop")
+                  created_at=now - 90 * 86400, source="claude-code:stop", sources=["msg-3f9a21c0", "msg-3f9a21c7"])
     mid = mem.supersede(old.id, "The API rate limit is 300 requests per minute per key.", valid_from=now - 30 * 86400)
     mem.supersede(mid.id, "The API rate limit is 600 requests per minute per key (raised for the Black Friday sale).")
     mem.add(LONG, scope=shop, kind="decision", tags=["release", "checklist", "very-long-tag-" * 3], importance=8,
@@ -151,7 +153,7 @@ def main() -> int:
 
     mem = Memory(path=home / "store", embedder="none")
     shop = SHOP
-    rate = next(r for r in mem.list(scope={"tenant": shop}, limit=400) if "600 requests" in r.text)
+    rate = next(r for r in mem.list(scope={"tenant": shop}, limit=400) if "100 requests" in r.text)
     pages = {
         "tenants": "/",
         "memories": f"/memories?t={shop}",
