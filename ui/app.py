@@ -37,6 +37,7 @@ class State:
     export_dir: Path
     jobs: Jobs = field(init=False)
     searches: collections.deque = field(default_factory=lambda: collections.deque(maxlen=UI_SEARCHES))
+    chart: tuple[Any, Any] = (None, None)
 
     def __post_init__(self) -> None:
         self.jobs = Jobs(self.mem)
@@ -65,8 +66,10 @@ def _tenant(request: Request) -> str:
 # ---------------------------------------------------------------------------------------------- read pages
 def tenants_page(st: State, request: Request) -> Response:
     summary = st.jobs.summary.get(wait=0.5)
-    svg, bars, unit = charts.kinds_over_time(summary.all_days if summary else collections.Counter(),
-                                             summary.kinds if summary else [])
+    if st.chart[0] is not summary:  # drawn once per scan, not per page load
+        st.chart = (summary, charts.kinds_over_time(summary.all_days if summary else collections.Counter(),
+                                                    summary.kinds if summary else []))
+    svg, bars, unit = st.chart[1]
     now = _dt.datetime.now(_dt.timezone.utc)
     lat = hooklog.recall_latencies()
     ms = [p.ms for p in lat]

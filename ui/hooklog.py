@@ -63,6 +63,22 @@ def recent_recalls(limit: int = MAX_RECALLS) -> list[RecallRecord]:
     return out[:limit]
 
 
+_parsed: dict[tuple[Any, ...], list[LatencyPoint]] = {}
+
+
+def _log_key() -> tuple[Any, ...]:
+    """What the parsed log depends on: each file's size and mtime (a page load re-reads only a changed log)."""
+    folder = remem_home() / "logs"
+    key: list[Any] = [str(folder)]
+    for name in ("hooks.log.1", "hooks.log"):
+        try:
+            st = (folder / name).stat()
+            key.append((st.st_size, st.st_mtime_ns))
+        except OSError:
+            key.append(None)
+    return tuple(key)
+
+
 def _log_lines() -> list[str]:
     folder = remem_home() / "logs"
     lines: list[str] = []
@@ -85,7 +101,15 @@ def recall_latencies(hours: float = 24.0, now: float | None = None) -> list[Late
 
     The log's ``ts`` is the hook machine's local time, without a zone, so it is read as local time."""
     now = time.time() if now is None else now
-    cutoff = now - hours * 3600
+    cutoff = _dt.datetime.fromtimestamp(now - hours * 3600, tz=_dt.timezone.utc)
+    key = _log_key()
+    if key not in _parsed:
+        _parsed.clear()
+        _parsed[key] = _parse_log()
+    return [p for p in _parsed[key] if p.at >= cutoff]
+
+
+def _parse_log() -> list[LatencyPoint]:
     points: list[LatencyPoint] = []
     for line in _log_lines():
         if '"recall"' not in line and "deadline" not in line:
@@ -106,8 +130,7 @@ def recall_latencies(hours: float = 24.0, now: float | None = None) -> list[Late
             ms = float(data["ms"])
         except (KeyError, ValueError, TypeError, OverflowError):
             continue
-        if stamp >= cutoff:
-            points.append(LatencyPoint(_dt.datetime.fromtimestamp(stamp, tz=_dt.timezone.utc), ms, outcome))
+        points.append(LatencyPoint(_dt.datetime.fromtimestamp(stamp, tz=_dt.timezone.utc), ms, outcome))
     return points
 
 
