@@ -259,6 +259,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve_main(args)
 
 
+def cmd_ui(args: argparse.Namespace) -> int:
+    from .ui.server import DEFAULT_PORT, ui_main
+
+    args.port_given = args.port is not None
+    args.port = DEFAULT_PORT if args.port is None else args.port
+    return ui_main(args, lambda: _open(args))
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp_server import mcp_main
 
@@ -369,6 +377,11 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--status", action="store_true", help="show whether a service owns the store")
     sv.add_argument("--stop", action="store_true", help="stop the store's service (in-flight calls finish first)")
     sv.set_defaults(func=cmd_serve)
+
+    u = sub.add_parser("ui", parents=[common], help="memory inspector in the browser (127.0.0.1, token-protected)")
+    u.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default 8767, or a free one)")
+    u.add_argument("--no-browser", action="store_true", help="print the link without opening a browser")
+    u.set_defaults(func=cmd_ui)
 
     m = sub.add_parser("mcp", parents=[common], help="MCP server (stdio; --http for streamable HTTP)")
     m.add_argument("action", nargs="?", choices=["install"], help="install: write .mcp.json / Claude Desktop config")
