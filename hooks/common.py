@@ -23,6 +23,7 @@ from remem.core.config import private_dir, private_opener
 DEFAULT_RECALL_TOKENS = 800
 DEFAULT_DIGEST_TOKENS = 500
 DEFAULT_RECALL_DEADLINE = 0.95    # seconds from process start: the cold budget is 1 s
+DEFAULT_COLD_DEADLINE = 4.0       # ... unless the service is still starting (first prompt of the day)
 DEFAULT_DIGEST_DEADLINE = 2.0
 MAX_CONTEXT_CHARS = 9_500         # Claude Code caps additionalContext at 10,000 chars
 LOG_MAX_BYTES = 1_000_000
@@ -162,6 +163,17 @@ def read_json(path: Path) -> Any:
         return None
 
 
+def private_dir(path: Path) -> Path:
+    """``path`` (and missing parents) created 0700: hook state is nobody else's business."""
+    if not path.is_dir():
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            os.chmod(path, 0o700)
+        except OSError:
+            pass
+    return path
+
+
 def write_json(path: Path, data: Any) -> None:
     """Atomic write (temp file + rename), so a crash or a full disk never leaves half a state file. The data is
     redacted first (:func:`scrub_record` for a record, :func:`scrub` otherwise)."""
@@ -186,6 +198,44 @@ def safe_name(value: str) -> str:
     cleaned = "".join(c if c.isalnum() or c in "-_" else "_" for c in value)[:64]
     digest = hashlib.sha1(value.encode("utf-8", "replace")).hexdigest()[:10]
     return f"{cleaned}-{digest}" if cleaned != value else cleaned
+
+
+# ---------------------------------------------------------------------------------------------- the store
+def store_folder() -> Path:
+    """Where ``Memory()`` keeps the embedded store (REMEM_PATH, else $REMEM_HOME/store)."""
+    env = os.environ.get("REMEM_PATH")
+    return Path(env).expanduser() if env else remem_home() / "store"
+
+
+def service_running() -> bool:
+    """Whether the store's local service is up (its state file names a live pid), checked without connecting.
+
+    A hook uses it to choose its deadline: a service that is not up yet has to start first.
+    """
+    state = read_json(store_folder() / "service.json")
+    pid = state.get("pid") if isinstance(state, dict) else None
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass
+    return True
+
+
+def open_memory(deadline: float) -> Any:
+    """``Memory()`` as configured by the environment, retrying while another process holds the store."""
+    from remem import Memory, StoreLockedError
+
+    while True:
+        try:
+            return Memory()
+        except StoreLockedError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
 
 
 # ---------------------------------------------------------------------------------------------- project

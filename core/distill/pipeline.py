@@ -78,15 +78,22 @@ class RememberResult:
 
 
 def resolve_distiller(distiller: Any = None) -> KeylessDistiller | LLMDistiller:
-    """An explicit distiller, ``"keyless"``, ``"llm"`` / a model name, or None: the environment decides
-    (``REMEM_LLM_MODEL`` / ``REMEM_LLM_API_KEY``), keyless when nothing is configured."""
+    """An explicit distiller, ``"keyless"``, ``"llm"`` / a model name, ``"claude-code"``, or None: the environment
+    decides (``REMEM_DISTILLER=claude-code``, else ``REMEM_LLM_MODEL`` / ``REMEM_LLM_API_KEY``), keyless when
+    nothing is configured."""
     if isinstance(distiller, (KeylessDistiller, LLMDistiller)):
         return distiller
+    from .claude_code import ClaudeCodeDistiller, wants_claude_code  # REMEM_DISTILLER=claude-code: `claude -p`
+
     if distiller is None or distiller == "auto":
+        if wants_claude_code():
+            return ClaudeCodeDistiller.from_env()
         return LLMDistiller.from_env() or KeylessDistiller()
     if isinstance(distiller, str):
         if distiller.lower() in ("keyless", "none", "off"):
             return KeylessDistiller()
+        if wants_claude_code(distiller):
+            return ClaudeCodeDistiller.from_env()
         settings = llm_settings_from_env() or {}
         if distiller.lower() != "llm":
             settings["model"] = distiller
