@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import transcript
-from .common import HookInput, env_flag, hooks_dir, log, open_memory, read_json, safe_name, warn, write_json
+from remem.core.config import private_dir, private_opener
+
+from .common import HookInput, env_flag, hooks_dir, log, open_memory, read_json, safe_name, scrub, warn, write_json
 
 MAX_CAPTURE_CHARS = 40_000
 
@@ -36,8 +38,8 @@ def session_state_path(session_id: str) -> Path:
 @contextlib.contextmanager
 def file_lock(path: Path, blocking: bool = True) -> Iterator[bool]:
     """An advisory flock (POSIX); yields False when ``blocking`` is off and another process holds it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fh = open(path, "a+")
+    private_dir(path.parent)
+    fh = open(path, "a+", opener=private_opener)
     try:
         try:
             import fcntl
@@ -65,6 +67,19 @@ def _redact(messages: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[
             counts[kind] = counts.get(kind, 0) + n
         out.append({"role": msg["role"], "content": result.text})
     return out, counts
+
+
+def _raw_final(stored: str, last_message: str, found: list[transcript.Turn]) -> str:
+    """The previous final answer as the payload/transcript have it, given the redacted copy in the state file.
+
+    The state keeps only the redacted answer; if it hid a secret, the raw answer is the candidate (this Stop's
+    answer or a transcript text) that redacts to it, so "already captured" still works."""
+    if "[REDACTED:" not in stored:
+        return stored
+    for candidate in (last_message, *(t for turn in found for t in turn.texts)):
+        if candidate and scrub(transcript.normalize(candidate)) == stored:
+            return candidate
+    return stored
 
 
 def _fit(messages: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -105,8 +120,9 @@ def capture(inp: HookInput) -> dict[str, Any]:
                 note = f"transcript unreadable ({type(exc).__name__}); captured the final answer only"
         else:
             note = "no transcript_path; captured the final answer only"
+        already = _raw_final(already, inp.last_assistant_message, found)
         messages = transcript.to_messages(found, inp.last_assistant_message, already)
-        final = transcript.normalize(inp.last_assistant_message) or already
+        final = transcript.normalize(inp.last_assistant_message) or already  # redacted by write_json
         if not messages:
             _save_state(state_path, state, offset, last_uuid, final, tenant)
             return {"status": "nothing new", "note": note, **_flush_held(inp)}
@@ -309,7 +325,7 @@ def _valid(item: Any) -> bool:
 def _move_failed(path: Path, why: str) -> None:
     target = path.parent / "failed" / path.name
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         os.replace(path, target)
     except OSError:
         pass

@@ -1,6 +1,7 @@
 """What every hook shares: settings, the project (tenant) of a session, state files and the hook log.
 
-Stdlib only, so a hook that decides to do nothing costs a Python start and no more. Every helper here is
+Stdlib only (plus ``remem.core.config``, itself stdlib only, for 0700/0600 state files), so a hook that decides
+to do nothing costs a Python start and no more. Every helper here is
 defensive: a hook must never break the Claude Code session, so state that cannot be read is "no state" and a
 log that cannot be written is skipped.
 """
@@ -15,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from remem.core.config import private_dir, private_opener
 
 # ---------------------------------------------------------------------------------------------- settings
 DEFAULT_RECALL_TOKENS = 800
@@ -79,19 +82,19 @@ def elapsed() -> float:
 
 
 def log(event: str, message: str, **fields: Any) -> None:
-    """One JSON line in $REMEM_HOME/logs/hooks.log. Never raises; never logs prompt or memory text."""
+    """One JSON line in $REMEM_HOME/logs/hooks.log. Never raises; never logs prompt or memory text, and what
+    it does log (error messages, paths) goes through the redactor first."""
     try:
-        folder = remem_home() / "logs"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(remem_home() / "logs")
         path = folder / "hooks.log"
         try:
             if path.stat().st_size > LOG_MAX_BYTES:
                 os.replace(path, folder / "hooks.log.1")
         except FileNotFoundError:
             pass
-        line = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S"), "pid": os.getpid(), "event": event, "msg": message,
-                "ms": round(elapsed() * 1000, 1), **fields}
-        with open(path, "a", encoding="utf-8") as fh:
+        line = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S"), "pid": os.getpid(), "event": event, "msg": scrub(message),
+                "ms": round(elapsed() * 1000, 1), **scrub(fields)}
+        with open(path, "a", encoding="utf-8", opener=private_opener) as fh:
             fh.write(json.dumps(line, default=str) + "\n")
     except Exception:  # noqa: BLE001 - logging must not be the thing that breaks a hook
         pass
@@ -105,6 +108,50 @@ def warn(event: str, reason: str, **fields: Any) -> None:
     except Exception:  # noqa: BLE001
         pass
     log(event, reason, **fields)
+
+
+# ---------------------------------------------------------------------------------------------- redaction
+# Keys whose values are identifiers remem itself keys data by (the tenant is the store's scope key): written
+# as they are, so a capture still reaches its project. Every other string a hook writes is redacted.
+IDENTIFIER_KEYS = frozenset({"tenant", "session", "transcript", "last_uuid", "id", "event", "trigger"})
+_UNAVAILABLE = "[REDACTED:unavailable]"
+
+
+def scrub(value: Any) -> Any:
+    """``value`` (a string or JSON-like data) with every string redacted, as the hooks' settings say
+    (``REMEM_HOOK_PII``, ``redact.json``). Nothing a hook writes to disk skips this.
+
+    A broken ``redact.json`` falls back to the built-in rules; if even those cannot load, strings are replaced
+    whole: a log line may lose its text, a secret never reaches the disk.
+    """
+    try:
+        from remem.core.redact.redactor import Redactor, configured
+
+        pii = env_flag("REMEM_HOOK_PII", True)
+        try:
+            redactor = configured(pii)
+        except ValueError:  # redact.json unreadable: the built-in rules still apply
+            redactor = Redactor(pii=pii)
+        if isinstance(value, str):
+            return redactor.redact(value).text
+        return redactor.redact_data(value)[0]
+    except Exception:  # noqa: BLE001 - no redactor, no raw text
+        return _mask(value)
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, str):
+        return _UNAVAILABLE if value else value
+    if isinstance(value, dict):
+        return {k: _mask(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_mask(v) for v in value]
+    return value
+
+
+def scrub_record(data: dict[str, Any]) -> dict[str, Any]:
+    """A state/spool record with every value scrubbed except the identifier keys (:data:`IDENTIFIER_KEYS`)."""
+    return {k: v if k in IDENTIFIER_KEYS else scrub(v) for k, v in data.items()}
 
 
 # ---------------------------------------------------------------------------------------------- files
@@ -128,11 +175,13 @@ def private_dir(path: Path) -> Path:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Atomic write (temp file + rename), so a crash or a full disk never leaves half a state file. 0600."""
+    """Atomic write (temp file + rename), so a crash or a full disk never leaves half a state file. The data is
+    redacted first (:func:`scrub_record` for a record, :func:`scrub` otherwise)."""
+    data = scrub_record(data) if isinstance(data, dict) else scrub(data)
     private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as fh:
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
             json.dump(data, fh, ensure_ascii=False, default=str)
             fh.flush()
             os.fsync(fh.fileno())

@@ -17,6 +17,8 @@ import os
 import sys
 from typing import Sequence
 
+from remem.core.config import PRIVATE_UMASK
+
 from .common import HookInput, log, project_tenant, warn
 
 MAX_STDIN_BYTES = 4_000_000
@@ -143,6 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     worker thread or a slow interpreter teardown cannot keep Claude Code waiting."""
     as_program = argv is None
     args = list(sys.argv[1:] if argv is None else argv)
+    if as_program:
+        os.umask(PRIVATE_UMASK)  # our own process: state, spool, logs and an in-process store are private
     try:
         code = dispatch(args)
     except BaseException as exc:  # noqa: BLE001 - even SystemExit/KeyboardInterrupt: exit 0 for hooks
