@@ -73,7 +73,13 @@ def run_hook(event_arg: str | None) -> int:
     except Exception as exc:  # noqa: BLE001 - the session goes on without memory
         warn(event, f"{type(exc).__name__}: {str(exc)[:300]}")
     if event in ("UserPromptSubmit", "SessionStart"):
-        log(event.lower(), "done")  # its ms: this hook's whole time in the process (bench_claude_code reads it)
+        from . import after
+        from .common import elapsed
+
+        # its ms: this hook's whole time in the process until its answer is out (bench_claude_code reads it)
+        after.defer(log, event.lower(), "done", ms=round(elapsed() * 1000, 1))
+        sys.stdout.flush()
+        after.run()
     return 0
 
 

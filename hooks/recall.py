@@ -21,6 +21,7 @@ from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIG
                      DEFAULT_RECALL_DEADLINE, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, HookInput, elapsed,
                      env_float, env_int, hooks_dir, log, open_memory, read_json, safe_name, service_running,
                      write_json)
+from .after import defer
 from .digest import CHARS_PER_TOKEN, build_digest
 from .injected import Shown
 
@@ -174,20 +175,21 @@ def recall(inp: HookInput) -> tuple[str, str]:
         from .session_start import import_offer
 
         message = import_offer()
+    ms = round(elapsed() * 1000, 1)  # the records below are written after the answer (remem.hooks.after)
     if status == "ok":
         shown.mark(chosen)
-        _save(shown)
+        defer(_save, shown)
     if query is not None:
-        _record(tenant, inp.session_id, status, text, len(chosen))
+        defer(_record, tenant, inp.session_id, status, text, len(chosen), ms)
     if status != "ok":
         raise RuntimeError(status)
     parts = [p for p in (digest_text, f"{RECALL_PREAMBLE}\n{text}" if text else "", message) if p]
     if not parts:
-        log("recall", "no matching memories" if query else "nothing to inject")
+        defer(log, "recall", "no matching memories" if query else "nothing to inject", ms=ms)
         return "", ""
     out = "\n\n".join(parts)
-    log("recall", "injected", memories=len(chosen), digest=bool(digest_text), chars=len(out),
-        skipped_shown=len(hits) - len(chosen))
+    defer(log, "recall", "injected", memories=len(chosen), digest=bool(digest_text), chars=len(out),
+          skipped_shown=len(hits) - len(chosen), ms=ms)
     return out[:MAX_CONTEXT_CHARS], message
 
 
@@ -198,11 +200,10 @@ def _save(shown: Shown) -> None:
         log("recall", f"could not record what this session was shown: {exc}")
 
 
-def _record(tenant: str, session: str, status: str, text: str, count: int) -> None:
+def _record(tenant: str, session: str, status: str, text: str, count: int, ms: float) -> None:
     try:
         write_json(last_recall_path(tenant), {"tenant": tenant, "session": session, "at": time.time(),
-                                              "status": status, "memories": count, "context": text,
-                                              "ms": round(elapsed() * 1000, 1)})
+                                              "status": status, "memories": count, "context": text, "ms": ms})
     except OSError as exc:
         log("recall", f"could not record the last recall: {exc}")
 
