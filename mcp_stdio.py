@@ -36,11 +36,27 @@ WARM_DELAY = 0.5  # seconds after the handshake before the SDK is imported in th
 
 
 def fingerprint(root: Path = ROOT) -> str:
-    """What the recorded answers depend on: the tool definitions and remem's version."""
+    """What the recorded answers depend on: the tool definitions (``build_server`` in mcp_server.py, the shared
+    descriptions in core/tooling.py) and remem's version; not the HTTP transport or anything else."""
     h = hashlib.sha256()
     for name in FINGERPRINT_FILES:
-        h.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
+        data = (root / name).read_bytes()
+        if name == "mcp_server.py":
+            data = _top_level_block(data, b"def build_server(")
+        h.update(name.encode() + b"\0" + data + b"\0")
     return h.hexdigest()[:24]
+
+
+def _top_level_block(source: bytes, start: bytes) -> bytes:
+    """From the top-level statement beginning with ``start`` to the next top-level one (or the end)."""
+    i = source.find(b"\n" + start)
+    if i < 0:
+        return source
+    j = i + 1
+    while True:
+        j = source.find(b"\n", j + 1)
+        if j < 0 or (j + 1 < len(source) and source[j + 1:j + 2] not in b" \n\t)" and source[j + 1:j + 2] != b""):
+            return source[i:j if j >= 0 else len(source)]
 
 
 def load_manifest(path: Path = MANIFEST) -> dict[str, Any] | None:
