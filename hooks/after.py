@@ -1,6 +1,6 @@
 """Bookkeeping after the answer: a hook's output goes to Claude Code first, its writes follow.
 
-Whatever a hook writes (the session's injected-memory record, the last-recall record for ``/memory last``, log
+Whatever a hook writes (the session's injected-memory record, the last-recall record for ``/remem:memory last``, log
 lines) passes the redactor, and loading the redactor costs more than the recall itself. None of it changes what
 Claude receives, so :func:`run` does it in a forked child that has let go of Claude Code's pipes, and the hook
 process exits as soon as its output is out. Where that is not safe (no ``fork``, or a worker thread still

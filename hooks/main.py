@@ -1,9 +1,9 @@
-"""``remem-hook``: the one entry point Claude Code runs for every remem hook (and the /memory command).
+"""``remem-hook``: the one entry point Claude Code runs for every remem hook (and the /remem:memory command).
 
     remem-hook UserPromptSubmit|SessionStart|Stop|PreCompact|SessionEnd   < hook JSON on stdin
     remem-hook drain                     hand spooled captures to remem (started detached by capture hooks)
     remem-hook warm                      start the local service (SessionStart runs it detached)
-    remem-hook memory last|search|save|forget|list ...   the /memory command's backend
+    remem-hook memory last|search|save|forget|list ...   the /remem:memory command's backend
     remem-hook mcp                       the remem MCP server, scoped to this project
 
 A hook never breaks the session: whatever goes wrong (malformed stdin, missing transcript, unreadable store,
