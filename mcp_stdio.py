@@ -295,8 +295,6 @@ def serve(build: Callable[[], Any]) -> int:
 # ---------------------------------------------------------------------------------------------- recording
 def record_manifest(path: Path = MANIFEST, timeout: float = 60.0) -> dict[str, Any]:
     """Ask the real SDK server (over stdio, in a subprocess) every fixed answer, once per handshake version."""
-    import subprocess
-
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
     code = ("import sys; from remem.mcp_server import build_server, Scope; "

@@ -31,7 +31,6 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -195,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     bare, rem = statistics.median(rows["bare"]["wall"]), statistics.median(rows["remem"]["wall"])
     print(f"claude -p, bare vs with remem: {args.runs} alternating runs each, {args.memories} memories, "
           f"embedder={args.embedder}, cpus={os.cpu_count()}, load average={os.getloadavg()[0]:.1f}")
-    print(f"| measure (ms) | bare p50 | bare p95 | remem p50 | remem p95 |")
+    print("| measure (ms) | bare p50 | bare p95 | remem p50 | remem p95 |")
     print("|---|---|---|---|---|")
     for label, key in table:
         print(f"| {label} | {cell('bare', key, .5)} | {cell('bare', key, .95)} | {cell('remem', key, .5)} | "

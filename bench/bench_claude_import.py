@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             rerun = time.perf_counter() - t1
             per_tenant = sum(mem.count(scope={"tenant": t}) for t in first.tenants)
             episodes = sum(mem.count(scope={"tenant": t}, kind="episode") for t in first.tenants)
-            size_mb = sum(f.stat().st_size for f in (tmp / "remem" / "store").rglob("*") if f.is_file()) / 1e6
+            size_mb = sum(f.stat().st_blocks * 512 for f in (tmp / "remem" / "store").rglob("*") if f.is_file()) / 1e6
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"remem import claude-code: {args.sessions} generated sessions ({size / 1e6:.1f} MB of JSONL, "
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| backfill | {first.imported} | {first.memories} | {backfill:.1f} | {first.imported / backfill:.1f} |")
     print(f"| again (idempotent) | {again.imported} | {again.memories} | {rerun:.2f} | - |")
     print(f"\nin the projects' tenants: {per_tenant - episodes} distilled memories and {episodes} episodes (the "
-          f"messages themselves); store {size_mb:.0f} MB on disk (sparse files counted whole); skipped on re-run: "
+          f"messages themselves); store {size_mb:.0f} MB on disk; skipped on re-run: "
           f"{again.skipped}")
     return 0
 
