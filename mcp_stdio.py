@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parent
 MANIFEST = ROOT / "data" / "mcp_manifest.json"
 FINGERPRINT_FILES = ("mcp_server.py", "core/tooling.py", "__init__.py")
 LISTINGS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
-WARM_DELAY = 0.5  # seconds after the handshake before the SDK is imported in the background
+WARM_DELAY = 3.0  # seconds after the handshake before the SDK is imported in the background (a short
+# `claude -p` is over by then and never pays for it; a session that lives on gets fast tool calls)
 
 
 def fingerprint(root: Path = ROOT) -> str:

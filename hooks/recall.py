@@ -157,7 +157,7 @@ def recall(inp: HookInput) -> tuple[str, str]:
     trivial = is_trivial(prompt)
     want_digest = shown.digest_pending and not prompt.startswith("/")
     if trivial and not want_digest:
-        log("recall", "skipped: trivial prompt or slash command")
+        defer(log, "recall", "skipped: trivial prompt or slash command", ms=round(elapsed() * 1000, 1))
         return "", ""  # the last-recall record stays: `/remem:memory last` itself is a slash command
     tenant = inp.tenant
     budget = env_int("REMEM_HOOK_RECALL_TOKENS", DEFAULT_RECALL_TOKENS)
