@@ -300,11 +300,13 @@ def mcp_main(args: argparse.Namespace) -> int:
               f"token in {token_file} (mode 0600)", file=sys.stderr)
     limits = Limits(rate_per_minute=get("rate_limit") or _env_int("REMEM_MCP_RATE"),
                     quota=get("quota") or _env_int("REMEM_MCP_QUOTA"))
+    if not get("http"):  # stdio: the handshake is answered before the MCP SDK is even imported
+        from .mcp_stdio import serve
+
+        return serve(lambda: build_server(memory, scope=scope, tokens=tokens, limits=limits, path=get("path"),
+                                          embedder=get("embedder")))
     server = build_server(memory, scope=scope, tokens=tokens, limits=limits, path=get("path"),
                           embedder=get("embedder"))
-    if not get("http"):
-        server.run()
-        return 0
     import uvicorn
 
     host, port = get("host") or "127.0.0.1", int(get("port") or 8765)
