@@ -408,19 +408,19 @@ def test_remem_ui_prints_a_loopback_link_that_signs_in_and_stops_on_ctrl_c(store
         seeded.add("served by the CLI", scope=ACME)
     env = {**os.environ, "REMEM_HOME": str(home), "REMEM_SERVICE": "off"}
     proc = subprocess.Popen([sys.executable, "-m", "remem.cli", "ui", "--no-browser", "--port", "0", "--path",
-                             str(path), "--embedder", "none"], env=env, stdout=subprocess.PIPE,
+                             str(path), "--embedder", "none", "--tenant", "acme"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         url = ""
         for line in proc.stdout:  # type: ignore[union-attr]
-            if "?token=" in line:
+            if "token=" in line:
                 url = line.strip()
                 break
-        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{40,}", url), url
-        base = url.split("/?")[0]
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/memories\?t=acme&token=[\w-]{40,}", url), url
+        base = url.split("/memories")[0]
         assert httpx.get(base + "/memories?t=acme").status_code == 403
         with httpx.Client(base_url=base, follow_redirects=True) as client:
-            assert "served by the CLI" in client.get(url.replace("/?", "/memories?t=acme&")).text
+            assert "served by the CLI" in client.get(url).text
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 0
