@@ -98,7 +98,9 @@ def test_keyless_distils_a_coding_session_into_useful_memories(mem: Memory) -> N
     assert summary.metadata["tools"] == ["bash", "edit_file"]
     # redaction first: the key never reaches the store, and the result says what was removed
     assert res.redactions and SECRET not in all_text(mem)
-    assert "distutils" in mem.search("why did the fleet tests fail?", scope=SCOPE)[0].record.text
+    hits = mem.search("why did the fleet tests fail?", scope=SCOPE, limit=3)
+    assert any("distutils" in h.record.text for h in hits)  # the answer, not only the question
+    assert "distutils was removed in Python 3.12" in mem.context("why did the fleet tests fail?", scope=SCOPE)
 
 
 def test_session_summary_is_updated_not_duplicated(mem: Memory) -> None:
@@ -247,7 +249,7 @@ def test_llm_reconcile_add_merge_supersede_drop_end_to_end(mem: Memory, srv: Ope
     new_editor = next(r for r in res.added if "Helix" in r.text)
     assert res.superseded == [(vim.id, new_editor.id)]
     assert [r.id for r in res.merged] == [compose.id]
-    assert mem.get(compose.id).text == "User deploys with Docker Compose on a Hetzner VPS."
+    assert mem.get(compose.id, scope=compose.scope).text == "User deploys with Docker Compose on a Hetzner VPS."
     assert res.dropped == 1 and not any("Rex" in r.text for r in res.added)
     assert any(r.text == "Fleet API tests run with pytest -q." for r in res.added)
     # supersede keeps history: now the new preference, before the switch the old one
@@ -294,7 +296,7 @@ def test_llm_summary_is_updated_on_a_second_capture(mem: Memory, srv: OpenAIServ
     assert "Previous summary of this session" in prompt and "Dana fixed the distutils import." in prompt
     assert "Now add a CI job" in prompt and "ModuleNotFoundError" not in prompt  # only the new turns are sent
     assert second.summary.id == first.summary.id
-    assert mem.get(first.summary.id).text == "Dana fixed the distutils import, then added CI."
+    assert mem.get(first.summary.id, scope=SCOPE).text == "Dana fixed the distutils import, then added CI."
     assert len(mem.list(scope=SCOPE, kind="summary")) == 1
     third = mem.remember(more, scope=SCOPE, session="s9", distiller=llm)  # nothing new: no LLM call at all
     assert third.usage["calls"] == 0 and srv.count("chat") == 2

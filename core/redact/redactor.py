@@ -2,9 +2,15 @@
 
 Secrets are replaced by typed placeholders such as ``[REDACTED:github_token]`` so
 a memory still says *that* a credential existed (and under which variable name)
-without ever storing its value. Detection is rule based (see
-:mod:`remem.core.redact.rules`) plus a context-gated entropy check; PII rules are
-opt-in because emails/phones are often the very thing a memory is about.
+without ever storing its value. Detection is rule based: the vendored gitleaks
+rule set (:mod:`remem.core.redact.gitleaks`, provider token formats) plus remem's
+own overlay (:mod:`remem.core.redact.rules`: broader provider rules, assignments,
+headers, command lines, chat phrasings) and a context-gated entropy check. PII
+rules (:mod:`remem.core.redact.pii`) are opt-in because emails/phones are often
+the very thing a memory is about.
+
+Speed: every rule names keywords; one Aho-Corasick pass over the lowercased text
+finds which occur, and only those rules' regexes run (compiled on first use).
 
 Design constraints: compile once, no mutable state while redacting (thread
 safe), never raise on ``str`` input, idempotent on already-redacted text.
@@ -21,9 +27,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from .rules import PII_RULES, SECRET_RULES, Rule, shannon_entropy
+from .rule import SOURCES, Rule, shannon_entropy
+from .ruleset import Scan, ruleset
 
-__all__ = ["Redactor", "RedactionResult", "redact"]
+__all__ = ["Finding", "Redactor", "RedactionResult", "redact"]
 
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:[A-Za-z0-9_.\-]{1,64}\]")
 
@@ -35,6 +42,7 @@ _ENTROPY_CONTEXT: tuple[str, ...] = tuple(
     + [f"{w}{sep}key" for w in ("api", "access", "private", "signing", "session") for sep in ("_", "-", " ")]
     + ["key is", "key=", "key:", "key ="]
 )
+_ENTROPY_WORDS = frozenset(_ENTROPY_CONTEXT)
 # Words that say the nearby hex/base64 is a digest or identifier, not a secret.
 _DIGEST_CONTEXT = re.compile(
     r"\b(?:commit|sha\d*|hash|digest|checksum|etag|revision|rev|uuid|guid|request[_ -]?id|"
@@ -44,7 +52,9 @@ _DIGEST_CONTEXT = re.compile(
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{20,512}={0,2}(?![A-Za-z0-9+/_\-=])")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
-_WORDY = re.compile(r"^[A-Za-z]+(?:[_\-/][A-Za-z0-9]+)+$|^[a-z0-9]+(?:[_\-][a-z0-9]+){2,}$")
+_WORDY = re.compile(
+    r"^[A-Za-z]+(?:[_\-/][A-Za-z0-9]+)+$|^[a-z0-9]+(?:[_\-][a-z0-9]+){2,}$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
+)
 
 # Message keys whose values are protocol structure, never user content.
 _STRUCTURAL_KEYS = frozenset(
@@ -70,10 +80,17 @@ class RedactionResult:
 
 
 @dataclass(frozen=True)
-class _Match:
+class Finding:
+    """One span :meth:`Redactor.redact` replaces: its kind and the rule (``source:rule_id``) that found it."""
+
     start: int
     end: int
     kind: str
+    rule: str
+
+    @property
+    def source(self) -> str:
+        return self.rule.split(":", 1)[0]
 
 
 class _Spans:
@@ -103,7 +120,11 @@ class _Spans:
 
 
 class Redactor:
-    """Compiled rule set; construct once, call :meth:`redact` from any thread."""
+    """Compiled rule set; construct once, call :meth:`redact` from any thread.
+
+    ``sources`` limits the built-in rules to some of ``("overlay", "gitleaks", "pii")`` (the benchmark
+    scores each on its own); the default is all of them (PII only with ``pii=True``).
+    """
 
     def __init__(
         self,
@@ -112,17 +133,27 @@ class Redactor:
         extra_patterns: Mapping[str, str] | None = None,
         entropy: bool = True,
         entropy_threshold: float = 3.5,
+        *,
+        sources: Iterable[str] = SOURCES,
     ) -> None:
         if isinstance(allow, str):
             allow = (allow,)
-        extra = tuple(_user_rule(k, p) for k, p in (extra_patterns or {}).items())
-        rules = extra + SECRET_RULES + (PII_RULES if pii else ())
+        if isinstance(sources, str):
+            sources = (sources,)
         self.pii = pii
         self.entropy = entropy
         self.entropy_threshold = entropy_threshold
-        self._rules: tuple[Rule, ...] = rules
+        self.sources = frozenset(sources)
+        self._extra: tuple[Rule, ...] = tuple(_user_rule(k, p) for k, p in (extra_patterns or {}).items())
+        self._ruleset = ruleset(bool(pii), self.sources, _ENTROPY_CONTEXT)
+        self._entropy_on = entropy and "overlay" in self.sources
         self._allow_literals = frozenset(a for a in allow if isinstance(a, str))
         self._allow_res = tuple(_compile_allow(a) for a in self._allow_literals)
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """Every rule this redactor may run, in the order overlaps are decided (user patterns first)."""
+        return self._extra + self._ruleset.rules
 
     # ------------------------------------------------------------------ api
     def redact(self, text: str) -> RedactionResult:
@@ -133,9 +164,15 @@ class Redactor:
             return RedactionResult(text)
         try:
             matches = self._select(text)
-        except RecursionError:  # pragma: no cover - defensive: never raise on str
+        except (RecursionError, re.error):  # pragma: no cover - defensive: never raise on str
             return RedactionResult(text)
         return _apply(text, matches)
+
+    def findings(self, text: str) -> list[Finding]:
+        """What :meth:`redact` would replace and which rule decided each span (for reports and the bench)."""
+        if not isinstance(text, str) or len(text) < 6:
+            return []
+        return sorted(self._select(text), key=lambda f: f.start)
 
     def redact_data(self, value: Any) -> tuple[Any, dict[str, int]]:
         """Redact JSON-like data (metadata): every string, keys included, at any depth; input untouched."""
@@ -161,10 +198,10 @@ class Redactor:
         return self._walk(messages, counts, None), counts
 
     # ------------------------------------------------------------ detection
-    def _select(self, text: str) -> list[_Match]:
+    def _select(self, text: str) -> list[Finding]:
         """All non-overlapping matches; earlier rules win, protected spans never touched."""
         taken = _Spans([m.span() for m in PLACEHOLDER_RE.finditer(text)] + self._allowed_spans(text))
-        chosen: list[_Match] = []
+        chosen: list[Finding] = []
         for cand in self._candidates(text, taken):
             if taken.overlaps(cand.start, cand.end):
                 continue
@@ -174,19 +211,20 @@ class Redactor:
             chosen.append(cand)
         return chosen
 
-    def _candidates(self, text: str, taken: _Spans) -> Iterator[_Match]:
+    def _candidates(self, text: str, taken: _Spans) -> Iterator[Finding]:
         low = _ascii_lower(text)
-        for rule in self._rules:
-            if not rule.applies(low):
-                continue
-            yield from _rule_matches(rule, text, low)
-        if self.entropy:
-            yield from self._entropy_candidates(text, low, taken)
+        rules, scan = self._ruleset.scan(low)
+        for rule in self._extra:
+            yield from _rule_matches(rule, text, low, taken, None)
+        for rule in rules:
+            yield from _rule_matches(rule, text, low, taken, scan)
+        if self._entropy_on:
+            yield from self._entropy_candidates(text, low, taken, scan)
 
-    def _entropy_candidates(self, text: str, low: str, taken: _Spans) -> Iterator[_Match]:
+    def _entropy_candidates(self, text: str, low: str, taken: _Spans, scan: Scan) -> Iterator[Finding]:
         """High-entropy tokens shortly after a secret-ish word on the same line."""
         scanned_to = 0
-        for ctx_start, ctx_end in find_all(low, _ENTROPY_CONTEXT):
+        for ctx_start, ctx_end in scan.hits(_ENTROPY_WORDS):
             if ctx_end <= scanned_to or low.startswith("author", ctx_start):
                 continue
             if taken.overlaps(ctx_end, ctx_end + 1):
@@ -204,7 +242,7 @@ class Redactor:
                 if taken.overlaps(tok.start(), tok.end()):
                     break  # the secret after this keyword is already redacted
                 if self._high_entropy(tok.group(0)):
-                    yield _Match(tok.start(), tok.end(), "high_entropy")
+                    yield Finding(tok.start(), tok.end(), "high_entropy", "overlay:high_entropy")
                     break
 
     def _high_entropy(self, tok: str) -> bool:
@@ -252,7 +290,7 @@ class Redactor:
 # ---------------------------------------------------------------- helpers
 
 
-def _apply(text: str, matches: list[_Match]) -> RedactionResult:
+def _apply(text: str, matches: list[Finding]) -> RedactionResult:
     """Splice placeholders into ``text`` (matches are non-overlapping)."""
     if not matches:
         return RedactionResult(text)
@@ -290,7 +328,33 @@ def _ascii_lower(text: str) -> str:
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _rule_matches(rule: Rule, text: str, low: str) -> Iterator[_Match]:
+# A run of eight equal characters is a template (ghp_xxxx..., AKIAXXXX..., "aaaa..."), not a secret; key material
+# (PEM bodies, service-account JSON) has such runs legitimately, and a person telling a password means it.
+_RUN = re.compile(r"(.)\1{7,}")
+_RUNS_ALLOWED = frozenset({"private_key", "gcp_service_account_key", "prose", "chat"})
+
+
+def _judge(rule: Rule, m: re.Match[str], taken: _Spans) -> Finding | None:
+    """The finding for match ``m``, or None: nothing to replace, already taken, or rejected by the validator.
+
+    The overlap test comes first: validators (entropy, allow-lists, name heuristics) are the costly part, and
+    a span an earlier rule already took is dropped anyway.
+    """
+    span = rule.span(m)
+    if not span or span[0] >= span[1] or taken.overlaps(span[0], span[1]):
+        return None
+    if (rule.source == "overlay" and (rule.rule_id or rule.kind) not in _RUNS_ALLOWED
+            and _RUN.search(m.string, span[0], span[1])):
+        return None
+    kind = _safe_validate(rule, m)
+    return Finding(span[0], span[1], kind, rule.name) if kind else None
+
+
+def _hits(low: str, rule: Rule, scan: Scan | None) -> list[tuple[int, int]]:
+    return scan.hits(rule.anchor_words) if scan is not None else find_all(low, rule.anchor)  # type: ignore[arg-type]
+
+
+def _rule_matches(rule: Rule, text: str, low: str, taken: _Spans, scan: Scan | None) -> Iterator[Finding]:
     """Validated matches of one rule.
 
     A rejected match resumes the search one character later rather than at its
@@ -298,7 +362,10 @@ def _rule_matches(rule: Rule, text: str, low: str) -> Iterator[_Match]:
     ``loaded: ...`` candidate was rejected.
     """
     if rule.anchor:
-        yield from _anchored_matches(rule, text, low)
+        yield from _anchored_matches(rule, text, low, taken, scan)
+        return
+    if rule.starts:
+        yield from _matches_at_starts(rule, text, low, taken)
         return
     search = rule.compiled.search
     pos, n = 0, len(text)
@@ -306,19 +373,34 @@ def _rule_matches(rule: Rule, text: str, low: str) -> Iterator[_Match]:
         m = search(text, pos)
         if m is None:
             return
-        span = rule.span(m)
-        kind = _safe_validate(rule, m) if span and span[0] < span[1] else None
-        if kind:
-            yield _Match(span[0], span[1], kind)  # type: ignore[index]
+        found = _judge(rule, m, taken)
+        if found:
+            yield found
             pos = max(m.end(), m.start() + 1)
         else:
             pos = m.start() + 1
 
 
+def _matches_at_starts(rule: Rule, text: str, low: str, taken: _Spans) -> Iterator[Finding]:
+    """Same matches as the search loop, trying ``regex.match`` only where a literal start occurs."""
+    match = rule.compiled.match
+    done_until = 0
+    for start, _ in find_all(low, rule.starts):  # type: ignore[arg-type]
+        if start < done_until:
+            continue
+        m = match(text, start)
+        if m is None:
+            continue
+        found = _judge(rule, m, taken)
+        if found:
+            done_until = max(m.end(), start + 1)
+            yield found
+
+
 _MAX_WALK_BACK = 100  # names/schemes are short; bounding this keeps huge tokens linear
 
 
-def _anchored_matches(rule: Rule, text: str, low: str) -> Iterator[_Match]:
+def _anchored_matches(rule: Rule, text: str, low: str, taken: _Spans, scan: Scan | None) -> Iterator[Finding]:
     """Try ``rule`` only at the token starts around its anchor keyword hits."""
     match = rule.compiled.match
     tried: set[int] = set()
@@ -326,7 +408,7 @@ def _anchored_matches(rule: Rule, text: str, low: str) -> Iterator[_Match]:
     if rule.compiled_anchor is not None:
         hits = [a.span() for a in rule.compiled_anchor.finditer(low)]
     else:
-        hits = find_all(low, rule.anchor)  # type: ignore[arg-type]
+        hits = _hits(low, rule, scan)
     for start, _ in hits:
         floor = max(0, start - _MAX_WALK_BACK)
         while start > floor and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
@@ -339,11 +421,10 @@ def _anchored_matches(rule: Rule, text: str, low: str) -> Iterator[_Match]:
             m = match(text, st)
             if m is None:
                 continue
-            span = rule.span(m)
-            kind = _safe_validate(rule, m) if span and span[0] < span[1] else None
-            if kind:
+            found = _judge(rule, m, taken)
+            if found:
                 done_until = m.end()
-                yield _Match(span[0], span[1], kind)  # type: ignore[index]
+                yield found
                 break
 
 
@@ -378,7 +459,7 @@ def _user_rule(kind: str, pattern: str) -> Rule:
         if name in compiled.groupindex:
             group = name
             break
-    return Rule(kind, pattern, group)
+    return Rule(kind, pattern, group, source="user", rule_id=kind)
 
 
 def config_path() -> Path:
