@@ -95,6 +95,12 @@ _SECRET_END = "(?:[\\x60'\"\\s;]|\\\\[nr]|$)"
 _PROSE_END = "(?:[\\x60'\"\\s;)\\]}>]|[.,!?](?=\\s|$)|\\\\[nr]|$)"
 
 
+# How far a match may reach from its start (see Rule.window): no secret is longer than a large PEM key, and a
+# `.*` rule (curl's) gets one screenful of command line.
+WINDOW = 8192
+DOTSTAR_WINDOW = 512
+
+
 def parse_toml(raw: bytes | str) -> dict[str, Any]:
     return tomllib.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
 
@@ -195,17 +201,21 @@ def _rule(spec: dict[str, Any], global_lists: tuple[Allowlist, ...]) -> Rule:
     rule_id = str(spec["id"])
     regex = translate(str(spec["regex"]))
     walk_back = 0
-    for lead in ("(?i)", ""):
-        if regex.startswith(lead + _LAZY_PREFIX):
-            regex, walk_back = lead + regex[len(lead) + len(_LAZY_PREFIX) :], 50
-            break
+    stripped = True
+    while stripped:  # some rules nest it twice: [\w.-]{0,50}?(?i:[\w.-]{0,50}?(?:meraki)...
+        stripped = False
+        for lead in ("(?i)", "(?i:", ""):
+            if regex.startswith(lead + _LAZY_PREFIX):
+                regex, walk_back, stripped = lead + regex[len(lead) + len(_LAZY_PREFIX) :], walk_back + 50, True
+                break
     regex = regex.replace(_SECRET_END, _PROSE_END)
     group = int(spec.get("secretGroup", 0) or 0)
     own = tuple(a for a in (_allowlist(s) for s in spec.get("allowlists", ())) if a is not None)
     check = _Check(group, float(spec.get("entropy", 0) or 0), global_lists + own, walk_back)
     return Rule(KIND_NAMES.get(rule_id, rule_id.replace("-", "_")), regex, group or FIRST_GROUP, validator=check,
                 hints=tuple(dict.fromkeys(str(k).lower() for k in spec.get("keywords", ()))), flags=re.ASCII,
-                source="gitleaks", generic=rule_id in GENERIC_IDS, rule_id=rule_id)
+                source="gitleaks", generic=rule_id in GENERIC_IDS, rule_id=rule_id,
+                window=DOTSTAR_WINDOW if ".*" in regex else WINDOW)
 
 
 def translate_rules(data: dict[str, Any]) -> tuple[tuple[Rule, ...], dict[str, str]]:

@@ -385,10 +385,11 @@ def _matches_at_starts(rule: Rule, text: str, low: str, taken: _Spans) -> Iterat
     """Same matches as the search loop, trying ``regex.match`` only where a literal start occurs."""
     match = rule.compiled.match
     done_until = 0
+    window = rule.window or len(text)
     for start, _ in find_all(low, rule.starts):  # type: ignore[arg-type]
         if start < done_until:
             continue
-        m = match(text, start)
+        m = match(text, start, start + window)
         if m is None:
             continue
         found = _judge(rule, m, taken)
