@@ -216,3 +216,15 @@ def test_refresh_vendors_toml_licence_and_commit_from_a_checkout(tmp_path: Path)
     recorded = json.loads((dest / "gitleaks.source.json").read_text())
     assert recorded["version"] == "v8.99.0" and len(recorded["commit"]) == 40 and recorded["rules"] >= 200
     assert facts["translated"] == len(gitleaks.load().rules)
+
+
+def test_the_stored_translation_is_the_translation_of_the_vendored_toml(tmp_path: Path, monkeypatch) -> None:
+    raw = gitleaks.TOML_PATH.read_bytes()
+    stored = json.loads(gitleaks.CACHE_PATH.read_text())
+    assert {k: stored[k] for k in ("toml_sha256", "translator")} == gitleaks.cache_key(raw)
+    fresh = json.loads(json.dumps(gitleaks.translate_data(gitleaks.parse_toml(raw))))
+    assert {k: stored[k] for k in fresh} == fresh  # refresh_rules writes it; a stale copy fails here
+    # a stored translation for another TOML is ignored: the TOML is parsed and translated instead
+    monkeypatch.setattr(gitleaks, "CACHE_PATH", tmp_path / "stale.json")
+    (tmp_path / "stale.json").write_text(json.dumps({**stored, "toml_sha256": "0" * 64, "rules": []}))
+    assert len(gitleaks.load.__wrapped__().rules) == len(stored["rules"])
