@@ -1,8 +1,9 @@
 """What every hook shares: settings, the project (tenant) of a session, state files and the hook log.
 
-Stdlib only, so a hook that decides to do nothing costs a Python start and no more. Every helper here is
-defensive: a hook must never break the Claude Code session, so state that cannot be read is "no state" and a
-log that cannot be written is skipped.
+Stdlib only at import, so a hook that decides to do nothing costs a Python start and its log line (which, like
+every byte a hook writes, passes remem's redactor, imported then). Every helper here is defensive: a hook must
+never break the Claude Code session, so state that cannot be read is "no state" and a log that cannot be
+written is skipped.
 """
 
 from __future__ import annotations

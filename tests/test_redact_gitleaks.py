@@ -168,12 +168,12 @@ def test_literal_starts_of_common_shapes() -> None:
 
 def test_matching_at_literal_starts_finds_what_a_search_finds() -> None:
     from remem.bench.redaction_corpus import build_corpus
-    from remem.core.redact.redactor import _ascii_lower, _judge, _matches_at_starts, _Spans
+    from remem.core.redact.matching import Spans, _judge, _matches_at_starts, ascii_lower
 
     def searched(rule, text: str) -> list[tuple[int, int]]:  # the plain search loop, position by position
         out, pos = [], 0
         while (m := rule.compiled.search(text, pos)) is not None:
-            found = _judge(rule, m, _Spans([]))
+            found = _judge(rule, m, Spans([]))
             if found:
                 out.append((found.start, found.end))
                 pos = max(m.end(), m.start() + 1)
@@ -187,10 +187,10 @@ def test_matching_at_literal_starts_finds_what_a_search_finds() -> None:
     compared = 0
     for rule in rules:
         for text in texts:
-            low = _ascii_lower(text)
+            low = ascii_lower(text)
             if not rule.applies(low):
                 continue
-            fast = [(f.start, f.end) for f in _matches_at_starts(rule, text, low, _Spans([]))]
+            fast = [(f.start, f.end) for f in _matches_at_starts(rule, text, low, Spans([]))]
             assert fast == searched(rule, text), (rule.name, text[:80])
             compared += 1
     assert compared > 500
