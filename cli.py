@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 from rich.console import Console
 from rich.table import Table
 
+from .core.config import private_umask
 from .core.types import RememError, Scope
 
 out = Console(highlight=False, soft_wrap=True)
@@ -158,12 +159,37 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    if args.file == "claude-code":
+        return cmd_import_claude_code(args)
     total = sum(1 for _ in _open_text(args.file)) - 1
     with _open(args) as mem:
         progress, advance = _progress(max(total, 0), "importing")
         with progress:
             n = mem.import_(args.file, scope=_scope(args), progress=advance)
     _emit(args, {"imported": n}, lambda: out.print(f"imported {n} memories"))
+    return 0
+
+
+def cmd_import_claude_code(args: argparse.Namespace) -> int:
+    """``remem import claude-code [PATH]``: the sessions in ~/.claude/projects, each into its project's tenant."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .hooks.importer import import_sessions
+
+    progress = Progress(TextColumn("importing Claude Code sessions"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=err, transient=True, disable=args.json)
+    task = progress.add_task("sessions", total=None)
+    with _open(args) as mem, progress:
+        report = import_sessions(mem, Path(args.source).expanduser() if args.source else None,
+                                 tenant=args.tenant, dry_run=args.dry_run,
+                                 on_start=lambda n: progress.update(task, total=n),
+                                 on_session=lambda _: progress.advance(task))
+    data = report.as_dict()
+    skipped = ", ".join(f"{n} {why}" for why, n in data["skipped"].items()) or "none"
+    _emit(args, data, lambda: out.print(
+        f"{'would import' if args.dry_run else 'imported'} {data['imported']} of {data['sessions']} sessions "
+        f"({data['messages']} messages, {data['projects']} projects) into {data['memories']} memories in "
+        f"{data['seconds']:.1f} s; {data['redactions']} redactions; skipped: {skipped}"))
     return 0
 
 
@@ -258,6 +284,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve_main(args)
 
 
+def cmd_ui(args: argparse.Namespace) -> int:
+    from .ui.server import DEFAULT_PORT, ui_main
+
+    args.port_given = args.port is not None
+    args.port = DEFAULT_PORT if args.port is None else args.port
+    return ui_main(args, lambda: _open(args))
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     from .mcp_server import mcp_main
 
@@ -331,8 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("file")
     e.set_defaults(func=cmd_export)
 
-    i = sub.add_parser("import", parents=[common], help="load a JSONL export")
-    i.add_argument("file")
+    i = sub.add_parser("import", parents=[common], help="load a JSONL export, or `claude-code [PATH]`: the "
+                       "sessions Claude Code keeps in ~/.claude/projects")
+    i.add_argument("file", help="a JSONL export, or claude-code")
+    i.add_argument("source", nargs="?", help="with claude-code: the projects folder or one transcript")
+    i.add_argument("--dry-run", action="store_true", help="with claude-code: count what would be imported")
     i.set_defaults(func=cmd_import)
 
     b = sub.add_parser("backup", parents=[common], help="timestamped gzip export next to the store")
@@ -369,6 +406,11 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--stop", action="store_true", help="stop the store's service (in-flight calls finish first)")
     sv.set_defaults(func=cmd_serve)
 
+    u = sub.add_parser("ui", parents=[common], help="memory inspector in the browser (127.0.0.1, token-protected)")
+    u.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default 8767, or a free one)")
+    u.add_argument("--no-browser", action="store_true", help="print the link without opening a browser")
+    u.set_defaults(func=cmd_ui)
+
     m = sub.add_parser("mcp", parents=[common], help="MCP server (stdio; --http for streamable HTTP)")
     m.add_argument("action", nargs="?", choices=["install"], help="install: write .mcp.json / Claude Desktop config")
     m.add_argument("--http", action="store_true")
@@ -388,7 +430,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with private_umask():  # whatever this command writes (store, exports, backups, logs) is 0600/0700
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130

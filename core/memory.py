@@ -145,8 +145,11 @@ class Memory(MemoryOperations):
 
     # ------------------------------------------------------------------ running operations
     def _run(self, op: Operation, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        arguments = op.bind(args, kwargs)
         with self._activity:
+            conn = self._connection
+            if isinstance(conn, LocalConnection):  # same signature as the declaration (tested): call it as given
+                return getattr(conn.local, op.name)(*args, **kwargs)
+            arguments = op.bind(args, kwargs)
             if op.name == "remember" and isinstance(self._connection, ServiceConnection) \
                     and not self._connection.encodable(arguments):
                 from .distill.pipeline import remember

@@ -46,9 +46,11 @@ def audit(engine: Any, scope: Any = None, *, stale_days: float = 90.0, stale_imp
           now: float | None = None) -> AuditReport:
     """Scan the memories of ``scope`` (None: the global space; ALL_TENANTS: the whole store) and report what a
     cleanup could remove."""
+    from .episodes import EPISODE_KIND
+
     now = time.time() if now is None else now
     report = AuditReport()
-    recs = [r for r in engine.iter_records(scope) if r.superseded_by is None
+    recs = [r for r in engine.iter_records(scope) if r.superseded_by is None and r.kind != EPISODE_KIND  # said, as said
             and (r.valid_until is None or r.valid_until.timestamp() > now)]
     report.total = len(recs)
     settings = getattr(engine, "settings", None)

@@ -5,6 +5,7 @@ Shared by the keyless and LLM distillers and the :mod:`remem.core.distill.pipeli
 
 from __future__ import annotations
 
+import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,13 +17,16 @@ DEFAULT_IMPORTANCE = {"preference": 7, "decision": 7, "fact": 6, "lesson": 6, "e
 
 @dataclass
 class Candidate:
-    """A memory the distiller proposes (before the gate and reconciliation)."""
+    """A memory the distiller proposes (before the gate and reconciliation). ``sources``: ids of the messages
+    it came from; ``occurred_at``: when they were said."""
 
     text: str
     kind: str = "fact"
     tags: tuple[str, ...] = ()
     importance: int = 5
     metadata: dict[str, Any] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+    occurred_at: _dt.datetime | None = None
 
 
 @dataclass

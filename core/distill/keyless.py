@@ -259,6 +259,9 @@ class KeylessDistiller:
                 if cand is None:
                     continue
                 score, c = cand
+                if t.id:
+                    c.sources = [t.id]
+                c.occurred_at = t.at
                 key = normalize_text(c.text)
                 if key in seen:
                     continue

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..config import remem_home
+from ..config import private_dir, private_opener, remem_home
 
 _SUFFIX = ".json"
 _CLAIMED = ".claimed"
@@ -44,7 +44,7 @@ class PendingQueue:
     # ------------------------------------------------------------------ writing
     def put(self, data: dict[str, Any]) -> str:
         """Store ``data`` durably; returns the entry id (sortable: oldest first)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        private_dir(self.folder)
         entry_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
         payload = {"attempts": 0, "queued_at": time.time(), **data}
         self._write(self.folder / (entry_id + _SUFFIX), payload)
@@ -52,7 +52,7 @@ class PendingQueue:
 
     def _write(self, path: Path, data: dict[str, Any]) -> None:
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:6]}.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
             json.dump(data, fh, ensure_ascii=False, default=str)
             fh.flush()
             os.fsync(fh.fileno())

@@ -36,6 +36,7 @@ from .artifacts import extract_identifiers
 from .audit import AuditReport, audit
 from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillation
 from .conversation import Turn, conversation_turns, normalize_messages, strip_recalled, to_plain_messages
+from .episodes import EPISODE_KIND, assign_ids, earlier_context, episode_items, spoken, store_episodes
 from .keyless import KeylessDistiller, split_sentences
 from ..providers.llm import Usage, llm_settings_from_env
 from .llm_distiller import EXTRACT_SCHEMA, RECONCILE_SCHEMA, Decision, LLMDistiller, render_transcript
@@ -48,15 +49,18 @@ from .usage_ledger import USAGE_FILE, record_usage, usage_totals
 log = logging.getLogger("remem.distill")
 
 SUMMARY_TAG = "session"
+_NOT_RECORDS = {"kind": {"$nin": ["summary", EPISODE_KIND]}}  # reconcile against memories, not what was said
 
 
 @dataclass
 class RememberResult:
-    """What a capture changed. ``queued`` means the LLM failed and the raw (redacted) capture waits in the
-    pending queue; ``usage`` is the LLM tokens it cost (zeros when keyless)."""
+    """What a capture changed. ``episodes``: the messages stored as said (new ones only); ``queued`` means the
+    LLM failed and the raw (redacted) capture waits in the pending queue; ``usage`` is the LLM tokens it cost
+    (zeros when keyless)."""
 
     added: list[MemoryRecord] = field(default_factory=list)
     merged: list[MemoryRecord] = field(default_factory=list)
+    episodes: list[MemoryRecord] = field(default_factory=list)
     superseded: list[tuple[str, str]] = field(default_factory=list)
     dropped: int = 0
     summary: MemoryRecord | None = None
@@ -74,15 +78,22 @@ class RememberResult:
 
 
 def resolve_distiller(distiller: Any = None) -> KeylessDistiller | LLMDistiller:
-    """An explicit distiller, ``"keyless"``, ``"llm"`` / a model name, or None: the environment decides
-    (``REMEM_LLM_MODEL`` / ``REMEM_LLM_API_KEY``), keyless when nothing is configured."""
+    """An explicit distiller, ``"keyless"``, ``"llm"`` / a model name, ``"claude-code"``, or None: the environment
+    decides (``REMEM_DISTILLER=claude-code``, else ``REMEM_LLM_MODEL`` / ``REMEM_LLM_API_KEY``), keyless when
+    nothing is configured."""
     if isinstance(distiller, (KeylessDistiller, LLMDistiller)):
         return distiller
+    from .claude_code import ClaudeCodeDistiller, wants_claude_code  # REMEM_DISTILLER=claude-code: `claude -p`
+
     if distiller is None or distiller == "auto":
+        if wants_claude_code():
+            return ClaudeCodeDistiller.from_env()
         return LLMDistiller.from_env() or KeylessDistiller()
     if isinstance(distiller, str):
         if distiller.lower() in ("keyless", "none", "off"):
             return KeylessDistiller()
+        if wants_claude_code(distiller):
+            return ClaudeCodeDistiller.from_env()
         settings = llm_settings_from_env() or {}
         if distiller.lower() != "llm":
             settings["model"] = distiller
@@ -139,6 +150,8 @@ class _Prep:
     source: str
     tags: tuple[str, ...]
     redactor: Any
+    offset: int = 0  # session position of the capture's first message
+    keep_episodes: bool = True
 
 
 def _find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None:
@@ -152,7 +165,8 @@ def _find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | Non
 
 
 def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: bool | None,
-             metadata: Mapping[str, Any] | None, source: str | None, tags: Iterable[str] | None) -> _Prep:
+             metadata: Mapping[str, Any] | None, source: str | None, tags: Iterable[str] | None,
+             episodes: bool = True) -> _Prep:
     scope = Scope.coerce(scope)
     redactor = _redactor(pii)
     plain = to_plain_messages(messages)
@@ -160,6 +174,7 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
     result = RememberResult(redactions=dict(counts))
     turns = conversation_turns(redacted)
     sid = session or scope.session or derive_session_id(turns)
+    turns = assign_ids(turns, sid)
     result.session = sid
     previous = _find_summary(engine, scope, sid) if turns else None
     new_turns, continuation = list(turns), False
@@ -170,9 +185,37 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
             new_turns, continuation = list(turns[covered:]), True
         elif covered > len(turns) and meta.get("head") == _turn_hash(turns[:1]):
             new_turns, continuation = [], True  # an older snapshot of a session already distilled further
+    offset = 0 if continuation or previous is None else int(previous.metadata.get("messages") or 0)
     return _Prep(scope=scope, session=sid, messages=redacted, turns=turns, new_turns=new_turns,
                  continuation=continuation, previous=previous, result=result, metadata=dict(metadata or {}),
-                 source=source or "remember", tags=tuple(tags or ()), redactor=redactor)
+                 source=source or "remember", tags=tuple(tags or ()), redactor=redactor, offset=offset,
+                 keep_episodes=episodes)
+
+
+def _store_episodes(engine: Any, prep: _Prep) -> None:
+    """Keep what was said (the new user/assistant messages) before anything is distilled from it."""
+    if not prep.keep_episodes or not spoken(prep.new_turns):
+        return
+    before: list[str] = []
+    if prep.previous is not None and not prep.continuation:  # this capture only holds the session's new part
+        before = earlier_context(engine, prep.scope, prep.session)
+    items = episode_items(prep.turns, prep.new_turns, session=prep.session, offset=prep.offset, before=before,
+                          metadata=prep.metadata, tags=prep.tags, source=prep.source)
+    prep.result.episodes = store_episodes(engine, prep.scope, prep.session, items)
+
+
+def _attribute(prep: _Prep, cand: Candidate) -> None:
+    """Provenance for a candidate that came without it (an LLM's): the one or two new messages that share the
+    most content words with it, and their time."""
+    if not cand.sources:
+        words = content_words(cand.text)
+        scored = sorted(((len(words & content_words(t.text)) / max(1, len(words)), i, t)
+                         for i, t in enumerate(spoken(prep.new_turns)) if t.id), key=lambda x: (-x[0], x[1]))
+        best = [t for s, _, t in scored[:2] if s >= 0.3 and s >= scored[0][0] * 0.75]
+        cand.sources = [t.id for t in best if t.id]
+    if cand.occurred_at is None and cand.sources:
+        times = [t.at for t in prep.turns if t.id in cand.sources and t.at is not None]
+        cand.occurred_at = max(times) if times else None
 
 
 def _neighbours(engine: Any, prep: _Prep, cands: Sequence[Candidate], k: int) -> dict[int, list[MemoryRecord]]:
@@ -181,14 +224,14 @@ def _neighbours(engine: Any, prep: _Prep, cands: Sequence[Candidate], k: int) ->
     for i, cand in enumerate(cands):
         try:
             try:
-                hits = engine.search(cand.text, scope=prep.scope, limit=k + 2, reinforce=False)
+                hits = engine.search(cand.text, scope=prep.scope, limit=k + 2, reinforce=False, where=_NOT_RECORDS)
             except TypeError:  # a client without the reinforce switch
-                hits = engine.search(cand.text, scope=prep.scope, limit=k + 2)
+                hits = engine.search(cand.text, scope=prep.scope, limit=k + 2, where=_NOT_RECORDS)
         except RememError as exc:
             log.debug("neighbour search failed: %s", exc)
             continue
         words = content_words(cand.text)
-        recs = [h.record for h in hits if h.record.kind != "summary" and h.record.scope == prep.scope
+        recs = [h.record for h in hits if h.record.kind not in ("summary", EPISODE_KIND) and h.record.scope == prep.scope
                 and (engine.dense or words & content_words(h.record.text))][:k]
         if recs:
             out[i] = recs
@@ -221,8 +264,12 @@ def _add_candidates(engine: Any, prep: _Prep, cands: Sequence[Candidate], name: 
     """Add in one batch (one embedding call for all); the engine's de-duplication turns repeats into merges."""
     if not cands:
         return
+    for c in cands:
+        _attribute(prep, c)
     items = [{"text": c.text, "kind": c.kind, "tags": [*c.tags, *prep.tags], "importance": c.importance,
-              "metadata": _memory_meta(prep, c, name), "source": prep.source} for c in cands]
+              "metadata": _memory_meta(prep, c, name), "source": prep.source,
+              **({"sources": c.sources} if c.sources else {}),
+              **({"occurred_at": c.occurred_at} if c.occurred_at is not None else {})} for c in cands]
     add_many = getattr(engine, "add_many", None)
     if callable(add_many):
         recs = add_many(items, scope=prep.scope)
@@ -280,6 +327,7 @@ def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str
     md: dict[str, Any] = {**prep.metadata, "session": prep.session, "distiller": name,
                           "turns": len(prep.turns), **{k: v for k, v in ids.items() if v}, "provisional": False,
                           **meta}
+    md["messages"] = prep.offset + len(prep.messages)
     if advance:
         md.update(covered=len(prep.turns), prefix=_turn_hash(prep.turns), head=_turn_hash(prep.turns[:1]))
     elif prep.previous is not None:
@@ -296,9 +344,15 @@ def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str
                 return
             except NotFoundError:
                 pass
+        said = spoken(prep.turns)
+        sources = list(dict.fromkeys([*(t.id for t in said if t.role == "user"),
+                                      *(t.id for t in said[-1:])]))[:16]
+        started = next((t.at for t in said if t.at is not None), None)
         prep.result.summary = engine.add(text, scope=prep.scope, kind="summary", tags=[SUMMARY_TAG, *prep.tags],
                                          importance=DEFAULT_IMPORTANCE["summary"], metadata=md,
-                                         source=prep.source, dedupe=False)
+                                         source=prep.source, dedupe=False,
+                                         **({"sources": sources} if sources else {}),
+                                         **({"occurred_at": started} if started is not None else {}))
 
 
 def _keyless_summary(prep: _Prep) -> Distillation:
@@ -350,8 +404,9 @@ def _finish(engine: Any, prep: _Prep, usage: Usage, name: str) -> RememberResult
 
 def remember(engine: Any, messages: Any, *, scope: Any = None, session: str | None = None,
              distiller: Any = None, pii: bool | None = None, metadata: Mapping[str, Any] | None = None,
-             source: str | None = None, tags: Iterable[str] | None = None, queue: bool = True) -> RememberResult:
-    """Distil ``messages`` into memories in ``scope`` and update the session's summary.
+             source: str | None = None, tags: Iterable[str] | None = None, queue: bool = True,
+             episodes: bool = True) -> RememberResult:
+    """Keep ``messages`` as episodes, distil them into memories in ``scope`` and update the session's summary.
 
     ``messages``: OpenAI or Anthropic message dicts (tool calls included), message objects, or a string.
     ``session``: the conversation id (default ``scope.session``, else derived from the first user message);
@@ -360,14 +415,19 @@ def remember(engine: Any, messages: Any, *, scope: Any = None, session: str | No
     ``distiller``: None = environment (keyless unless an LLM is configured), ``"keyless"``, or an
     :class:`LLMDistiller`. ``pii=True`` also redacts emails, phone numbers and similar. ``queue=False`` raises
     :class:`ProviderError` on LLM failure instead of queueing (used when draining the queue).
+    ``episodes=False`` skips keeping the messages themselves (see :mod:`remem.core.distill.episodes`): user and
+    assistant messages are otherwise stored as ``episode`` records, and every memory's ``sources`` names the
+    messages it came from (a message's own ``"id"``, or a derived one) and its ``occurred_at`` their
+    ``timestamp`` / ``created_at``.
     """
-    prep = _prepare(engine, messages, scope, session, pii, metadata, source, tags)
+    prep = _prepare(engine, messages, scope, session, pii, metadata, source, tags, episodes)
     dist_obj = resolve_distiller(distiller)
     name = getattr(dist_obj, "name", type(dist_obj).__name__)
     usage = Usage()
     if not prep.new_turns:
         prep.result.summary = prep.previous
         return _finish(engine, prep, usage, name)
+    _store_episodes(engine, prep)
     if isinstance(dist_obj, KeylessDistiller):
         _run_keyless(engine, prep, dist_obj)
         return _finish(engine, prep, usage, name)
@@ -399,7 +459,7 @@ def remember(engine: Any, messages: Any, *, scope: Any = None, session: str | No
 async def aremember(memory: Any, messages: Any, *, scope: Any = None, session: str | None = None,
                     distiller: Any = None, pii: bool | None = None, metadata: Mapping[str, Any] | None = None,
                     source: str | None = None, tags: Iterable[str] | None = None,
-                    queue: bool = True) -> RememberResult:
+                    queue: bool = True, episodes: bool = True) -> RememberResult:
     """Async :func:`remember`: LLM calls use ``AsyncOpenAI``; store work runs in worker threads.
     ``memory`` is an :class:`~remem.AsyncMemory` or a sync engine."""
     engine = getattr(memory, "sync", memory)
@@ -407,13 +467,15 @@ async def aremember(memory: Any, messages: Any, *, scope: Any = None, session: s
     if not isinstance(dist_obj, LLMDistiller) or not hasattr(dist_obj, "aextract"):
         return await asyncio.to_thread(remember, engine, messages, scope=scope, session=session,
                                        distiller=dist_obj, pii=pii, metadata=metadata, source=source, tags=tags,
-                                       queue=queue)
-    prep = await asyncio.to_thread(_prepare, engine, messages, scope, session, pii, metadata, source, tags)
+                                       queue=queue, episodes=episodes)
+    prep = await asyncio.to_thread(_prepare, engine, messages, scope, session, pii, metadata, source, tags,
+                                   episodes)
     name = dist_obj.name
     usage = Usage()
     if not prep.new_turns:
         prep.result.summary = prep.previous
         return _finish(engine, prep, usage, name)
+    await asyncio.to_thread(_store_episodes, engine, prep)
     try:
         dist = await dist_obj.aextract(prep.new_turns, prep.previous.text if prep.previous else None)
     except ProviderError as exc:
@@ -495,7 +557,7 @@ def drain_pending(engine: Any, distiller: Any = None, *, limit: int | None = Non
 __all__ = [
     "Admission", "AuditReport", "Candidate", "DEFAULT_IMPORTANCE", "Decision", "Distillation", "EXTRACT_SCHEMA",
     "KeylessDistiller", "LLMDistiller", "MAX_MEMORY_CHARS", "MEMORY_KINDS", "RECONCILE_SCHEMA", "RememberResult",
-    "SUMMARY_TAG", "Turn", "USAGE_FILE", "admit", "aremember", "audit", "check_admission", "conversation_turns",
+    "EPISODE_KIND", "SUMMARY_TAG", "Turn", "USAGE_FILE", "admit", "aremember", "audit", "check_admission", "conversation_turns",
     "derive_session_id", "drain_pending", "extract_identifiers", "normalize_messages", "pending_count",
     "record_usage", "remember", "render_transcript", "resolve_distiller", "split_sentences", "strip_recalled",
     "to_plain_messages", "usage_totals",

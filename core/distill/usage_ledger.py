@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..config import private_opener
 from ..providers.llm import Usage
 
 log = logging.getLogger("remem.distill")
@@ -29,7 +30,7 @@ def record_usage(engine: Any, usage: Usage, *, model: str, session: str | None =
         return
     line = json.dumps({"ts": time.time(), "model": model, "session": session, **usage.as_dict()})
     try:
-        with _LEDGER_LOCK, open(path, "a", encoding="utf-8") as fh:
+        with _LEDGER_LOCK, open(path, "a", encoding="utf-8", opener=private_opener) as fh:
             fh.write(line + "\n")
     except OSError as exc:
         log.debug("usage ledger not written: %s", exc)

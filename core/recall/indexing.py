@@ -1,6 +1,6 @@
 """What a memory is indexed as — the recall recipe measured on LoCoMo (bench/research/, README).
 
-Sparse ``bm25``: Qdrant BM25 of the dated text (text, tags, date words) plus BM25 (b=1) of the memory's context
+Sparse ``bm25``: Qdrant BM25 of the dated text (text, tags, date words of the event time when known) plus BM25 (b=1) of the memory's context
 — the conversation around it, when given — summed into one vector (one merged vector beat two fused ones).
 Dense: embedding(text) + embedding(context), not renormalised (Dot distance), so a memory is found by what
 it says and by what was being discussed around it. Without a context the text stands in for it, which keeps
@@ -20,7 +20,7 @@ def dated_text(rec: MemoryRecord) -> str:
     parts = [rec.text]
     if rec.tags:
         parts.append(" ".join(rec.tags))
-    when = rec.valid_from or rec.created_at
+    when = rec.occurred_at or rec.valid_from or rec.created_at  # event time first: "in May 2023" finds it
     parts.append(when.strftime("%d %B %Y"))
     return "\n".join(parts)
 

@@ -21,7 +21,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
 import socketserver
 import sys
 import threading
@@ -29,8 +28,13 @@ import time
 import traceback
 from typing import Any, Mapping
 
-from .client import (EXIT_BUSY, EXIT_LOCKED, MAX_LINE, ServicePaths, decode, dumps_line, encode, encode_error,
-                     probe, service_paths, service_status, start_service, stop_service, transport)
+from .checks import check_kwargs
+from .client import probe
+from .lifecycle import EXIT_BUSY, EXIT_LOCKED, EXIT_SOCKET, service_status, start_service, stop_service
+from .listener import bind, drain, unlink_own, write_state
+from .paths import ServicePaths, service_paths, transport
+from .wire import ServiceSocketError, decode, dumps_line, encode, encode_error, loads_line
+from ..config import PRIVATE_UMASK, private_dir
 from ..operations import OPERATIONS
 from ..providers.embedders import NoEmbedder
 from ..store.plan import drive
@@ -39,7 +43,6 @@ from ..types import RememError, StoreLockedError
 log = logging.getLogger("remem.service")
 
 DEFAULT_IDLE = 900.0
-GRACE = 2.0  # seconds connections accepted before the socket was removed still get served at shutdown
 MAX_VIEWS = 32
 
 
@@ -77,9 +80,7 @@ class Service:
             self.last = time.monotonic()
         try:
             try:
-                req = json.loads(line)
-                if self.secret is not None and not secrets.compare_digest(str(req.get("s", "")), self.secret):
-                    raise PermissionError("bad service secret")
+                req = loads_line(line)  # the peer is authenticated already (peer uid, or the TCP handshake)
                 result = self.dispatch(str(req.get("m")), decode(req.get("a") or []), decode(req.get("k") or {}),
                                        req.get("c"))
                 return dumps_line({"r": encode(result)})
@@ -102,6 +103,7 @@ class Service:
         if op is None:
             raise RememError(f"the remem service has no method {method!r}")
         arguments = op.bind(args, kwargs)
+        check_kwargs(arguments)  # a clear ValueError here, not an OSError from deep in the store
         local = self.view(cfg) if cfg else self.engine
         if method in ("search", "context") and not self.warm and local.dense:
             # the embedder is still warming up (the first ~1.5 s of a new service): BM25 and identifiers only,
@@ -173,114 +175,9 @@ class Service:
         if self.stopping.is_set():
             return
         self.stopping.set()
-        _unlink_own(self.paths)
+        unlink_own(self.paths)
         if self.server is not None:
             self.server.shutdown()
-
-
-def _unlink_own(paths: ServicePaths) -> None:
-    for p in (paths.socket, paths.state):
-        try:
-            p.unlink()
-        except OSError:
-            pass
-
-
-class _Handler(socketserver.StreamRequestHandler):
-    timeout = 600  # a client that connects and never sends is dropped eventually
-
-    def handle(self) -> None:
-        svc: Service = self.server.remem  # type: ignore[attr-defined]
-        conns: set[Any] = self.server.remem_conns  # type: ignore[attr-defined]
-        conns.add(self.connection)
-        try:
-            while True:
-                line = self.rfile.readline(MAX_LINE)
-                if not line:
-                    return
-                self.wfile.write(svc.handle_line(line))
-        except OSError:
-            return
-        finally:
-            conns.discard(self.connection)
-
-
-class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-    request_queue_size = 128
-
-
-class _TCPServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
-    daemon_threads = True
-    request_queue_size = 128
-    allow_reuse_address = True
-
-
-def _bind(svc: Service) -> socketserver.BaseServer:
-    paths = svc.paths
-    if svc.transport == "unix":
-        paths.socket.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            paths.socket.unlink()  # stale: we hold the lock, so nobody else serves this folder
-        except FileNotFoundError:
-            pass
-        old = os.umask(0o177)
-        try:
-            server: socketserver.BaseServer = _UnixServer(str(paths.socket), _Handler)
-        finally:
-            os.umask(old)
-        os.chmod(paths.socket, 0o600)
-    else:
-        server = _TCPServer(("127.0.0.1", 0), _Handler)
-    server.remem = svc  # type: ignore[attr-defined]
-    server.remem_conns = set()  # type: ignore[attr-defined]
-    return server
-
-
-def _write_state(svc: Service) -> None:
-    state: dict[str, Any] = {"pid": os.getpid(), "transport": svc.transport, "started_at": svc.started,
-                             "socket": str(svc.paths.socket)}
-    if svc.transport == "tcp":
-        state["port"] = svc.server.server_address[1]  # type: ignore[union-attr]
-        state["secret"] = svc.secret
-    tmp = svc.paths.state.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(state, fh)
-    os.replace(tmp, svc.paths.state)
-
-
-def _drain(server: socketserver.BaseServer, svc: Service) -> None:
-    """Serve connections that were accepted (or queued) before the socket was removed, let running requests
-    finish, then close what is left (idle connections, never one mid-request)."""
-    sock: socket.socket = server.socket  # type: ignore[attr-defined]
-    sock.setblocking(False)
-    grace_end = time.monotonic() + GRACE
-    conns: set[Any] = server.remem_conns  # type: ignore[attr-defined]
-    while True:
-        try:
-            request, addr = sock.accept()
-        except (BlockingIOError, InterruptedError):
-            with svc._state:
-                busy = svc.active
-            if busy == 0 and (not conns or time.monotonic() > grace_end):
-                break
-            time.sleep(0.01)
-            continue
-        except OSError:
-            break
-        request.setblocking(True)
-        server.process_request(request, addr)  # type: ignore[attr-defined]
-    for conn in list(conns):
-        try:
-            conn.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-    while True:  # a request that slipped in between the check and the shutdown
-        with svc._state:
-            if svc.active == 0:
-                return
-        time.sleep(0.01)
 
 
 def run_service(path: str | os.PathLike[str] | None = None, *, embedder: str | None = None,
@@ -290,18 +187,19 @@ def run_service(path: str | os.PathLike[str] | None = None, *, embedder: str | N
     from filelock import FileLock, Timeout
 
     os.environ["REMEM_SERVICE"] = "off"  # anything in this process opens stores in-process
+    os.umask(PRIVATE_UMASK)  # our own process: everything it writes (WAL, segments, exports, logs) is private
     logging.basicConfig(level=logging.INFO, format="%(asctime)s remem-service[%(process)d] %(message)s")
     paths = service_paths(path)
-    paths.folder.mkdir(parents=True, exist_ok=True)
+    private_dir(paths.folder)
     idle = idle_from_env() if idle_timeout is None else float(idle_timeout)
-    lock = FileLock(str(paths.lock), preserve_lock_file=True)
+    lock = FileLock(str(paths.lock), mode=0o600, preserve_lock_file=True)
     deadline = time.monotonic() + lock_timeout
     while True:  # a predecessor may still be draining; a live peer means we are not needed
         try:
             lock.acquire(timeout=0.2)
             break
         except Timeout:
-            if probe(paths.folder, timeout=0.5) is not None:
+            if _answers(paths):
                 log.info("another service already owns %s", paths.folder)
                 return 0
             if time.monotonic() > deadline:
@@ -318,11 +216,21 @@ def run_service(path: str | os.PathLike[str] | None = None, *, embedder: str | N
             return EXIT_LOCKED
         try:
             return _serve(engine, paths, idle)
+        except ServiceSocketError as exc:
+            log.error("ServiceSocketError: %s", exc)
+            return EXIT_SOCKET
         finally:
             engine.close()
     finally:
         _unlink_state_if_ours(paths)
         lock.release()
+
+
+def _answers(paths: ServicePaths) -> bool:
+    try:
+        return probe(paths.folder, timeout=0.5) is not None
+    except ServiceSocketError:
+        return False
 
 
 def _unlink_state_if_ours(paths: ServicePaths) -> None:
@@ -331,14 +239,14 @@ def _unlink_state_if_ours(paths: ServicePaths) -> None:
     except (OSError, ValueError):
         return
     if state.get("pid") == os.getpid():
-        _unlink_own(paths)
+        unlink_own(paths)
 
 
 def _serve(engine: Any, paths: ServicePaths, idle: float) -> int:
     svc = Service(engine, paths, idle_timeout=idle, kind=transport())
-    server = _bind(svc)
+    server = bind(svc)
     svc.server = server
-    _write_state(svc)
+    write_state(svc)
     log.info("serving %s on %s (embedder %s, idle timeout %s s)", paths.folder,
              paths.socket if svc.transport == "unix" else server.server_address, engine.embedder.name, idle)
 
@@ -354,8 +262,8 @@ def _serve(engine: Any, paths: ServicePaths, idle: float) -> int:
         server.serve_forever(poll_interval=0.05)
     except KeyboardInterrupt:
         svc.stopping.set()
-        _unlink_own(paths)
-    _drain(server, svc)
+        unlink_own(paths)
+    drain(server, svc)
     server.server_close()
     log.info("stopped after %d requests", svc.requests)
     return 0
