@@ -103,6 +103,9 @@ WINDOW = 8192
 DOTSTAR_WINDOW = 512
 
 
+_LEADING_FLAGS = re.compile(r"\(\?([a-zA-Z]+)\)")
+
+
 def parse_toml(raw: bytes | str) -> dict[str, Any]:
     return tomllib.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
 
@@ -118,7 +121,12 @@ class Allowlist:
 
     @cached_property
     def _compiled(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(re.compile(r, re.ASCII) for r in self.regexes)
+        """One alternation for all regexes (one search instead of a dozen per finding), else one each."""
+        scoped = [f"(?{m.group(1)}:{r[m.end():]})" if (m := _LEADING_FLAGS.match(r)) else r for r in self.regexes]
+        try:
+            return (re.compile("|".join(f"(?:{r})" for r in scoped), re.ASCII),) if scoped else ()
+        except re.error:
+            return tuple(re.compile(r, re.ASCII) for r in self.regexes)
 
     @cached_property
     def _stopword_automaton(self) -> Any:
