@@ -36,11 +36,27 @@ WARM_DELAY = 0.5  # seconds after the handshake before the SDK is imported in th
 
 
 def fingerprint(root: Path = ROOT) -> str:
-    """What the recorded answers depend on: the tool definitions and remem's version."""
+    """What the recorded answers depend on: the tool definitions (``build_server`` in mcp_server.py, the shared
+    descriptions in core/tooling.py) and remem's version; not the HTTP transport or anything else."""
     h = hashlib.sha256()
     for name in FINGERPRINT_FILES:
-        h.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
+        data = (root / name).read_bytes()
+        if name == "mcp_server.py":
+            data = _top_level_block(data, b"def build_server(")
+        h.update(name.encode() + b"\0" + data + b"\0")
     return h.hexdigest()[:24]
+
+
+def _top_level_block(source: bytes, start: bytes) -> bytes:
+    """From the top-level statement beginning with ``start`` to the next top-level one (or the end)."""
+    i = source.find(b"\n" + start)
+    if i < 0:
+        return source
+    j = i + 1
+    while True:
+        j = source.find(b"\n", j + 1)
+        if j < 0 or (j + 1 < len(source) and source[j + 1:j + 2] not in b" \n\t)" and source[j + 1:j + 2] != b""):
+            return source[i:j if j >= 0 else len(source)]
 
 
 def load_manifest(path: Path = MANIFEST) -> dict[str, Any] | None:
@@ -115,6 +131,10 @@ class Front:
             self._send({"jsonrpc": "2.0", "id": mid, "result": result})
             return True
         if self.version is None:
+            if self.build is None and mid is not None:  # e.g. a newer client's server/discover probe
+                self._send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": f"{method} is not "
+                            "supported here; use initialize"}})
+                return True
             return False
         if method == "notifications/initialized" and mid is None:
             self.replay.append(line)
@@ -275,8 +295,6 @@ def serve(build: Callable[[], Any]) -> int:
 # ---------------------------------------------------------------------------------------------- recording
 def record_manifest(path: Path = MANIFEST, timeout: float = 60.0) -> dict[str, Any]:
     """Ask the real SDK server (over stdio, in a subprocess) every fixed answer, once per handshake version."""
-    import subprocess
-
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
     code = ("import sys; from remem.mcp_server import build_server, Scope; "

@@ -31,7 +31,6 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -107,9 +106,9 @@ def seed(home: Path, tenant: str, n: int, embedder: str) -> None:
     env = {**os.environ, "REMEM_HOME": str(home), "REMEM_SERVICE": "off", "REMEM_EMBEDDER": embedder}
     code = ("import json, sys; from remem import Memory, Scope; items = json.load(sys.stdin); "
             "m = Memory(); m.add_many(items, scope=Scope(tenant=sys.argv[1])); m.close()")
+    kinds = ["decision", "fact", "lesson", "preference"]
     items = [{"text": f"Decision {i}: for {TOPICS[i % len(TOPICS)]} we use option {i % 7} because of constraint "
-                      f"{i % 11} (see ticket Q-{1000 + i}).", "kind": ["decision", "fact", "lesson", "preference"][i % 4]}
-             for i in range(n)]
+                      f"{i % 11} (see ticket Q-{1000 + i}).", "kind": kinds[i % 4]} for i in range(n)]
     items.append({"text": "The job queue claims jobs with SELECT ... FOR UPDATE SKIP LOCKED in Postgres; we moved "
                           "off Redis because a crashed worker lost its job.", "kind": "decision"})
     subprocess.run([sys.executable, "-c", code, tenant], input=json.dumps(items), text=True, env=env, check=True)
@@ -195,14 +194,15 @@ def main(argv: list[str] | None = None) -> int:
     bare, rem = statistics.median(rows["bare"]["wall"]), statistics.median(rows["remem"]["wall"])
     print(f"claude -p, bare vs with remem: {args.runs} alternating runs each, {args.memories} memories, "
           f"embedder={args.embedder}, cpus={os.cpu_count()}, load average={os.getloadavg()[0]:.1f}")
-    print(f"| measure (ms) | bare p50 | bare p95 | remem p50 | remem p95 |")
+    print("| measure (ms) | bare p50 | bare p95 | remem p50 | remem p95 |")
     print("|---|---|---|---|---|")
     for label, key in table:
         print(f"| {label} | {cell('bare', key, .5)} | {cell('bare', key, .95)} | {cell('remem', key, .5)} | "
               f"{cell('remem', key, .95)} |")
+    verdict = "injected" if first.get("recalled") else "MISSING"
     print(f"\nadded per turn: {rem - bare:+.0f} ms (x{rem / bare:.2f}); recall injected in {recalled}/{args.runs} "
-          f"turns; first prompt of the day: {first['wall']:.0f} ms, recall "
-          f"{'injected' if first.get('recalled') else 'MISSING'}, UserPromptSubmit {first.get('UserPromptSubmit', 0):.0f} ms")
+          f"turns; first prompt of the day: {first['wall']:.0f} ms, recall {verdict}, UserPromptSubmit "
+          f"{first.get('UserPromptSubmit', 0):.0f} ms")
     return 0
 
 

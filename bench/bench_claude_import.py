@@ -5,7 +5,7 @@
 Writes ``--sessions`` transcripts shaped like Claude Code's (``~/.claude/projects/<project>/<id>.jsonl``: user and
 assistant entries with content blocks, tool_use / tool_result, meta and sidechain lines, a summary line) over
 ``--projects`` git projects, then runs the importer twice into a fresh store (in-process): the backfill, then the
-re-run that must import nothing. Prints sessions/s, memories, and the store size.
+re-run that must import nothing. Prints sessions/s, distilled memories and episodes, and the store size.
 """
 
 from __future__ import annotations
@@ -123,8 +123,9 @@ def main(argv: list[str] | None = None) -> int:
             t1 = time.perf_counter()
             again = import_sessions(mem, tmp / "claude" / "projects")
             rerun = time.perf_counter() - t1
-            total = mem.count(scope=None)
             per_tenant = sum(mem.count(scope={"tenant": t}) for t in first.tenants)
+            episodes = sum(mem.count(scope={"tenant": t}, kind="episode") for t in first.tenants)
+            size_mb = sum(f.stat().st_blocks * 512 for f in (tmp / "remem" / "store").rglob("*") if f.is_file()) / 1e6
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"remem import claude-code: {args.sessions} generated sessions ({size / 1e6:.1f} MB of JSONL, "
@@ -134,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|")
     print(f"| backfill | {first.imported} | {first.memories} | {backfill:.1f} | {first.imported / backfill:.1f} |")
     print(f"| again (idempotent) | {again.imported} | {again.memories} | {rerun:.2f} | - |")
-    print(f"\nmemories in the projects' tenants: {per_tenant} (global space: {total}); skipped on re-run: "
+    print(f"\nin the projects' tenants: {per_tenant - episodes} distilled memories and {episodes} episodes (the "
+          f"messages themselves); store {size_mb:.0f} MB on disk; skipped on re-run: "
           f"{again.skipped}")
     return 0
 

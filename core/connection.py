@@ -7,7 +7,6 @@ hold one of them; nothing above this module knows which.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from pathlib import Path
@@ -58,6 +57,8 @@ class LocalConnection:
             return await adrive(plan(self.local, **arguments), self.local.embedder)
         if op.name == "remember":
             return await self.local.aremember(**arguments)
+        import asyncio  # here: a sync caller (a Claude Code hook) should not pay for importing asyncio
+
         if op.name == "iter_records":
             return await asyncio.to_thread(lambda: list(self.local.iter_records(**arguments)))
         return await asyncio.to_thread(lambda: getattr(self.local, op.name)(**arguments))

@@ -163,17 +163,6 @@ def read_json(path: Path) -> Any:
         return None
 
 
-def private_dir(path: Path) -> Path:
-    """``path`` (and missing parents) created 0700: hook state is nobody else's business."""
-    if not path.is_dir():
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        try:
-            os.chmod(path, 0o700)
-        except OSError:
-            pass
-    return path
-
-
 def write_json(path: Path, data: Any) -> None:
     """Atomic write (temp file + rename), so a crash or a full disk never leaves half a state file. The data is
     redacted first (:func:`scrub_record` for a record, :func:`scrub` otherwise)."""

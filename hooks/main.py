@@ -1,9 +1,9 @@
-"""``remem-hook``: the one entry point Claude Code runs for every remem hook (and the /memory command).
+"""``remem-hook``: the one entry point Claude Code runs for every remem hook (and the /remem:memory command).
 
     remem-hook UserPromptSubmit|SessionStart|Stop|PreCompact|SessionEnd   < hook JSON on stdin
     remem-hook drain                     hand spooled captures to remem (started detached by capture hooks)
     remem-hook warm                      start the local service (SessionStart runs it detached)
-    remem-hook memory last|search|save|forget|list ...   the /memory command's backend
+    remem-hook memory last|search|save|forget|list ...   the /remem:memory command's backend
     remem-hook mcp                       the remem MCP server, scoped to this project
 
 A hook never breaks the session: whatever goes wrong (malformed stdin, missing transcript, unreadable store,
@@ -73,7 +73,13 @@ def run_hook(event_arg: str | None) -> int:
     except Exception as exc:  # noqa: BLE001 - the session goes on without memory
         warn(event, f"{type(exc).__name__}: {str(exc)[:300]}")
     if event in ("UserPromptSubmit", "SessionStart"):
-        log(event.lower(), "done")  # its ms: this hook's whole time in the process (bench_claude_code reads it)
+        from . import after
+        from .common import elapsed
+
+        # its ms: this hook's whole time in the process until its answer is out (bench_claude_code reads it)
+        after.defer(log, event.lower(), "done", ms=round(elapsed() * 1000, 1))
+        sys.stdout.flush()
+        after.run()
     return 0
 
 

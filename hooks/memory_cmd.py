@@ -1,4 +1,4 @@
-"""The /memory command's backend: ``remem-hook memory last|search|save|forget|list`` for this project.
+"""The /remem:memory command's backend: ``remem-hook memory last|search|save|forget|list`` for this project.
 
 It works without the MCP server (the slash command runs it through Bash) and shows what the UserPromptSubmit
 hook injected for the last prompt, which only the hooks know.

@@ -21,6 +21,7 @@ from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIG
                      DEFAULT_RECALL_DEADLINE, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, HookInput, elapsed,
                      env_float, env_int, hooks_dir, log, open_memory, read_json, safe_name, service_running,
                      write_json)
+from .after import defer
 from .digest import CHARS_PER_TOKEN, build_digest
 from .injected import Shown
 
@@ -34,6 +35,9 @@ _TRIVIAL = {"ok", "okay", "k", "yes", "y", "yep", "yeah", "no", "n", "nope", "th
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_CHARS = 1_500
 SEARCH_LIMIT = 20
+MAX_LINE_CHARS = 700
+# the digest draws on distilled memories, never on episodes (the raw messages remember() also keeps)
+DIGEST_KINDS = ("summary", "decision", "lesson", "fact", "preference", "event", "note")
 
 
 def is_trivial(prompt: str) -> bool:
@@ -101,11 +105,11 @@ def _gather(query: str | None, tenant: str, budget: int, want_digest: bool, dead
     mem = open_memory(time.monotonic() + max(0.0, deadline_s - elapsed()))
     try:
         scope = Scope(tenant=tenant)
-        # fitted by the service to twice the budget: what this session has seen already is dropped below.
+        # fitted to the budget here, after dropping what this session has seen already (see select).
         # Auto-recall does not reinforce what it injects (that would feed on itself).
-        hits = mem.search(query, scope=scope, limit=SEARCH_LIMIT, token_budget=budget * 2,
-                          reinforce=False) if query else []
-        records = list(mem.list(scope=scope, limit=100, include_superseded=False)) if want_digest else []
+        hits = mem.search(query, scope=scope, limit=SEARCH_LIMIT, reinforce=False) if query else []
+        records = list(mem.list(scope=scope, kind=DIGEST_KINDS, limit=100, include_superseded=False)) \
+            if want_digest else []
         return list(hits), records
     finally:
         mem.close()
@@ -117,14 +121,19 @@ def when(rec: Any) -> Any:
 
 
 def hit_line(rec: Any) -> str:
+    """``- [date · kind] text #tags``; a long memory (an episode: a whole message) keeps its head and tail."""
     day = when(rec).strftime("%Y-%m-%d")
     tags = f" #{' #'.join(rec.tags)}" if rec.tags else ""
-    return f"- [{day} · {rec.kind}] {' '.join(rec.text.split())}{tags}"
+    text = " ".join(rec.text.split())
+    if len(text) > MAX_LINE_CHARS:
+        half = MAX_LINE_CHARS // 2
+        text = f"{text[:half].rstrip()} … {text[-half:].lstrip()}"
+    return f"- [{day} · {rec.kind}] {text}{tags}"
 
 
 def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[Any]:
-    """The hits worth injecting, best first: not already in this session's context, not from this session,
-    within the budget (~3.5 characters a token)."""
+    """The hits worth injecting, best first: not in this session's context already (:meth:`Shown.wanted`),
+    within the budget (~3.5 characters a token; one that does not fit leaves room for smaller ones)."""
     limit = int(budget_tokens * CHARS_PER_TOKEN)
     used = len(RECALL_HEADER) + 1
     out = []
@@ -134,7 +143,7 @@ def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[Any]:
             continue
         cost = len(hit_line(rec)) + 1
         if used + cost > limit:
-            break
+            continue
         out.append(rec)
         used += cost
     return out
@@ -142,14 +151,14 @@ def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[Any]:
 
 def recall(inp: HookInput) -> tuple[str, str]:
     """(additionalContext for this prompt, a message for the user); either may be empty. Records the outcome
-    for ``/memory last``."""
+    for ``/remem:memory last``."""
     prompt = (inp.prompt or "").strip()
     shown = Shown.load(inp.session_id)
     trivial = is_trivial(prompt)
     want_digest = shown.digest_pending and not prompt.startswith("/")
     if trivial and not want_digest:
         log("recall", "skipped: trivial prompt or slash command")
-        return "", ""  # the last-recall record stays: `/memory last` itself is a slash command
+        return "", ""  # the last-recall record stays: `/remem:memory last` itself is a slash command
     tenant = inp.tenant
     budget = env_int("REMEM_HOOK_RECALL_TOKENS", DEFAULT_RECALL_TOKENS)
     deadline = recall_deadline()
@@ -174,20 +183,21 @@ def recall(inp: HookInput) -> tuple[str, str]:
         from .session_start import import_offer
 
         message = import_offer()
+    ms = round(elapsed() * 1000, 1)  # the records below are written after the answer (remem.hooks.after)
     if status == "ok":
         shown.mark(chosen)
-        _save(shown)
+        defer(_save, shown)
     if query is not None:
-        _record(tenant, inp.session_id, status, text, len(chosen))
+        defer(_record, tenant, inp.session_id, status, text, len(chosen), ms)
     if status != "ok":
         raise RuntimeError(status)
     parts = [p for p in (digest_text, f"{RECALL_PREAMBLE}\n{text}" if text else "", message) if p]
     if not parts:
-        log("recall", "no matching memories" if query else "nothing to inject")
+        defer(log, "recall", "no matching memories" if query else "nothing to inject", ms=ms)
         return "", ""
     out = "\n\n".join(parts)
-    log("recall", "injected", memories=len(chosen), digest=bool(digest_text), chars=len(out),
-        skipped_shown=len(hits) - len(chosen))
+    defer(log, "recall", "injected", memories=len(chosen), digest=bool(digest_text), chars=len(out),
+          skipped_shown=len(hits) - len(chosen), ms=ms)
     return out[:MAX_CONTEXT_CHARS], message
 
 
@@ -198,11 +208,10 @@ def _save(shown: Shown) -> None:
         log("recall", f"could not record what this session was shown: {exc}")
 
 
-def _record(tenant: str, session: str, status: str, text: str, count: int) -> None:
+def _record(tenant: str, session: str, status: str, text: str, count: int, ms: float) -> None:
     try:
         write_json(last_recall_path(tenant), {"tenant": tenant, "session": session, "at": time.time(),
-                                              "status": status, "memories": count, "context": text,
-                                              "ms": round(elapsed() * 1000, 1)})
+                                              "status": status, "memories": count, "context": text, "ms": ms})
     except OSError as exc:
         log("recall", f"could not record the last recall: {exc}")
 
@@ -226,7 +235,8 @@ def compact_digest(inp: HookInput) -> str | None:
     def records() -> list[Any]:
         mem = open_memory(time.monotonic() + max(0.0, deadline - elapsed()))
         try:
-            return list(mem.list(scope=Scope(tenant=tenant), limit=100, include_superseded=False))
+            return list(mem.list(scope=Scope(tenant=tenant), kind=DIGEST_KINDS, limit=100,
+                                 include_superseded=False))
         finally:
             mem.close()
 

@@ -8,7 +8,7 @@
 - ``resume``: the transcript replays what was injected before; nothing to do.
 
 :func:`import_offer` is the one-time offer, made with the first prompt's digest, to import the Claude Code
-sessions already on disk (``/memory import``).
+sessions already on disk (``/remem:memory import``).
 """
 
 from __future__ import annotations
@@ -83,5 +83,5 @@ def import_offer() -> str:
     except OSError:
         return ""  # cannot remember having offered: better not to offer at every start
     return (f"remem: {count} earlier Claude Code session{'s' if count != 1 else ''} can be imported into this "
-            f"machine's memory so they are searchable here; run /memory import (or `remem import claude-code`). "
-            f"Offered once.")
+            f"machine's memory so they are searchable here; run /remem:memory import (or `remem import "
+            f"claude-code`). Offered once.")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -43,7 +42,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory, api: AnthropicServer) -> I
 
 
 def test_the_manifests_validate() -> None:
-    proc = subprocess.run([CLAUDE, "plugin", "validate", str(ROOT)], capture_output=True, text=True, timeout=60)  # type: ignore[list-item]
+    proc = subprocess.run([str(CLAUDE), "plugin", "validate", str(ROOT)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

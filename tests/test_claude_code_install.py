@@ -36,7 +36,8 @@ def system_python() -> str | None:
 
 pytestmark = [
     pytest.mark.skipif(CLAUDE is None, reason="the claude CLI is not installed (.ci/run installs it with npm)"),
-    pytest.mark.skipif(system_python() is None, reason=f"no python3 3.10+ with venv and without remem on {SYSTEM_PATH}"),
+    pytest.mark.skipif(system_python() is None,
+                       reason=f"no python3 3.10+ with venv and without remem on {SYSTEM_PATH}"),
     pytest.mark.timeout(900),
 ]
 

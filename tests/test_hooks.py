@@ -429,3 +429,17 @@ def test_plugin_manifests_wire_every_hook_to_the_launcher() -> None:
     assert os.access(LAUNCHER, os.X_OK)
     command = (ROOT / "commands" / "memory.md").read_text()
     assert command.startswith("---\ndescription:") and "remem-hook\" memory last" in command
+
+
+def test_the_first_prompt_offers_once_to_import_earlier_claude_code_sessions(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    sessions = Path(plugin.env["CLAUDE_CONFIG_DIR"]) / "projects" / "-old-project"
+    sessions.mkdir(parents=True)
+    for i in range(3):
+        (sessions / f"{i}.jsonl").write_text("{}\n")
+    first = plugin.run("UserPromptSubmit", {"session_id": "o1", "cwd": str(proj), "prompt": "hello, what is here?"})
+    out = json.loads(first.stdout)
+    assert "3 earlier Claude Code sessions can be imported" in out["systemMessage"]   # shown to the user
+    assert "/remem:memory import" in out["hookSpecificOutput"]["additionalContext"]   # and Claude knows the way
+    again = plugin.run("UserPromptSubmit", {"session_id": "o2", "cwd": str(proj), "prompt": "hello, what is here?"})
+    assert b"can be imported" not in again.stdout                                      # offered once

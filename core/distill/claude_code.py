@@ -168,8 +168,8 @@ class ClaudeCodeDistiller(LLMDistiller):
             int(_env_number("REMEM_CLAUDE_DISTILL_DAILY", DEFAULT_DAILY_CALLS)),
             max_usd=max_usd or env.get("REMEM_CLAUDE_DISTILL_MAX_USD") or DEFAULT_MAX_USD,
             extra_args=extra_args if extra_args is not None else shlex.split(env.get("REMEM_CLAUDE_DISTILL_ARGS", "")))
-        super().__init__(llm=llm, max_input_tokens=max_input_tokens, max_memories=max_memories,  # type: ignore[arg-type]
-                         neighbours=neighbours)
+        super().__init__(llm=llm,  # type: ignore[arg-type]
+                         max_input_tokens=max_input_tokens, max_memories=max_memories, neighbours=neighbours)
         self.name = f"claude-code:{llm.model}"
         self.keyless = KeylessDistiller()
 

@@ -13,12 +13,11 @@ so a Claude Code hook can reach a warm service in a few milliseconds.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import socket
 import time
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..config import private_dir
 from .lifecycle import pid_alive, spawn_service, start_error
@@ -28,6 +27,9 @@ from .wire import (MAX_LINE, ServiceError, ServiceSocketError, ServiceTimeoutErr
                    dumps_line, encode)
 from ..operations import RETRYABLE as RETRYABLE_OPERATIONS, SLOW
 from ..types import RememError
+
+if TYPE_CHECKING:
+    import asyncio
 
 DEFAULT_TIMEOUT = 30.0
 SLOW_TIMEOUT = 900.0
@@ -197,6 +199,8 @@ class AsyncServiceClient:
         self.sync = sync
 
     async def _open(self, timeout: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
+        import asyncio  # here: a sync caller (a Claude Code hook) should not pay for importing asyncio
+
         paths = self.sync.paths
         if transport() == "unix":
             if paths.socket_elsewhere:
@@ -225,6 +229,8 @@ class AsyncServiceClient:
         return r, w, proof
 
     async def call(self, method: str, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
+        import asyncio
+
         sync = self.sync
         limit = sync.timeout_for(method, timeout)
         loop = asyncio.get_running_loop()
