@@ -285,7 +285,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    from .ui.server import DEFAULT_PORT, ui_main
+    try:
+        from .ui.server import DEFAULT_PORT, ui_main
+        import jinja2, starlette, uvicorn  # noqa: E401, F401
+    except ImportError as exc:
+        raise RememError(f"remem ui needs the ui extra (pip install 'remem[ui]'): {exc}") from exc
 
     args.port_given = args.port is not None
     args.port = DEFAULT_PORT if args.port is None else args.port

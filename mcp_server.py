@@ -257,6 +257,10 @@ def install_config(target: str = "project", *, cwd: str | os.PathLike[str] | Non
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    if path.exists():
+        shutil.copymode(path, tmp)  # the config may hold other servers' keys: never loosen it
+    elif target != "project":
+        os.chmod(tmp, 0o600)
     os.replace(tmp, path)
     return path
 

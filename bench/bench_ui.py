@@ -101,9 +101,10 @@ def main(argv: list[str] | None = None) -> int:
                      lambda: mem.list(scope=scope, limit=51, since=mid)),
                     ("list, text filter", lambda: "/memories?t=bench&q=postgres+migration+timeout",
                      lambda: mem.search("postgres migration timeout", scope=scope, limit=100)),
-                    ("memory detail", lambda: f"/memory/{rnd.choice(ids)}", lambda: mem.get(rnd.choice(ids))),
+                    ("memory detail", lambda: f"/memory/{rnd.choice(ids)}", lambda: mem.get(rnd.choice(ids), scope=scope)),
                     ("recall preview", lambda: "/search?t=bench&q=which+database+migration+broke+the+cache",
-                     lambda: mem.context("which database migration broke the cache", scope=scope)),
+                     lambda: mem.search("which database migration broke the cache", scope=scope, limit=20,
+                                        token_budget=1600, reinforce=False)),
                 ]
                 for name, url, core in pages:
                     for _ in range(3):  # warm up

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .distill import pipeline
+from .distill import drain, pipeline
 from .redact.redactor import configured
 from .redact.rescan import redact_store
 from .store import migration, transfer
@@ -53,10 +53,10 @@ class LocalMemory(Engine):
         return pipeline.audit(self, scope=scope).as_dict()
 
     def usage(self) -> dict[str, Any]:
-        return {**pipeline.usage_totals(self), "pending_captures": pipeline.pending_count(self)}
+        return {**pipeline.usage_totals(self), "pending_captures": drain.pending_count(self)}
 
     def drain_pending(self) -> int:
-        return pipeline.drain_pending(self)
+        return drain.drain_pending(self)
 
     def rescan_redactions(self, *, scope: Any = None, pii: bool = False, dry_run: bool = True) -> dict[str, Any]:
         with self.write_lock:

@@ -1,9 +1,9 @@
 """What every hook shares: settings, the project (tenant) of a session, state files and the hook log.
 
-Stdlib only (plus ``remem.core.config``, itself stdlib only, for 0700/0600 state files), so a hook that decides
-to do nothing costs a Python start and no more. Every helper here is
-defensive: a hook must never break the Claude Code session, so state that cannot be read is "no state" and a
-log that cannot be written is skipped.
+Stdlib only at import (plus ``remem.core.config``, itself stdlib only, for 0700/0600 state files), so a hook that
+decides to do nothing costs a Python start and its log line (which, like every byte a hook writes, passes
+remem's redactor, imported then). Every helper here is defensive: a hook must never break the Claude Code
+session, so state that cannot be read is "no state" and a log that cannot be written is skipped.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def warn(event: str, reason: str, **fields: Any) -> None:
 # ---------------------------------------------------------------------------------------------- redaction
 # Keys whose values are identifiers remem itself keys data by (the tenant is the store's scope key): written
 # as they are, so a capture still reaches its project. Every other string a hook writes is redacted.
-IDENTIFIER_KEYS = frozenset({"tenant", "session", "transcript", "last_uuid", "id", "event", "trigger"})
+IDENTIFIER_KEYS = frozenset({"tenant", "session", "transcript", "last_uuid", "id", "event", "trigger", "shown"})
 _UNAVAILABLE = "[REDACTED:unavailable]"
 
 

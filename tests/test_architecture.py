@@ -11,7 +11,7 @@ FRAMEWORKS = ("langgraph", "langchain", "langchain_core", "llama_index", "pydant
 DATA_TABLES = {"core/redact/rules.py"}
 MAX_LINES = 450
 # a ratchet: modules still over the limit may shrink but never grow (split them when you touch them)
-OVER_LIMIT = {"core/service/client.py": 570, "core/distill/pipeline.py": 510, "core/store/engine.py": 485}
+OVER_LIMIT = {"core/distill/pipeline.py": 465, "core/store/engine.py": 485}
 
 
 def _modules() -> dict[str, Path]:
@@ -65,9 +65,7 @@ def test_no_import_cycles_between_modules() -> None:
     # a package's __init__ is not an edge back into its own modules
     graph = {n: {t for t in deps if not n.startswith(t + ".")} for n, deps in graph.items()}
     # KNOWN, to remove (a ratchet: this list may only shrink): lazy imports that close a loop
-    for a, b in [("remem.core.service.lifecycle", "remem.core.service.client"),
-                 ("remem.core.service.listener", "remem.core.service.server"),
-                 ("remem.hooks.session_start", "remem.hooks.recall")]:
+    for a, b in [("remem.hooks.session_start", "remem.hooks.recall")]:
         graph[a].discard(b)
     state: dict[str, int] = {}
     stack: list[str] = []

@@ -18,9 +18,10 @@ import pytest
 from openai_server import OpenAIServer, ScriptedError
 from remem import Memory, Scope
 from remem.core.distill.pipeline import (KeylessDistiller, LLMDistiller, RememberResult, aremember, audit, check_admission,
-                                admit, conversation_turns, drain_pending, normalize_messages, pending_count, render_transcript,
+                                admit, conversation_turns, normalize_messages, render_transcript,
                                 resolve_distiller, to_plain_messages, usage_totals)
 from remem.core.providers.llm import llm_settings_from_env
+from remem.core.distill.drain import drain_pending, pending_count
 from remem.core.distill.pending import PendingQueue, queue_for
 from remem.core.recall.tokens import count_tokens
 

@@ -57,7 +57,8 @@ class Hooks:
         self.project = tmp / "proj"
         (self.project / ".git").mkdir(parents=True)
         self.env = {**os.environ, "REMEM_HOME": str(self.home), "REMEM_EMBEDDER": "none", "REMEM_SERVICE": "off",
-                    "REMEM_PYTHON": sys.executable, "REMEM_HOOK_DRAIN": "off", "REMEM_HOOK_RECALL_DEADLINE": "30"}
+                    "REMEM_PYTHON": sys.executable, "REMEM_HOOK_DRAIN": "off", "REMEM_HOOK_RECALL_DEADLINE": "30",
+                    "REMEM_HOOK_DETACH": "0"}  # capture hooks run in the foreground, so the test sees their files
         for key in ("REMEM_PATH", "REMEM_URL", "REMEM_HOOK_TENANT", "CLAUDE_PROJECT_DIR", "REMEM_HOOK_PII",
                     "REMEM_REDACT_CONFIG"):
             self.env.pop(key, None)

@@ -182,8 +182,10 @@ def test_install_merges_into_existing_configs(tmp_path: Path) -> None:
     assert data["mcpServers"]["remem"]["args"][-3:] == ["mcp", "--embedder", "none"]
     desktop = tmp_path / "Claude" / "claude_desktop_config.json"
     desktop.parent.mkdir()
-    desktop.write_text(json.dumps({"mcpServers": {"fs": {"command": "fs"}}, "theme": "dark"}))
+    desktop.write_text(json.dumps({"mcpServers": {"fs": {"command": "fs", "env": {"KEY": "k"}}}, "theme": "dark"}))
+    desktop.chmod(0o600)
     install_config("claude-desktop", cwd=project, config_path=desktop)
+    assert desktop.stat().st_mode & 0o777 == 0o600  # rewriting it never loosens its mode
     data: dict[str, Any] = json.loads(desktop.read_text())
     assert data["theme"] == "dark" and "fs" in data["mcpServers"]
     args = data["mcpServers"]["remem"]["args"]

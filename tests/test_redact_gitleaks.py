@@ -168,12 +168,12 @@ def test_literal_starts_of_common_shapes() -> None:
 
 def test_matching_at_literal_starts_finds_what_a_search_finds() -> None:
     from remem.bench.redaction_corpus import build_corpus
-    from remem.core.redact.redactor import _ascii_lower, _judge, _matches_at_starts, _Spans
+    from remem.core.redact.matching import Spans, _judge, _matches_at_starts, ascii_lower
 
     def searched(rule, text: str) -> list[tuple[int, int]]:  # the plain search loop, position by position
         out, pos = [], 0
         while (m := rule.compiled.search(text, pos)) is not None:
-            found = _judge(rule, m, _Spans([]))
+            found = _judge(rule, m, Spans([]))
             if found:
                 out.append((found.start, found.end))
                 pos = max(m.end(), m.start() + 1)
@@ -187,10 +187,10 @@ def test_matching_at_literal_starts_finds_what_a_search_finds() -> None:
     compared = 0
     for rule in rules:
         for text in texts:
-            low = _ascii_lower(text)
+            low = ascii_lower(text)
             if not rule.applies(low):
                 continue
-            fast = [(f.start, f.end) for f in _matches_at_starts(rule, text, low, _Spans([]))]
+            fast = [(f.start, f.end) for f in _matches_at_starts(rule, text, low, Spans([]))]
             assert fast == searched(rule, text), (rule.name, text[:80])
             compared += 1
     assert compared > 500
@@ -216,3 +216,15 @@ def test_refresh_vendors_toml_licence_and_commit_from_a_checkout(tmp_path: Path)
     recorded = json.loads((dest / "gitleaks.source.json").read_text())
     assert recorded["version"] == "v8.99.0" and len(recorded["commit"]) == 40 and recorded["rules"] >= 200
     assert facts["translated"] == len(gitleaks.load().rules)
+
+
+def test_the_stored_translation_is_the_translation_of_the_vendored_toml(tmp_path: Path, monkeypatch) -> None:
+    raw = gitleaks.TOML_PATH.read_bytes()
+    stored = json.loads(gitleaks.CACHE_PATH.read_text())
+    assert {k: stored[k] for k in ("toml_sha256", "translator")} == gitleaks.cache_key(raw)
+    fresh = json.loads(json.dumps(gitleaks.translate_data(gitleaks.parse_toml(raw))))
+    assert {k: stored[k] for k in fresh} == fresh  # refresh_rules writes it; a stale copy fails here
+    # a stored translation for another TOML is ignored: the TOML is parsed and translated instead
+    monkeypatch.setattr(gitleaks, "CACHE_PATH", tmp_path / "stale.json")
+    (tmp_path / "stale.json").write_text(json.dumps({**stored, "toml_sha256": "0" * 64, "rules": []}))
+    assert len(gitleaks.load.__wrapped__().rules) == len(stored["rules"])

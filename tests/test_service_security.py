@@ -366,6 +366,16 @@ def test_tcp_service_reads_only_a_few_kb_before_authentication(svc_store: Path,
     assert mem.get(rec.id, scope=S).text == "over loopback tcp"  # the request after the bad proof never ran
 
 
+async def test_the_async_client_runs_the_same_handshake(svc_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from remem import AsyncMemory
+
+    monkeypatch.setenv("REMEM_SERVICE_TRANSPORT", "tcp")
+    amem = AsyncMemory(path=svc_store, embedder="none", service="require")
+    rec = await amem.add("async over loopback tcp", scope=S)
+    assert (await amem.get(rec.id, scope=S)).text == "async over loopback tcp"
+    await amem.close()
+
+
 # ---------------------------------------------------------------------------------------------- bad values
 def test_bad_values_at_the_service_boundary_are_clear_errors(svc_store: Path) -> None:
     mem = _remote(svc_store)

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-
-pytestmark = pytest.mark.skip(reason="inspector not yet adapted to the new scope rule (tenants page must use ALL_TENANTS); next session")
 from starlette.testclient import TestClient
 
 from remem import Memory, NotFoundError, Scope
+from remem.hooks.recall import RECALL_PREAMBLE
 from remem.ui.app import create_app
 from remem.ui.headless import missing_reason
 
@@ -100,7 +99,7 @@ def test_cross_origin_requests_change_nothing(app: Any, mem: Memory) -> None:
     assert client.post("/do/forget", data=form, headers={"Origin": "null"}).status_code == 403
     assert client.post("/do/forget", data=form, headers={"Referer": "http://evil.example/x"}).status_code == 403
     assert client.get("/", headers={"Sec-Fetch-Site": "cross-site"}).status_code == 403
-    assert mem.get(rec.id).text == "keep me: cross origin test"
+    assert mem.get(rec.id, scope=ACME).text == "keep me: cross origin test"
 
 
 def test_a_change_without_the_right_csrf_token_is_refused(app: Any, mem: Memory) -> None:
@@ -111,7 +110,7 @@ def test_a_change_without_the_right_csrf_token_is_refused(app: Any, mem: Memory)
         resp = client.post("/do/forget", data={**data, "id": rec.id, "confirm": "yes"}, headers={"Origin": BASE})
         assert resp.status_code == 403
     assert client.get(f"/do/forget?id={rec.id}&confirm=yes").status_code == 405  # GET never changes anything
-    assert mem.get(rec.id).text == "keep me: csrf test"
+    assert mem.get(rec.id, scope=ACME).text == "keep me: csrf test"
 
 
 # ---------------------------------------------------------------------------------------------- changes
@@ -121,11 +120,11 @@ def test_forget_asks_first_then_deletes(app: Any, mem: Memory) -> None:
     form = {"csrf": csrf_of(client), "id": rec.id, "t": "acme"}
     ask = client.post("/do/forget", data=form)
     assert ask.status_code == 200 and "Forget this memory?" in ask.text and "old CI" in ask.text
-    assert mem.get(rec.id)  # asking changed nothing
+    assert mem.get(rec.id, scope=ACME)  # asking changed nothing
     done = client.post("/do/forget", data={**form, "confirm": "yes"})
     assert done.status_code == 303
     with pytest.raises(NotFoundError):
-        mem.get(rec.id)
+        mem.get(rec.id, scope=ACME)
 
 
 def test_edit_and_supersede_change_the_store_and_show_the_history(app: Any, mem: Memory) -> None:
@@ -135,14 +134,14 @@ def test_edit_and_supersede_change_the_store_and_show_the_history(app: Any, mem:
     csrf = csrf_of(client, f"/memory/{rec.id}")
     edit = {"csrf": csrf, "id": rec.id, "text": rec.text, "kind": "fact", "tags": "api, limits", "importance": "8"}
     ask = client.post("/do/edit", data=edit)
-    assert "Save these changes?" in ask.text and mem.get(rec.id).importance == 5
+    assert "Save these changes?" in ask.text and mem.get(rec.id, scope=ACME).importance == 5
     client.post("/do/edit", data={**edit, "confirm": "yes"})
-    got = mem.get(rec.id)
+    got = mem.get(rec.id, scope=ACME)
     assert got.tags == ("api", "limits") and got.importance == 8
     sup = {"csrf": csrf, "id": rec.id, "text": "The API limit is 300 requests per minute", "confirm": "yes"}
     resp = client.post("/do/supersede", data=sup)
     new_id = resp.headers["location"].split("/memory/")[1].split("?")[0]
-    assert mem.get(new_id).supersedes == rec.id and mem.get(rec.id).superseded_by == new_id
+    assert mem.get(new_id, scope=ACME).supersedes == rec.id and mem.get(rec.id, scope=ACME).superseded_by == new_id
     page = text_of(client.get(f"/memory/{new_id}").text)
     assert "Supersede history" in page and "100 requests" in page and "300 requests" in page
 
@@ -176,8 +175,10 @@ def test_export_writes_an_owner_only_file_that_imports(app: Any, mem: Memory, ho
     lines = [json.loads(line) for line in gzip.open(path, "rt")]
     assert [r["text"] for r in lines[1:]] == ["exported memory one"]
     assert client.get(f"/exports/{path.name}").content == path.read_bytes()
+    every = client.post("/do/export", data={"csrf": csrf_of(client), "t": "acme", "what": "all"})
+    assert "Exported 2 memories" in every.text  # the whole store, through the admin switch
     assert client.get("/exports/..%2Fstore").status_code == 404
-    assert memory_factory("none").import_(path) == 1
+    assert memory_factory("none").import_(path, scope=ACME) == 1
 
 
 # ---------------------------------------------------------------------------------------------- read pages
@@ -238,8 +239,12 @@ def test_recall_page_shows_what_the_hook_injects(mem: Memory, home: Path, store_
         app = create_app(store, port=PORT, export_dir=home / "exports")
         client = signed_in(app)
         html = client.get("/search", params={"t": "acme", "q": prompt}).text
-        shown = unescape(re.search(r'<pre class="injected"[^>]*>(.*?)</pre>', html, re.S).group(1))
-        assert shown == injected and "Stripe" in shown
+        shown = unescape(re.search(r'<pre class="injected" id="injected"[^>]*>(.*?)</pre>', html, re.S).group(1))
+        recorded = json.loads(next((home / "hooks" / "last_recall").glob("*.json")).read_text())["context"]
+        assert shown == f"{RECALL_PREAMBLE}\n{recorded}" and shown in injected and "Stripe" in shown
+        digest = re.search(r'<pre class="injected" id="digest"[^>]*>(.*?)</pre>', html, re.S)
+        if digest:  # this was the session's first prompt: the hook injected the digest first
+            assert injected.startswith(unescape(digest.group(1)) + "\n\n" + shown)
         assert re.search(r"<td class=\"c-num\">\d+\.\d{4}</td>", html)  # scores are shown
         recalls = text_of(client.get("/recalls").text)
         assert "acme" in recalls and "Stripe payment intents" in recalls and "1 hook runs" in recalls
@@ -329,12 +334,12 @@ def test_in_the_browser_search_edit_and_forget_change_the_store(browser: Any, se
     text.send_keys("The staging database is refreshed every night at 02:00 UTC")
     click_and_wait(d, "form[action='/do/edit'] button", "Save these changes?")
     click_and_wait(d, ".confirm-form button", "Done: saved")
-    assert mem.get(rec.id).text == "The staging database is refreshed every night at 02:00 UTC"
+    assert mem.get(rec.id, scope=ACME).text == "The staging database is refreshed every night at 02:00 UTC"
     d.get(f"{served.base}/memory/{other.id}")
     click_and_wait(d, "form[action='/do/forget'] button", "This deletes it for good")
     click_and_wait(d, ".confirm-form button.danger", "Done: forgot 1")
     with pytest.raises(NotFoundError):
-        mem.get(other.id)
+        mem.get(other.id, scope=ACME)
 
 
 @needs_browser
@@ -370,7 +375,7 @@ def test_a_page_from_another_origin_cannot_change_the_store(browser: Any, served
     finally:
         evil.shutdown()
         evil.server_close()
-    assert mem.get(rec.id).text == "the attacker wants this gone"
+    assert mem.get(rec.id, scope=ACME).text == "the attacker wants this gone"
 
 
 @needs_browser
@@ -381,7 +386,7 @@ def test_every_page_is_labelled_keyboard_reachable_and_never_wider_than_the_scre
 
     long_word = "x" * 3000
     rec = mem.add(f"A memory with a very long unbroken token {long_word} and more", scope=ACME,
-                  tags=["t" * 300], kind="note")
+                  tags=["t" * 200], kind="note")
     mem.add("ok", scope=ACME)
     browser.get(served.url)
     pages = ["/", "/memories?t=acme", f"/memory/{rec.id}", "/search?t=acme&q=very+long+unbroken+token", "/recalls",
@@ -410,19 +415,19 @@ def test_remem_ui_prints_a_loopback_link_that_signs_in_and_stops_on_ctrl_c(store
         seeded.add("served by the CLI", scope=ACME)
     env = {**os.environ, "REMEM_HOME": str(home), "REMEM_SERVICE": "off"}
     proc = subprocess.Popen([sys.executable, "-m", "remem.cli", "ui", "--no-browser", "--port", "0", "--path",
-                             str(path), "--embedder", "none"], env=env, stdout=subprocess.PIPE,
+                             str(path), "--embedder", "none", "--tenant", "acme"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         url = ""
         for line in proc.stdout:  # type: ignore[union-attr]
-            if "?token=" in line:
+            if "token=" in line:
                 url = line.strip()
                 break
-        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{40,}", url), url
-        base = url.split("/?")[0]
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/memories\?t=acme&token=[\w-]{40,}", url), url
+        base = url.split("/memories")[0]
         assert httpx.get(base + "/memories?t=acme").status_code == 403
         with httpx.Client(base_url=base, follow_redirects=True) as client:
-            assert "served by the CLI" in client.get(url.replace("/?", "/memories?t=acme&")).text
+            assert "served by the CLI" in client.get(url).text
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 0

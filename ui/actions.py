@@ -18,10 +18,10 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from remem import MemoryRecord, NotFoundError, SearchHit
+from remem import ALL_TENANTS, MemoryRecord, NotFoundError, SearchHit
 
 from .render import page, qs, short
-from .store import GLOBAL_KEY, merge_group, parse_day, parse_tags, scope_of
+from .store import GLOBAL_KEY, lookup, merge_group, parse_day, parse_tags, scope_of
 
 SEARCH_LIMIT = 20
 
@@ -33,27 +33,36 @@ class RecallPreview:
     trivial: bool
     hits: list[SearchHit]
     injected_ids: list[str]
-    injected: str  # the exact additionalContext the UserPromptSubmit hook would send ("" = nothing)
+    injected: str  # the exact recall part of additionalContext the UserPromptSubmit hook would send ("" = none)
+    digest: str    # what a session's first prompt gets before it (the project digest), "" when nothing
     budget: int
     ms: float
 
 
 def recall_preview(mem: Any, prompt: str, scope: Any) -> RecallPreview:
-    """What the UserPromptSubmit hook would inject for ``prompt`` in this tenant: the same query cut, the same
-    ``Memory.context`` call and budget, the same preamble; and the ranked hits with their scores."""
-    from remem.hooks.common import DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, env_int
-    from remem.hooks.recall import MAX_QUERY_CHARS, RECALL_PREAMBLE, is_trivial
+    """What the UserPromptSubmit hook would inject for ``prompt`` in this tenant, in a session that has been
+    shown nothing yet: the hook's own query cut, search call, selection, rendering and preamble (its
+    functions, not a copy), the digest a session's first prompt also gets, and the ranked hits with scores."""
+    from remem.hooks.common import DEFAULT_DIGEST_TOKENS, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, env_int
+    from remem.hooks.digest import build_digest
+    from remem.hooks.injected import Shown
+    from remem.hooks.recall import (MAX_QUERY_CHARS, RECALL_HEADER, RECALL_PREAMBLE, SEARCH_LIMIT, hit_line,
+                                    is_trivial, select)
 
     budget = env_int("REMEM_HOOK_RECALL_TOKENS", DEFAULT_RECALL_TOKENS)
     query = prompt.strip()[:MAX_QUERY_CHARS]
     start = time.perf_counter()
-    context = mem.context(query, scope=scope, token_budget=budget, reinforce=False) or ""
+    fitted = mem.search(query, scope=scope, limit=SEARCH_LIMIT, token_budget=budget * 2, reinforce=False)
+    chosen = select(list(fitted), Shown(""), budget)
     ms = (time.perf_counter() - start) * 1000
+    text = "\n".join([RECALL_HEADER, *(hit_line(r) for r in chosen)]) if chosen else ""
+    injected = f"{RECALL_PREAMBLE}\n{text}"[:MAX_CONTEXT_CHARS] if text else ""
+    recalled = {r.id for r in chosen}
+    records = mem.list(scope=scope, limit=100, include_superseded=False)
+    digest, _ = build_digest(records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
+                             keep=lambda r: r.id not in recalled)
     hits = mem.search(query, scope=scope, limit=SEARCH_LIMIT, reinforce=False)
-    kept = mem.search(query, scope=scope, limit=SEARCH_LIMIT, token_budget=budget, reinforce=False)
-    lines = sum(1 for line in context.splitlines() if line.startswith("- "))  # how the hook counts them
-    injected = f"{RECALL_PREAMBLE}\n{context}"[:MAX_CONTEXT_CHARS] if context else ""
-    return RecallPreview(query, is_trivial(prompt), hits, [h.record.id for h in kept[:lines]], injected, budget, ms)
+    return RecallPreview(query, is_trivial(prompt), hits, [r.id for r in chosen], injected, digest, budget, ms)
 
 
 # ---------------------------------------------------------------------------------------------- audit
@@ -72,7 +81,7 @@ def audit_rows(mem: Any, report: Mapping[str, Any], removed: set[str]) -> AuditR
         if memory_id in removed:
             return None
         try:
-            return mem.get(memory_id)
+            return lookup(mem, memory_id)
         except NotFoundError:
             return None
 
@@ -111,7 +120,7 @@ def perform(st: Any, action: str, form: FormData, request: Request) -> Response:
     if not ids:
         raise ValueError("no memory given")
     if action == "edit":
-        rec = mem.get(ids[0])
+        rec = lookup(mem, ids[0])
         changes = _edits(rec, form)
         if not changes:
             return RedirectResponse(f"/memory/{rec.id}", status_code=303)
@@ -119,11 +128,11 @@ def perform(st: Any, action: str, form: FormData, request: Request) -> Response:
             rows = [(name, f"{short(str(old), 300)}  →  {short(str(new), 300)}") for name, (old, new) in changes.items()]
             return _confirm(st, request, "edit", form, "Save these changes?", rows, "Save changes", False,
                             f"/memory/{rec.id}")
-        mem.update(rec.id, **{name: new for name, (_, new) in changes.items()})
+        mem.update(rec.id, scope=rec.scope, **{name: new for name, (_, new) in changes.items()})
         st.jobs.changed()
         return RedirectResponse(f"/memory/{rec.id}?{qs(done='saved')}", status_code=303)
     if action == "supersede":
-        rec = mem.get(ids[0])
+        rec = lookup(mem, ids[0])
         text = str(form.get("text") or "").strip()
         if not text:
             raise ValueError("the new version needs a text")
@@ -133,11 +142,11 @@ def perform(st: Any, action: str, form: FormData, request: Request) -> Response:
                     ("switch time", start.date().isoformat() if start else "now")]
             return _confirm(st, request, "supersede", form, "Replace this memory with a new version?", rows,
                             "Supersede", False, f"/memory/{rec.id}")
-        new = mem.supersede(rec.id, text, valid_from=start)
+        new = mem.supersede(rec.id, text, valid_from=start, scope=rec.scope)
         st.jobs.changed()
         return RedirectResponse(f"/memory/{new.id}?{qs(done='superseded')}", status_code=303)
     if action == "forget":
-        recs = [mem.get(i) for i in ids]
+        recs = [lookup(mem, i) for i in ids]
         back = _safe_next(form.get("next"), f"/memories?{qs(t=form.get('t'))}")
         if not confirmed:
             rows = [(r.kind, short(r.text, 300)) for r in recs]
@@ -145,11 +154,11 @@ def perform(st: Any, action: str, form: FormData, request: Request) -> Response:
             cancel = back if len(recs) > 1 or "/memory/" not in back else f"/memory/{recs[0].id}"
             return _confirm(st, request, "forget", form, f"Forget {word}? This deletes it for good.", rows,
                             "Forget", True, cancel)
-        gone = [r.id for r in recs if mem.forget(r.id)]
+        gone = [r.id for r in recs if mem.forget(r.id, scope=r.scope)]
         st.jobs.changed(gone)
         return RedirectResponse(_with(back, done=f"forgot {len(gone)}"), status_code=303)
     if action == "merge":
-        recs = [mem.get(i) for i in ids]
+        recs = [lookup(mem, i) for i in ids]
         back = _safe_next(form.get("next"), "/audit")
         if not confirmed:
             rows = [(r.kind, short(r.text, 300)) for r in recs]
@@ -198,8 +207,8 @@ def private_dir(folder: Path) -> Path:
 
 
 def export_scope(choice: str, tenant: str) -> Any:
-    """``all``: every tenant (``scope=None`` exports the whole store today; the admin switch goes here)."""
-    return None if choice == "all" else scope_of(tenant)
+    """``all``: every tenant, through the explicit admin switch; otherwise the tenant on screen."""
+    return ALL_TENANTS if choice == "all" else scope_of(tenant)
 
 
 def export(st: Any, request: Request, form: FormData) -> Response:

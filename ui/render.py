@@ -52,10 +52,15 @@ def event_time(rec: Any) -> _dt.datetime | None:
     return None
 
 
+def recall_date(rec: Any) -> _dt.datetime:
+    """The date recall shows for a memory: when it happened, else when it became true or was stored."""
+    return getattr(rec, "occurred_at", None) or getattr(rec, "valid_from", None) or rec.created_at
+
+
 _env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(default=True),
                    trim_blocks=True, lstrip_blocks=True)
 _env.filters.update(when=when, epoch=epoch, short=short, as_json=as_json)
-_env.globals.update(qs=qs, event_time=event_time)
+_env.globals.update(qs=qs, event_time=event_time, recall_date=recall_date)
 
 
 def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:

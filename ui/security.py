@@ -55,8 +55,9 @@ class Guard:
     def allowed_origins(self) -> frozenset[str]:
         return frozenset(f"http://{host}" for host in self.allowed_hosts)
 
-    def url(self, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}/?token={self.token}"
+    def url(self, path: str = "/", **params: str) -> str:
+        """The sign-in link: ``path`` with the token (and ``params``) in its query."""
+        return f"http://127.0.0.1:{self.port}{path}?{urlencode({**params, 'token': self.token})}"
 
     def new_session(self) -> str:
         sid = secrets.token_urlsafe(32)

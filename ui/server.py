@@ -87,7 +87,11 @@ def ui_main(args: Any, open_memory: Any) -> int:
     port = int(sock.getsockname()[1])
     with open_memory() as mem:
         app = create_app(mem, port=port)
-        url = app.state.inspector.guard.url()
+        guard = app.state.inspector.guard
+        from .store import GLOBAL_KEY
+
+        tenant = getattr(args, "tenant", None) or (GLOBAL_KEY if getattr(args, "global_space", False) else None)
+        url = guard.url("/memories", t=tenant) if tenant else guard.url()
         print(f"remem inspector for {app.state.inspector.store_label()}\n  {url}\n"
               "Open this link (it carries the access token); Ctrl-C stops the inspector.", flush=True)
         if not args.no_browser:

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
-from remem import MemoryRecord, NotFoundError, Scope
+from remem import ALL_TENANTS, MemoryRecord, NotFoundError, Scope
 
 GLOBAL_KEY = "__global__"  # the global (tenant-less) space, as the tenant picker names it
 PAGE_SIZE = 50
@@ -20,11 +20,15 @@ HISTORY_LIMIT = 25
 
 
 def all_records(mem: Any) -> Iterator[MemoryRecord]:
-    """Every memory of every tenant: the one place the inspector crosses tenants (tenant counts, the chart).
+    """Every memory of every tenant (tenant counts, the chart): the inspector is the store's admin page, so it
+    crosses tenants, and only through the explicit admin switch."""
+    return iter(mem.iter_records(scope=ALL_TENANTS))
 
-    ``iter_records(scope=None)`` scans the whole store today; when crossing tenants needs an explicit admin
-    switch, this function is the one to change."""
-    return iter(mem.iter_records(scope=None))
+
+def lookup(mem: Any, memory_id: str) -> MemoryRecord:
+    """A memory by id in any tenant (links from every page point at ids). A change to it then runs inside the
+    record's own scope (``scope=rec.scope``), never across tenants."""
+    return mem.get(memory_id, scope=ALL_TENANTS)
 
 
 def scope_of(tenant_key: str) -> Scope:
@@ -144,7 +148,7 @@ class Detail:
 
 
 def detail(mem: Any, memory_id: str) -> Detail:
-    rec = mem.get(memory_id)
+    rec = lookup(mem, memory_id)
     decay = getattr(mem, "decay", None)
     eff = decay.effective_importance(rec, time.time()) if decay is not None else None
     return Detail(rec, eff, supersede_chain(mem, rec))
@@ -157,7 +161,7 @@ def supersede_chain(mem: Any, rec: MemoryRecord) -> list[MemoryRecord]:
     cur = rec
     while cur.supersedes and cur.supersedes not in seen and len(older) < HISTORY_LIMIT:
         try:
-            cur = mem.get(cur.supersedes)
+            cur = lookup(mem, cur.supersedes)
         except NotFoundError:
             break
         seen.add(cur.id)
@@ -166,7 +170,7 @@ def supersede_chain(mem: Any, rec: MemoryRecord) -> list[MemoryRecord]:
     cur = rec
     while cur.superseded_by and cur.superseded_by not in seen and len(newer) < HISTORY_LIMIT:
         try:
-            cur = mem.get(cur.superseded_by)
+            cur = lookup(mem, cur.superseded_by)
         except NotFoundError:
             break
         seen.add(cur.id)
@@ -180,7 +184,7 @@ def merge_group(mem: Any, ids: Sequence[str]) -> tuple[MemoryRecord, list[str]]:
     recs: list[MemoryRecord] = []
     for memory_id in dict.fromkeys(ids):
         try:
-            recs.append(mem.get(memory_id))
+            recs.append(lookup(mem, memory_id))
         except NotFoundError:
             continue
     if len(recs) < 2:
@@ -188,9 +192,9 @@ def merge_group(mem: Any, ids: Sequence[str]) -> tuple[MemoryRecord, list[str]]:
     keep = max(recs, key=lambda r: (r.access_count, r.importance, -r.created_at.timestamp()))
     tags = list(dict.fromkeys(t for r in [keep, *recs] for t in r.tags))
     importance = max(r.importance for r in recs)
-    kept = mem.update(keep.id, tags=tags, importance=importance) if (
+    kept = mem.update(keep.id, tags=tags, importance=importance, scope=keep.scope) if (
         tuple(tags) != keep.tags or importance != keep.importance) else keep
-    gone = [r.id for r in recs if r.id != keep.id and mem.forget(r.id)]
+    gone = [r.id for r in recs if r.id != keep.id and mem.forget(r.id, scope=r.scope)]
     return kept, gone
 
 
@@ -198,5 +202,5 @@ def parse_tags(text: str) -> list[str]:
     return [t.strip().lstrip("#") for t in text.replace("\n", ",").split(",") if t.strip().lstrip("#")]
 
 
-__all__ = ["GLOBAL_KEY", "Detail", "ListQuery", "Page", "all_records", "detail", "list_page", "merge_group",
+__all__ = ["GLOBAL_KEY", "Detail", "ListQuery", "Page", "all_records", "detail", "list_page", "lookup", "merge_group",
            "parse_day", "parse_tags", "scope_of", "supersede_chain", "tenant_key"]

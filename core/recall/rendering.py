@@ -12,7 +12,7 @@ same thing twice wastes the budget, so :func:`distinct` drops what an earlier li
   same statement kept in two sessions) is dropped.
 
 Dates are event time when known (``occurred_at``: when it was said or happened), else when the memory became
-true or was recorded.
+true or was recorded; relative times in what was said are resolved against it ("yesterday = 2023-05-07").
 """
 
 from __future__ import annotations
@@ -52,7 +52,17 @@ def hit_line(rec: MemoryRecord) -> str:
     text = " ".join(rec.text.split())
     if count_tokens(text) > LINE_MAX_TOKENS:
         text = truncate_to_tokens(text, LINE_MAX_TOKENS, keep="both")
-    return f"- [{when} · {_label(rec)}] {text}{tags}"
+    return f"- [{when} · {_label(rec)}] {text}{tags}{_resolved_times(rec, text)}"
+
+
+def _resolved_times(rec: MemoryRecord, text: str) -> str:
+    """" (yesterday = 2023-05-07)": relative times in what was said, as dates (readers get them wrong)."""
+    if rec.occurred_at is None:
+        return ""
+    from .timeframe import mentions
+
+    found = mentions(text, rec.occurred_at)[:2]
+    return f" ({'; '.join(f'{m.phrase} = {m.describe()}' for m in found)})" if found else ""
 
 
 def _words(text: str) -> set[str]:

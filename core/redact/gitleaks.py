@@ -18,6 +18,7 @@ costs nothing); one that Python's ``re`` still rejects then is dropped by the re
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -37,6 +38,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 DATA = Path(__file__).with_name("data")
 TOML_PATH = DATA / "gitleaks.toml"
 SOURCE_PATH = DATA / "gitleaks.source.json"
+CACHE_PATH = DATA / "gitleaks.translated.json"
 
 # Rules that match on a generic context (an assignment, a header, a command line) rather than a token format:
 # they run after remem's own generic rules, so the kinds users already see (password, secret, bearer_token)
@@ -95,6 +97,15 @@ _SECRET_END = "(?:[\\x60'\"\\s;]|\\\\[nr]|$)"
 _PROSE_END = "(?:[\\x60'\"\\s;)\\]}>]|[.,!?](?=\\s|$)|\\\\[nr]|$)"
 
 
+# How far a match may reach from its start (see Rule.window): no secret is longer than a large PEM key, and a
+# `.*` rule (curl's) gets one screenful of command line.
+WINDOW = 8192
+DOTSTAR_WINDOW = 512
+
+
+_LEADING_FLAGS = re.compile(r"\(\?([a-zA-Z]+)\)")
+
+
 def parse_toml(raw: bytes | str) -> dict[str, Any]:
     return tomllib.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
 
@@ -110,7 +121,12 @@ class Allowlist:
 
     @cached_property
     def _compiled(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(re.compile(r, re.ASCII) for r in self.regexes)
+        """One alternation for all regexes (one search instead of a dozen per finding), else one each."""
+        scoped = [f"(?{m.group(1)}:{r[m.end():]})" if (m := _LEADING_FLAGS.match(r)) else r for r in self.regexes]
+        try:
+            return (re.compile("|".join(f"(?:{r})" for r in scoped), re.ASCII),) if scoped else ()
+        except re.error:
+            return tuple(re.compile(r, re.ASCII) for r in self.regexes)
 
     @cached_property
     def _stopword_automaton(self) -> Any:
@@ -134,18 +150,6 @@ class Allowlist:
             checks = ([regex_ok] if self.regexes else []) + ([self._has_stopword(secret)] if self.stopwords else [])
             return bool(checks) and all(checks)
         return regex_ok or self._has_stopword(secret)
-
-
-def _allowlist(spec: dict[str, Any]) -> Allowlist | None:
-    """The text-applicable part of an allow-list, or None when it can never apply to text."""
-    all_of = str(spec.get("condition", "OR")).upper() == "AND"
-    if all_of and (spec.get("paths") or spec.get("commits")):
-        return None  # needs a path/commit match as well: never true for text
-    regexes = tuple(translate(r) for r in spec.get("regexes", ()))
-    stopwords = tuple(str(w).lower() for w in spec.get("stopwords", ()))
-    if not regexes and not stopwords:
-        return None
-    return Allowlist(str(spec.get("regexTarget", "secret")), regexes, stopwords, all_of)
 
 
 @dataclass(frozen=True)
@@ -191,46 +195,102 @@ def _first_group_span(m: re.Match[str]) -> tuple[int, int]:
     return m.span(0)
 
 
-def _rule(spec: dict[str, Any], global_lists: tuple[Allowlist, ...]) -> Rule:
+def _allowlist_data(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The text-applicable part of an allow-list as plain data, or None when it can never apply to text."""
+    all_of = str(spec.get("condition", "OR")).upper() == "AND"
+    if all_of and (spec.get("paths") or spec.get("commits")):
+        return None  # needs a path/commit match as well: never true for text
+    regexes = [translate(r) for r in spec.get("regexes", ())]
+    stopwords = [str(w).lower() for w in spec.get("stopwords", ())]
+    if not regexes and not stopwords:
+        return None
+    return {"target": str(spec.get("regexTarget", "secret")), "regexes": regexes, "stopwords": stopwords,
+            "all_of": all_of}
+
+
+def _rule_data(spec: dict[str, Any]) -> dict[str, Any]:
+    """One gitleaks rule translated to plain data (what the translation cache holds)."""
     rule_id = str(spec["id"])
     regex = translate(str(spec["regex"]))
     walk_back = 0
-    for lead in ("(?i)", ""):
-        if regex.startswith(lead + _LAZY_PREFIX):
-            regex, walk_back = lead + regex[len(lead) + len(_LAZY_PREFIX) :], 50
-            break
+    stripped = True
+    while stripped:  # some rules nest it twice: [\w.-]{0,50}?(?i:[\w.-]{0,50}?(?:meraki)...
+        stripped = False
+        for lead in ("(?i)", "(?i:", ""):
+            if regex.startswith(lead + _LAZY_PREFIX):
+                regex, walk_back, stripped = lead + regex[len(lead) + len(_LAZY_PREFIX) :], walk_back + 50, True
+                break
     regex = regex.replace(_SECRET_END, _PROSE_END)
-    group = int(spec.get("secretGroup", 0) or 0)
-    own = tuple(a for a in (_allowlist(s) for s in spec.get("allowlists", ())) if a is not None)
-    check = _Check(group, float(spec.get("entropy", 0) or 0), global_lists + own, walk_back)
-    return Rule(KIND_NAMES.get(rule_id, rule_id.replace("-", "_")), regex, group or FIRST_GROUP, validator=check,
-                hints=tuple(dict.fromkeys(str(k).lower() for k in spec.get("keywords", ()))), flags=re.ASCII,
-                source="gitleaks", generic=rule_id in GENERIC_IDS, rule_id=rule_id)
+    return {"id": rule_id, "kind": KIND_NAMES.get(rule_id, rule_id.replace("-", "_")), "regex": regex,
+            "group": int(spec.get("secretGroup", 0) or 0), "entropy": float(spec.get("entropy", 0) or 0),
+            "walk_back": walk_back, "window": DOTSTAR_WINDOW if ".*" in regex else WINDOW,
+            "keywords": list(dict.fromkeys(str(k).lower() for k in spec.get("keywords", ()))),
+            "allowlists": [a for a in (_allowlist_data(s) for s in spec.get("allowlists", ())) if a is not None]}
 
 
-def translate_rules(data: dict[str, Any]) -> tuple[tuple[Rule, ...], dict[str, str]]:
-    """(rules, {rule id: why it was skipped}) for a parsed gitleaks configuration."""
+def translate_data(data: dict[str, Any]) -> dict[str, Any]:
+    """A parsed gitleaks configuration translated to plain data: ``{"global", "rules", "skipped"}``."""
     skipped: dict[str, str] = {}
     global_specs = data.get("allowlists") or ([data["allowlist"]] if isinstance(data.get("allowlist"), dict) else [])
     try:
-        global_lists = tuple(a for a in (_allowlist(s) for s in global_specs) if a is not None)
+        global_lists = [a for a in (_allowlist_data(s) for s in global_specs) if a is not None]
     except Untranslatable as exc:
         skipped["(global allowlist)"] = str(exc)
-        global_lists = ()
-    rules: list[Rule] = []
+        global_lists = []
+    rules: list[dict[str, Any]] = []
     for spec in data.get("rules", ()):
         rule_id = str(spec.get("id", "?"))
         if "regex" not in spec:
             skipped[rule_id] = "path-only rule (matches file names, not text)"
-            continue
-        if spec.get("path"):
+        elif spec.get("path"):
             skipped[rule_id] = "path-scoped rule (gitleaks applies it to matching files only)"
-            continue
-        try:
-            rules.append(_rule(spec, global_lists))
-        except (Untranslatable, re.error, ValueError, KeyError) as exc:
-            skipped[rule_id] = f"{type(exc).__name__}: {exc}"
-    return tuple(rules), skipped
+        else:
+            try:
+                rules.append(_rule_data(spec))
+            except (Untranslatable, re.error, ValueError, KeyError) as exc:
+                skipped[rule_id] = f"{type(exc).__name__}: {exc}"
+    return {"global": global_lists, "rules": rules, "skipped": skipped}
+
+
+def build_rules(translated: dict[str, Any]) -> tuple[Rule, ...]:
+    """Rules from translated data (regexes compile on first use)."""
+    def lists(items: list[dict[str, Any]]) -> tuple[Allowlist, ...]:
+        return tuple(Allowlist(a["target"], tuple(a["regexes"]), tuple(a["stopwords"]), a["all_of"]) for a in items)
+
+    global_lists = lists(translated["global"])
+    return tuple(
+        Rule(d["kind"], d["regex"], d["group"] or FIRST_GROUP,
+             validator=_Check(d["group"], d["entropy"], global_lists + lists(d["allowlists"]), d["walk_back"]),
+             hints=tuple(d["keywords"]), flags=re.ASCII, source="gitleaks", generic=d["id"] in GENERIC_IDS,
+             rule_id=d["id"], window=d["window"])
+        for d in translated["rules"]
+    )
+
+
+def translate_rules(data: dict[str, Any]) -> tuple[tuple[Rule, ...], dict[str, str]]:
+    """(rules, {rule id: why it was skipped}) for a parsed gitleaks configuration."""
+    translated = translate_data(data)
+    return build_rules(translated), translated["skipped"]
+
+
+# Translating ~220 rules and parsing the TOML costs ~20 ms, which every hook process would pay for its first log
+# line. The translation is data, so refresh_rules stores it next to the TOML, keyed by the TOML's sha256 and
+# TRANSLATOR (bump it when the translation changes; a test checks the stored copy equals a fresh one).
+TRANSLATOR = "1"
+
+
+def cache_key(raw: bytes) -> dict[str, str]:
+    return {"toml_sha256": hashlib.sha256(raw).hexdigest(), "translator": TRANSLATOR}
+
+
+def _cached(raw: bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(CACHE_PATH.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or {k: data.get(k) for k in ("toml_sha256", "translator")} != cache_key(raw):
+        return None
+    return data
 
 
 @dataclass(frozen=True)
@@ -248,9 +308,12 @@ class RuleSet:
 
 @lru_cache(maxsize=4)
 def load(path: str | None = None) -> RuleSet:
-    """The vendored rule set (or the gitleaks TOML at ``path``), translated once per process."""
+    """The vendored rule set (or the gitleaks TOML at ``path``), translated once per process: from the stored
+    translation when it matches the TOML, else by parsing the TOML (tomllib) and translating it."""
     toml_path = Path(path) if path else TOML_PATH
-    rules, skipped = translate_rules(parse_toml(toml_path.read_bytes()))
+    raw = toml_path.read_bytes()
+    translated = (_cached(raw) if path is None else None) or translate_data(parse_toml(raw))
+    rules, skipped = build_rules(translated), dict(translated["skipped"])
     try:
         source = json.loads(SOURCE_PATH.read_text("utf-8")) if path is None else {"file": str(toml_path)}
     except (OSError, ValueError):

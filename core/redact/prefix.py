@@ -71,26 +71,16 @@ def _starts(seq: list) -> tuple[set[str], bool]:
             step, done = set(), True
             for alt in av[1]:
                 sub, complete = _starts(alt)
-                if "" in sub:
-                    if any(out):
-                        return out, False
-                    raise _Stop
                 step |= sub
                 done = done and complete
         elif op is _c.SUBPATTERN:
             step, done = _starts(av[-1])
-            if "" in step:
-                if any(out):
-                    return out, False
-                raise _Stop
         elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and av[0] >= 1:
-            step, done = _starts(av[2])
+            step, _ = _starts(av[2])
             done = False
-            if "" in step:
-                if any(out):
-                    return out, False
-                raise _Stop
         else:
+            return out, False
+        if "" in step:  # this element may begin with anything: the prefixes so far are all there is
             return out, False
         out = {(a + b)[:MAX_LEN] for a, b in product(out, step)}
         if len(out) > MAX_STARTS:

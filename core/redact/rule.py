@@ -54,6 +54,7 @@ class Rule:
     source: str = "overlay"
     generic: bool = False
     rule_id: str = ""
+    window: int = 0
 
     @cached_property
     def compiled(self) -> re.Pattern[str]:

@@ -19,6 +19,8 @@ import socket
 import time
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from ..config import private_dir
+from .lifecycle import pid_alive, spawn_service, start_error
 from .paths import ServicePaths, check_private_folder, read_state, service_paths, store_folder, transport
 from .peer import HANDSHAKE_TIMEOUT, HandshakeError, check_listener, client_handshake, client_handshake_async
 from .wire import (MAX_LINE, ServiceError, ServiceSocketError, ServiceTimeoutError, decode, decode_error,
@@ -115,8 +117,6 @@ class ServiceClient:
         return dumps_line(req)
 
     def start(self) -> None:
-        from .lifecycle import start_service
-
         start_service(self.paths.folder, embedder=self.embedder, idle_timeout=self.idle_timeout,
                       timeout=self.start_timeout)
 
@@ -270,18 +270,88 @@ class AsyncServiceClient:
         raise ServiceError(f"could not reach the remem service for {sync.paths.folder}")
 
 
-_LIFECYCLE = ("start_service", "stop_service", "service_status", "spawn_service", "log_tail", "EXIT_BUSY",
-              "EXIT_LOCKED", "EXIT_SOCKET")
+# ---------------------------------------------------------------------------------------------- start / stop
+def start_service(path: str | os.PathLike[str] | None, *, embedder: str | None = None,
+                  idle_timeout: float | None = None, timeout: float = START_TIMEOUT) -> dict[str, Any]:
+    """Make sure a service owns the store; start one (detached, own session, output to the store's log) if
+    none answers. Returns its hello. Only one process spawns at a time (a lock next to the store)."""
+    from filelock import FileLock, Timeout
+
+    paths = service_paths(path)
+    private_dir(paths.folder)
+    deadline = time.monotonic() + timeout
+    try:
+        with FileLock(str(paths.start_lock), timeout=timeout, mode=0o600, preserve_lock_file=True):
+            info = probe(paths.folder, timeout=1.0)
+            if info is not None:
+                return info
+            proc = spawn_service(paths.folder, embedder=embedder, idle_timeout=idle_timeout)
+            while time.monotonic() < deadline:
+                code = proc.poll()
+                info = probe(paths.folder, timeout=1.0)
+                if info is not None:
+                    return info
+                if code is not None:
+                    if code == 0:  # another service won the folder meanwhile; give it a moment
+                        time.sleep(0.05)
+                        continue
+                    raise start_error(paths, code)
+                time.sleep(0.02)
+    except Timeout as exc:
+        raise ServiceError(f"timed out waiting for another process to start the remem service for "
+                           f"{paths.folder}") from exc
+    raise ServiceError(f"the remem service for {paths.folder} did not start within {timeout:g} s "
+                       f"(log: {paths.log})")
 
 
-def __getattr__(name: str) -> Any:
-    """Start/stop/status live in :mod:`.lifecycle` (which imports this module); still importable from here."""
-    if name in _LIFECYCLE:
-        from . import lifecycle
+def stop_service(path: str | os.PathLike[str] | None, timeout: float = 10.0, *, wait: bool = True) -> bool:
+    """Ask the store's service to exit (it finishes in-flight calls first). True if one was running; with
+    ``wait`` it returns once the process is gone and the store is free."""
+    paths = service_paths(path)
+    try:
+        info = probe(paths.folder)
+    except ServiceSocketError:
+        return False
+    if info is None:
+        return False
+    try:
+        ServiceClient(paths.folder, autostart=False).call("_shutdown", timeout=timeout)
+    except ServiceError:
+        pass
+    if not wait:
+        return True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pid_alive(int(info.get("pid", 0))):
+            return True
+        time.sleep(0.05)
+    return True
 
-        return getattr(lifecycle, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def service_status(path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """What ``remem doctor`` shows: running (with pid, uptime, requests), stopped, stale, unresponsive or unsafe."""
+    paths = service_paths(path)
+    out: dict[str, Any] = {"socket": str(paths.socket), "log": str(paths.log), "transport": transport()}
+    try:
+        info = probe(paths.folder, timeout=2.0)
+    except ServiceSocketError as exc:
+        out.update(state=f"unsafe socket: {exc}")
+        return out
+    if info is not None:
+        out.update(state="running", **{k: info.get(k) for k in ("pid", "uptime_s", "requests", "embedder",
+                                                                 "idle_timeout", "version", "warm")})
+        return out
+    state = read_state(paths)
+    pid = int(state.get("pid", 0)) if state else 0
+    if pid and pid_alive(pid):
+        out.update(state="unresponsive", pid=pid)
+    elif os.path.lexists(paths.socket) or state:
+        out.update(state="stale (owner gone; replaced on next use)")
+    else:
+        out.update(state="stopped")
+    return out
 
 
 __all__ = ["AsyncServiceClient", "ServiceClient", "ServiceError", "ServicePaths", "ServiceSocketError",
-           "ServiceTimeoutError", "decode", "encode", "probe", "service_paths", "store_folder"]
+           "ServiceTimeoutError", "decode", "encode", "probe", "service_paths", "service_status", "start_service",
+           "stop_service", "store_folder"]

@@ -13,18 +13,30 @@ import os
 import socket
 import socketserver
 import time
-from typing import TYPE_CHECKING, Any
+import threading
+from typing import Any, Protocol
 
 from ..config import private_opener
 from .paths import ServicePaths, clear_socket_path, make_socket_dir
 from .peer import HANDSHAKE_TIMEOUT, peer_is_us, server_handshake
 from .wire import MAX_LINE, dumps_line, encode_error
 
-if TYPE_CHECKING:
-    from .server import Service
-
 log = logging.getLogger("remem.service")
 GRACE = 2.0  # seconds connections accepted before the socket was removed still get served at shutdown
+
+
+class Service(Protocol):
+    """What the sockets need of :class:`remem.core.service.server.Service` (which imports this module)."""
+
+    paths: ServicePaths
+    transport: str
+    secret: str | None
+    started: float
+    active: int
+    server: socketserver.BaseServer | None
+    _state: threading.Lock
+
+    def handle_line(self, line: bytes) -> bytes: ...
 
 
 def unlink_own(paths: ServicePaths) -> None:

@@ -29,8 +29,8 @@ import traceback
 from typing import Any, Mapping
 
 from .checks import check_kwargs
-from .client import probe
-from .lifecycle import EXIT_BUSY, EXIT_LOCKED, EXIT_SOCKET, service_status, start_service, stop_service
+from .client import probe, service_status, start_service, stop_service
+from .lifecycle import EXIT_BUSY, EXIT_LOCKED, EXIT_SOCKET
 from .listener import bind, drain, unlink_own, write_state
 from .paths import ServicePaths, service_paths, transport
 from .wire import ServiceSocketError, decode, dumps_line, encode, encode_error, loads_line

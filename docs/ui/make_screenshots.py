@@ -105,8 +105,10 @@ def seed(home: Path) -> None:
     shop = Scope(tenant=SHOP, session=sessions[0])
     old = mem.add("The API rate limit is 100 requests per minute per key.", scope=shop, kind="fact", tags=["api"],
                   created_at=now - 90 * 86400, source="claude-code:stop", sources=["msg-3f9a21c0", "msg-3f9a21c7"])
-    mid = mem.supersede(old.id, "The API rate limit is 300 requests per minute per key.", valid_from=now - 30 * 86400)
-    mem.supersede(mid.id, "The API rate limit is 600 requests per minute per key (raised for the Black Friday sale).")
+    mid = mem.supersede(old.id, "The API rate limit is 300 requests per minute per key.", valid_from=now - 30 * 86400,
+                        scope=shop)
+    mem.supersede(mid.id, "The API rate limit is 600 requests per minute per key (raised for the Black Friday sale).",
+                  scope=shop)
     mem.add(LONG, scope=shop, kind="decision", tags=["release", "checklist", "very-long-tag-" * 3], importance=8,
             created_at=now - 3600)
     for text in JUNK:
@@ -123,12 +125,13 @@ def seed(home: Path) -> None:
     recalls = [(SHOP, "how should I store the price of an order line?", 18), (INFRA, "upgrade the cluster to 1.31", 2),
                ("acme-support-bot", "customer asks about refund of 750 EUR", 7)]
     mem = Memory(path=home / "store", embedder="none")
-    from remem.hooks.recall import RECALL_PREAMBLE  # noqa: F401 - the injected text starts the way the hook's does
+    from remem.ui.actions import recall_preview  # the hook's own selection and rendering
 
     for i, (tenant, prompt, minutes) in enumerate(recalls):
-        context = mem.context(prompt, scope=Scope(tenant=tenant), token_budget=800, reinforce=False)
+        preview = recall_preview(mem, prompt, Scope(tenant=tenant))
+        context = preview.injected.split("\n", 1)[1] if preview.injected else ""
         data = {"tenant": tenant, "session": sessions[i], "at": now - minutes * 60, "status": "ok",
-                "memories": sum(1 for line in context.splitlines() if line.startswith("- ")), "context": context,
+                "memories": len(preview.injected_ids), "context": context,
                 "ms": round(rng.uniform(180, 420), 1)}
         (hooks / f"{tenant.strip('/').replace('/', '_')}.json").write_text(json.dumps(data))
     mem.close()
