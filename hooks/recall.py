@@ -24,6 +24,7 @@ from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIG
 from .after import defer
 from .digest import CHARS_PER_TOKEN, build_digest
 from .injected import Shown
+from remem.core.recall.repeats import distinct
 
 RECALL_PREAMBLE = ("remem recalled these memories from earlier Claude Code sessions in this project "
                    "(they may be outdated; trust the code and the user over them):")
@@ -137,7 +138,7 @@ def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[Any]:
     limit = int(budget_tokens * CHARS_PER_TOKEN)
     used = len(RECALL_HEADER) + 1
     out = []
-    for hit in hits:
+    for hit in distinct(hits):  # a memory and the episode it came from, a summary and its turns: said once
         rec = hit.record
         if not shown.wanted(rec):
             continue
