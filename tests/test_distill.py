@@ -444,3 +444,27 @@ def test_openai_server_serves_embeddings_and_errors(srv: OpenAIServer) -> None:
     resp = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert resp.choices[0].message.content == "ok" and srv.count("chat") == 3
     assert srv.count("embeddings") == 2 and srv.headers("chat")[0]["authorization"] == "Bearer k"
+
+
+def test_server_mode_keeps_the_queue_and_ledger_in_qdrant_not_on_the_app_machine(
+        srv: OpenAIServer, llm: LLMDistiller, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two app servers on one Qdrant: a capture queued by one during an LLM outage is drained by the other, and
+    neither writes a queue or ledger file of its own (a container that dies loses nothing)."""
+    from remem.core.distill.pending import CollectionQueue
+    from remem.core.store.backends.qdrant import QdrantClientBackend
+
+    monkeypatch.setenv("REMEM_HOME", str(tmp_path / "app-home"))
+    cluster = QdrantClientBackend(":memory:")
+    app_a = Memory(backend=cluster, embedder="none")
+    srv.fail("chat", status=429, code="insufficient_quota")
+    res = app_a.remember(CODING_CONVERSATION, scope=SCOPE, session="srv1", distiller=llm)
+    assert res.queued and isinstance(queue_for(app_a), CollectionQueue) and pending_count(app_a) == 1
+    app_b = Memory(backend=cluster, embedder="none")  # another app server, same cluster
+    assert pending_count(app_b) == 1
+    srv.reply(extraction(("User prefers pytest over unittest.", "preference"), summary="Fixed distutils."))
+    assert drain_pending(app_b, distiller=llm) == 1 and pending_count(app_a) == 0
+    assert [p.text for p in app_a.list(scope=SCOPE, kind="preference")] == ["User prefers pytest over unittest."]
+    assert app_a.usage()["calls"] >= 1 and app_a.usage() == app_b.usage()  # one ledger, in the collection
+    home = tmp_path / "app-home"
+    assert not home.exists() or not [p for p in home.rglob("*") if p.is_file()]
+    app_b.close()
