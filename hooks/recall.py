@@ -22,7 +22,7 @@ from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIG
                      env_float, env_int, hooks_dir, log, open_memory, read_json, safe_name, service_running,
                      write_json)
 from .after import defer
-from .digest import CHARS_PER_TOKEN, build_digest
+from .digest import CHARS_PER_TOKEN, build_digest, covered, said
 from .injected import Shown
 
 RECALL_PREAMBLE = ("remem recalled these memories from earlier Claude Code sessions in this project "
@@ -132,19 +132,25 @@ def hit_line(rec: Any) -> str:
 
 
 def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[Any]:
-    """The hits worth injecting, best first: not in this session's context already (:meth:`Shown.wanted`),
-    within the budget (~3.5 characters a token; one that does not fit leaves room for smaller ones)."""
+    """The hits worth injecting, best first: not in this session's context already (:meth:`Shown.wanted`), not
+    saying again what a better hit says (an episode quoted by its session's summary, a decision quoted by
+    both), within the budget (~3.5 characters a token; one that does not fit leaves room for smaller ones)."""
     limit = int(budget_tokens * CHARS_PER_TOKEN)
     used = len(RECALL_HEADER) + 1
-    out = []
+    out: list[Any] = []
+    spoken: list[str] = []
     for hit in hits:
         rec = hit.record
         if not shown.wanted(rec):
+            continue
+        words = said(rec.text)
+        if covered(words, spoken):
             continue
         cost = len(hit_line(rec)) + 1
         if used + cost > limit:
             continue
         out.append(rec)
+        spoken.append(words)
         used += cost
     return out
 
@@ -176,8 +182,10 @@ def recall(inp: HookInput) -> tuple[str, str]:
     digest_text, message = "", ""
     if want_digest and status == "ok":
         recalled = {r.id for r in chosen}
-        digest_text, in_digest = build_digest(records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
-                                              keep=lambda r: r.id not in recalled and shown.wanted(r))
+        recalled_words = [said(r.text) for r in chosen]
+        digest_text, in_digest = build_digest(
+            records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
+            keep=lambda r: r.id not in recalled and shown.wanted(r) and not covered(said(r.text), recalled_words))
         shown.mark(in_digest)
         shown.digest_pending = False
         from .session_start import import_offer
