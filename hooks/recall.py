@@ -24,6 +24,7 @@ from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIG
 from .after import defer
 from .digest import CHARS_PER_TOKEN, build_digest, covered, said
 from .injected import Shown
+from remem.core.recall.repeats import distinct
 
 RECALL_PREAMBLE = ("remem recalled these memories from earlier Claude Code sessions in this project "
                    "(they may be outdated; trust the code and the user over them):")
@@ -132,25 +133,21 @@ def hit_line(rec: Any) -> str:
 
 
 def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[Any]:
-    """The hits worth injecting, best first: not in this session's context already (:meth:`Shown.wanted`), not
-    saying again what a better hit says (an episode quoted by its session's summary, a decision quoted by
-    both), within the budget (~3.5 characters a token; one that does not fit leaves room for smaller ones)."""
+    """The hits worth injecting, best first: each thing said once (:func:`remem.core.recall.repeats.distinct`:
+    a memory and the episode it came from, a summary and its turns), nothing this session's context holds
+    already (:meth:`Shown.wanted`), within the budget (~3.5 characters a token; one that does not fit leaves
+    room for smaller ones)."""
     limit = int(budget_tokens * CHARS_PER_TOKEN)
     used = len(RECALL_HEADER) + 1
     out: list[Any] = []
-    spoken: list[str] = []
-    for hit in hits:
+    for hit in distinct(hits):
         rec = hit.record
         if not shown.wanted(rec):
-            continue
-        words = said(rec.text)
-        if covered(words, spoken):
             continue
         cost = len(hit_line(rec)) + 1
         if used + cost > limit:
             continue
         out.append(rec)
-        spoken.append(words)
         used += cost
     return out
 

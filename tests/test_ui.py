@@ -305,12 +305,13 @@ def served(mem: Memory, home: Path) -> Iterator[Any]:
 
 def click_and_wait(d: Any, css: str, expect: str) -> None:
     """Click, then wait for the next page to show ``expect`` (a click does not wait for the navigation)."""
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     d.find_element(By.CSS_SELECTOR, css).click()
-    WebDriverWait(d, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
+    # while the next page replaces the old one, Chromium may answer with a stale node (either exception)
+    WebDriverWait(d, 10, ignored_exceptions=(StaleElementReferenceException, WebDriverException)).until(
         lambda drv: expect in drv.find_element(By.TAG_NAME, "body").text)
 
 
