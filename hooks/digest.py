@@ -7,6 +7,7 @@ token) so building it never pays for loading a tokenizer.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Callable
 
@@ -16,6 +17,20 @@ DIGEST_PREAMBLE = "remem project memory (from earlier Claude Code sessions; may 
 CHARS_PER_TOKEN = 3.5
 _OPEN_TAGS = {"open", "todo", "open-thread", "open_thread", "followup", "follow-up", "next", "unresolved"}
 _SECTIONS = (("Decisions", 8), ("Open threads", 5), ("Lessons", 5))
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def said(text: str) -> str:
+    """A text's words, lowercased: what it says, for spotting one memory quoting another."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def covered(words: str, already: list[str]) -> bool:
+    """Whether ``words`` says nothing beyond one of ``already`` (or is quoted whole by it, or quotes it)."""
+    if not words:
+        return False
+    padded = f" {words} "
+    return any(padded in f" {other} " or f" {other} " in padded for other in already if other)
 
 
 def _section(rec: Any) -> str | None:
@@ -60,16 +75,19 @@ def build_digest(records: list[Any], budget_tokens: int, now: float | None = Non
         used += len(line) + 1
         return True
 
+    seen: list[str] = []
     if summary is not None and add(f"Last session ({day(summary)}): {' '.join(summary.text.split())[:600]}"):
         used_records.append(summary)
+        seen.append(said(summary.text))
     for name, cap in _SECTIONS:
-        chosen = sorted(groups[name], key=rank, reverse=True)[:cap]
+        chosen = [r for r in sorted(groups[name], key=rank, reverse=True) if not covered(said(r.text), seen)][:cap]
         if not chosen or not add(f"{name}:"):
             continue
         for rec in chosen:
             if not add(f"- [{day(rec)}] {' '.join(rec.text.split())}"):
                 break
             used_records.append(rec)
+            seen.append(said(rec.text))
         if lines[-1] == f"{name}:":
             lines.pop()
     if len(lines) == 1:

@@ -22,7 +22,7 @@ from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIG
                      env_float, env_int, hooks_dir, log, open_memory, read_json, safe_name, service_running,
                      write_json)
 from .after import defer
-from .digest import CHARS_PER_TOKEN, build_digest
+from .digest import CHARS_PER_TOKEN, build_digest, covered, said
 from .injected import Shown
 from remem.core.recall.repeats import distinct
 
@@ -133,12 +133,14 @@ def hit_line(rec: Any) -> str:
 
 
 def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[Any]:
-    """The hits worth injecting, best first: not in this session's context already (:meth:`Shown.wanted`),
-    within the budget (~3.5 characters a token; one that does not fit leaves room for smaller ones)."""
+    """The hits worth injecting, best first: each thing said once (:func:`remem.core.recall.repeats.distinct`:
+    a memory and the episode it came from, a summary and its turns), nothing this session's context holds
+    already (:meth:`Shown.wanted`), within the budget (~3.5 characters a token; one that does not fit leaves
+    room for smaller ones)."""
     limit = int(budget_tokens * CHARS_PER_TOKEN)
     used = len(RECALL_HEADER) + 1
-    out = []
-    for hit in distinct(hits):  # a memory and the episode it came from, a summary and its turns: said once
+    out: list[Any] = []
+    for hit in distinct(hits):
         rec = hit.record
         if not shown.wanted(rec):
             continue
@@ -177,8 +179,10 @@ def recall(inp: HookInput) -> tuple[str, str]:
     digest_text, message = "", ""
     if want_digest and status == "ok":
         recalled = {r.id for r in chosen}
-        digest_text, in_digest = build_digest(records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
-                                              keep=lambda r: r.id not in recalled and shown.wanted(r))
+        recalled_words = [said(r.text) for r in chosen]
+        digest_text, in_digest = build_digest(
+            records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
+            keep=lambda r: r.id not in recalled and shown.wanted(r) and not covered(said(r.text), recalled_words))
         shown.mark(in_digest)
         shown.digest_pending = False
         from .session_start import import_offer

@@ -66,7 +66,9 @@ def test_memory_reaches_the_next_session_through_hooks_and_mcp_and_stays_in_its_
     injected = second.first_request_text
     assert "UserPromptSubmit hook additional context" in injected and "remem" in injected
     assert "SKIP LOCKED" in injected and "Postgres" in injected
-    assert injected.count("FOR UPDATE SKIP LOCKED in worker/claim.py") <= 1       # digest and recall: once
+    lines = [ln.strip() for ln in injected.splitlines() if ln.strip().startswith("- [")]
+    said = [ln.split("] ", 1)[1].rstrip(" #session") for ln in lines]
+    assert not [a for a in said for b in said if a is not b and a in b], lines   # nothing said twice
     results = [r for req in second.requests for r in tool_results(req)]
     assert any("Saved memory" in r and "Falkenstein" in r for r in results), results
     assert any("Falkenstein" in r and "Saved memory" not in r for r in results), results
