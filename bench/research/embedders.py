@@ -165,8 +165,7 @@ def through_remem(embedder: Any, convs: list[dict[str, Any]], qs: list[dict[str,
                   dense_context: bool = True) -> tuple[Recall, float]:
     """``dense_context=False`` emulates an engine that embeds only the text (the context still feeds BM25):
     a third of the tokens to embed, so ~3x the ingest rate; this measures what it costs in recall."""
-    from remem import Memory, Scope
-    from remem.core import indexing
+    indexing = _indexing()
 
     out, lat = Recall(), []
     original = indexing.dense_docs
@@ -300,6 +299,22 @@ def offline_prefix() -> list[str]:
     return []
 
 
+def _indexing() -> Any:
+    try:  # core/ is being split into subpackages; either layout
+        from remem.core.recall import indexing
+    except ImportError:
+        from remem.core import indexing  # type: ignore[no-redef]
+    return indexing
+
+
+def _no_embedder() -> Any:
+    try:
+        from remem.core.providers.embedders import NoEmbedder
+    except ImportError:
+        from remem.core.embedders import NoEmbedder  # type: ignore[no-redef]
+    return NoEmbedder
+
+
 def _pair(rates: tuple[float, float] | None) -> str:
     return f"{rates[0]:.0f} | {rates[1]:.0f}" if rates else "-"
 
@@ -322,8 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     sample = [t["text"] for t in load(1)[0][0]["turns"][:512]]  # conversation 0, in order: real length mix
     offline = offline_prefix()
 
-    from remem.core.embedders import NoEmbedder
-
+    NoEmbedder = _no_embedder()
     conv0 = load(1)[0][0]
     bm25: dict[str, Any] = {"name": "none (remem BM25 only)", "dim": 0}
     if not args.skip_quality:
