@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         measure("recall, cold in-process", "UserPromptSubmit", {**off, "REMEM_HOOK_RECALL_DEADLINE": "10"},
                 lambda i: {**prompt, "prompt": PROMPTS[i % len(PROMPTS)]}, max(5, args.runs // 3))
         auto = {**base, "REMEM_SERVICE": "auto"}
-        from remem.core.client import start_service, stop_service
+        from remem.core.service.client import start_service, stop_service
 
         start_service(home / "store", embedder=args.embedder)
         run_hook("UserPromptSubmit", {**prompt, "prompt": PROMPTS[0]}, auto)  # first contact

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     from remem import Memory, Scope
-    from remem.core.client import probe, stop_service
+    from remem.core.service.client import probe, stop_service
 
     rnd = random.Random(7)
     scope = Scope(tenant="bench")

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from remem import Memory, Scope
-from remem.core.tokens import count_tokens
+from remem.core.recall.tokens import count_tokens
 
 WINDOW = 2  # turns of context on each side (bench/research: ±2 within the session was best)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

@@ -17,12 +17,13 @@ import pytest
 
 from openai_server import OpenAIServer, ScriptedError
 from remem import Memory, Scope
-from remem.core.distill import (KeylessDistiller, LLMDistiller, RememberResult, aremember, audit, check_admission,
-                                admit, conversation_turns, drain_pending, normalize_messages, pending_count, render_transcript,
+from remem.core.distill.pipeline import (KeylessDistiller, LLMDistiller, RememberResult, aremember, audit, check_admission,
+                                admit, conversation_turns, normalize_messages, render_transcript,
                                 resolve_distiller, to_plain_messages, usage_totals)
-from remem.core.llm import llm_settings_from_env
-from remem.core.pending import PendingQueue, queue_for
-from remem.core.tokens import count_tokens
+from remem.core.providers.llm import llm_settings_from_env
+from remem.core.distill.drain import drain_pending, pending_count
+from remem.core.distill.pending import PendingQueue, queue_for
+from remem.core.recall.tokens import count_tokens
 
 SCOPE = Scope(tenant="acme", user="dana")
 SECRET = "sk-proj-Xq7vT2mLp9RwZ4kB8nYc3HdF6jGs1AeU5oIi0VbNtKrMx"
@@ -98,7 +99,9 @@ def test_keyless_distils_a_coding_session_into_useful_memories(mem: Memory) -> N
     assert summary.metadata["tools"] == ["bash", "edit_file"]
     # redaction first: the key never reaches the store, and the result says what was removed
     assert res.redactions and SECRET not in all_text(mem)
-    assert "distutils" in mem.search("why did the fleet tests fail?", scope=SCOPE)[0].record.text
+    hits = mem.search("why did the fleet tests fail?", scope=SCOPE, limit=3)
+    assert any("distutils" in h.record.text for h in hits)  # the answer, not only the question
+    assert "distutils was removed in Python 3.12" in mem.context("why did the fleet tests fail?", scope=SCOPE)
 
 
 def test_session_summary_is_updated_not_duplicated(mem: Memory) -> None:
@@ -247,7 +250,7 @@ def test_llm_reconcile_add_merge_supersede_drop_end_to_end(mem: Memory, srv: Ope
     new_editor = next(r for r in res.added if "Helix" in r.text)
     assert res.superseded == [(vim.id, new_editor.id)]
     assert [r.id for r in res.merged] == [compose.id]
-    assert mem.get(compose.id).text == "User deploys with Docker Compose on a Hetzner VPS."
+    assert mem.get(compose.id, scope=compose.scope).text == "User deploys with Docker Compose on a Hetzner VPS."
     assert res.dropped == 1 and not any("Rex" in r.text for r in res.added)
     assert any(r.text == "Fleet API tests run with pytest -q." for r in res.added)
     # supersede keeps history: now the new preference, before the switch the old one
@@ -294,7 +297,7 @@ def test_llm_summary_is_updated_on_a_second_capture(mem: Memory, srv: OpenAIServ
     assert "Previous summary of this session" in prompt and "Dana fixed the distutils import." in prompt
     assert "Now add a CI job" in prompt and "ModuleNotFoundError" not in prompt  # only the new turns are sent
     assert second.summary.id == first.summary.id
-    assert mem.get(first.summary.id).text == "Dana fixed the distutils import, then added CI."
+    assert mem.get(first.summary.id, scope=SCOPE).text == "Dana fixed the distutils import, then added CI."
     assert len(mem.list(scope=SCOPE, kind="summary")) == 1
     third = mem.remember(more, scope=SCOPE, session="s9", distiller=llm)  # nothing new: no LLM call at all
     assert third.usage["calls"] == 0 and srv.count("chat") == 2
@@ -425,7 +428,7 @@ def test_pending_queue_is_durable_and_claims_once(tmp_path: Any) -> None:
 
 
 def test_openai_server_serves_embeddings_and_errors(srv: OpenAIServer) -> None:
-    from remem.core.embedders import OpenAIEmbedder
+    from remem.core.providers.embedders import OpenAIEmbedder
     from remem.core.types import ProviderError
 
     emb = OpenAIEmbedder("text-embedding-3-small", base_url=srv.base_url, api_key="k", max_retries=0)

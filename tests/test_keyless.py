@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from remem import Memory, Scope
-from remem.core.distill import Candidate, KeylessDistiller, conversation_turns, to_plain_messages
+from remem.core.distill.pipeline import Candidate, KeylessDistiller, conversation_turns, to_plain_messages
 
 SCOPE = Scope(tenant="acme", user="dana")
 

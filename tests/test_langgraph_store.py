@@ -494,7 +494,7 @@ def test_secret_looking_key_and_label_without_pii(store: RememStore) -> None:
 
 
 def test_lookup_digests_pass_the_redactor_unchanged() -> None:
-    from remem.core.redact import Redactor
+    from remem.core.redact.redactor import Redactor
     from remem.integrations.langgraph.store import _item_digest, _label_digest, _ns_digest
 
     redactor = Redactor(pii=True)

@@ -25,7 +25,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine  # noqa: E402
 from llama_index.core.tools import RetrieverTool  # noqa: E402
 
 from remem import AsyncMemory, Memory, Scope  # noqa: E402
-from remem.core.tokens import count_tokens  # noqa: E402
+from remem.core.recall.tokens import count_tokens  # noqa: E402
 from remem.core.tooling import BackgroundCapture  # noqa: E402
 from remem.integrations.llamaindex import (RememMemoryBlock, RememRetriever, memory_agent,  # noqa: E402
                                            memory_tools, remember_turn, run_and_remember)
@@ -267,9 +267,11 @@ async def test_fifo_flush_is_not_captured_twice_when_turns_are_captured(mem: Mem
     assert len(await chat.aget_all(status=MessageStatus.ARCHIVED)) > 0  # the FIFO really flushed
     assert len(capture.sent) == len(turns)  # one capture per turn, none from the flushes
     assert [m["content"] for m in capture.sent[-1] if m["role"] == "user"] == turns  # archived turns included
-    texts = [r.text for r in mem.list(scope=ALICE) if r.kind != "summary"]
+    texts = [r.text for r in mem.list(scope=ALICE) if r.kind not in ("summary", "episode")]
+    said = [r.text for r in mem.list(scope=ALICE, kind="episode")]
     for name in ("Heron", "Osprey", "Kestrel", "Merlin", "Condor"):
         assert len([t for t in texts if name in t]) == 1, texts  # every decision stored exactly once
+        assert len([t for t in said if name in t]) == 1, said  # and what was said kept once
 
 
 async def test_fifo_flush_alone_is_captured_for_users_who_do_not_hook_turns(mem: Memory) -> None:
@@ -313,7 +315,7 @@ async def test_agent_authors_its_recall_query_on_the_first_step_then_saves(mem: 
 
 
 async def test_tools_without_scope_say_they_did_not_run(mem: Memory) -> None:
-    search, save = memory_tools(mem, None)
+    search, save = memory_tools(mem, lambda: None)  # a resolver that finds no scope for this call
     assert [search.metadata.name, save.metadata.name] == ["memory_search", "memory_save"]
     out = (await search.acall(query="tea")).content
     assert out.startswith("memory search did not run: no memory scope")

@@ -1,4 +1,4 @@
-"""Tests for remem.core.redact: rule table, false positives, API contract."""
+"""Tests for remem.core.redact.redactor: rule table, false positives, API contract."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from remem.core.redact import RedactionResult, Redactor, redact
-from remem.core.redact_rules import PII_RULES, SECRET_RULES, Rule
+from remem.core.redact.redactor import RedactionResult, Redactor, redact
+from remem.core.redact.rules import PII_RULES, SECRET_RULES, Rule
 
 FAKE_GH = "ghp_" + "A1b2" * 9
 FAKE_AWS_ID = "AKIAIOSFODNN7EXAMPLE"  # AWS documentation example
@@ -286,7 +286,7 @@ def test_thread_safe_shared_instance(r: Redactor) -> None:
 
 def test_module_level_redact_uses_cached_default() -> None:
     assert redact(f"x {FAKE_GH}").counts == {"github_token": 1}
-    from remem.core import redact as mod
+    from remem.core.redact import redactor as mod
 
     assert mod._default(False) is mod._default(False)
 
@@ -298,7 +298,7 @@ def test_phone_at_the_end_of_a_sentence_is_redacted_whole(text: str) -> None:
 
 
 def test_allow_list_and_patterns_come_from_the_config_file(tmp_path, monkeypatch) -> None:
-    from remem.core.redact import configured
+    from remem.core.redact.redactor import configured
 
     cfg = tmp_path / "redact.json"
     monkeypatch.setenv("REMEM_REDACT_CONFIG", str(cfg))
@@ -311,3 +311,17 @@ def test_allow_list_and_patterns_come_from_the_config_file(tmp_path, monkeypatch
     cfg.write_text("{not json")
     with pytest.raises(ValueError, match="redact.json"):
         configured()
+
+
+@pytest.mark.parametrize(
+    "blob",
+    ["curl x " * 4600, "key=" * 8000, "-----BEGIN PRIVATE KEY-----" + "A" * 30000, "a senha é " * 3200],
+    ids=["many-curls-one-line", "many-keys", "pem-body-no-end", "many-senha"],
+)
+def test_pathological_inputs_at_the_text_size_limit_stay_fast(blob: str, rp: Redactor) -> None:
+    """32 K characters (the store's text limit) of what makes backtracking regexes quadratic."""
+    import time
+
+    t0 = time.perf_counter()
+    rp.redact(blob)
+    assert time.perf_counter() - t0 < 3.0

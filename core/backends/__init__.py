@@ -1,1 +1,0 @@
-"""remem core/backends."""

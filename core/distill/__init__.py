@@ -1,0 +1,1 @@
+"""Distillation: conversations into memories (keyless or LLM), admission, audit, the pending queue."""

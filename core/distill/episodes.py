@@ -1,0 +1,169 @@
+"""Episodes: what was actually said, kept next to what was distilled from it.
+
+``remember()`` stores every user and assistant message of a capture (redacted; tool calls and outputs are not
+kept) as an ``episode`` record in the capture's scope. An episode carries its message id in ``sources`` (so a
+distilled memory's ``sources`` point at episodes, and a hit on either resolves to the same message ids), its
+``occurred_at`` (the message's timestamp), its session and position in ``metadata``, and the messages just
+before it as recall ``context`` — past only, as a live capture knows it: an answer is found by its question.
+
+Message ids: the message's own ``"id"`` when it has one; otherwise a stable hash of the session, the role and
+speaker, the timestamp, the text and how many identical messages came before it in the capture. The position
+is deliberately not part of the hash: hooks and framework adapters send each new part of a conversation on its
+own, so a message's position within a capture is not stable, but its content and time are.
+
+Idempotent: episodes already stored for a session are looked up by id (``sources`` is keyword-indexed) and
+skipped before anything is embedded; an exact repeat that slips through a race is merged by the engine's
+content-hash de-duplication (the metadata ``message_id`` differs between different messages, so two turns
+that say the same words are never merged with each other).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import replace
+from typing import Any, Iterable, Mapping, Sequence
+
+from .admission import check_admission
+from .conversation import Turn
+from ..recall.tokens import truncate_to_tokens
+from ..types import MemoryRecord, RememError, Scope
+
+log = logging.getLogger("remem.distill.episodes")
+
+EPISODE_KIND = "episode"
+SPOKEN_ROLES = ("user", "assistant")
+CONTEXT_TURNS = 2  # previous messages kept as an episode's recall context
+EPISODE_MAX_TOKENS = 1500  # an episode is a message, not a file dump: long ones keep their head and tail
+CONTEXT_TURN_TOKENS = 120  # each previous message in the context, clipped
+EPISODE_IMPORTANCE = 4
+MAX_ID_CHARS = 200
+# said, but not worth recalling on its own ("Thanks!", "Sure, I'll take a look."): kept only as the next
+# message's context
+_NOT_AN_EPISODE = frozenset({"empty", "too_short", "pleasantry", "restated_instruction", "system_prompt",
+                             "only_redacted"})
+
+
+def _hash(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "replace")).hexdigest()
+
+
+def assign_ids(turns: Sequence[Turn], session: str) -> list[Turn]:
+    """Every user/assistant turn with an id: its message's own, or a stable derived one (see module doc).
+
+    A message that yields several text turns (text, tool call, more text) keeps its id on the first and
+    ``<id>#<n>`` on the others."""
+    out: list[Turn] = []
+    own_seen: dict[str, int] = {}
+    derived_seen: dict[tuple[Any, ...], int] = {}
+    for t in turns:
+        if t.role not in SPOKEN_ROLES:
+            out.append(t)
+            continue
+        if t.id:
+            n = own_seen.get(t.id, 0)
+            own_seen[t.id] = n + 1
+            tid = t.id if n == 0 else f"{t.id}#{n}"
+            if len(tid) > MAX_ID_CHARS:
+                tid = "msg-" + _hash(tid)[:24]
+        else:
+            key = (t.role, t.speaker or "", t.at.isoformat() if t.at else "", " ".join(t.text.split()))
+            n = derived_seen.get(key, 0)
+            derived_seen[key] = n + 1
+            tid = "msg-" + _hash(session, *key, str(n))[:20]
+        out.append(replace(t, id=tid))
+    return out
+
+
+def spoken(turns: Iterable[Turn]) -> list[Turn]:
+    return [t for t in turns if t.role in SPOKEN_ROLES and t.text.strip()]
+
+
+def said(t: Turn) -> str:
+    """The episode text: what was said, prefixed with the speaker's name when the message had one."""
+    text = t.text.strip()
+    return f"{t.speaker}: {text}" if t.speaker else text
+
+
+def worth_keeping(text: str) -> bool:
+    """False for what is said but says nothing later (greetings, thanks, "Sure, I'll look")."""
+    return check_admission(text.strip()[:2000]).reason not in _NOT_AN_EPISODE
+
+
+def _clip(text: str, tokens: int) -> str:
+    return truncate_to_tokens(" ".join(text.split()), tokens, keep="both")
+
+
+def existing_ids(engine: Any, scope: Scope, session: str, ids: Sequence[str]) -> set[str]:
+    """Which of ``ids`` are stored already as episodes of ``session`` (looked up by the indexed ``sources``)."""
+    found: set[str] = set()
+    for start in range(0, len(ids), 256):
+        chunk = list(ids[start:start + 256])
+        try:
+            recs = engine.list(scope=scope, kind=EPISODE_KIND, limit=len(chunk) * 2,
+                               where={"sources": chunk, "meta.session": session})
+        except (RememError, ValueError) as exc:  # a lookup failure must not lose the capture: store them
+            log.debug("episode lookup failed: %s", exc)
+            continue
+        for rec in recs:
+            found.update(rec.sources)
+    return found
+
+
+def earlier_context(engine: Any, scope: Scope, session: str) -> list[str]:
+    """The last messages stored for ``session`` by earlier captures (oldest first): the past of a capture that
+    only sends what is new (hooks, framework adapters)."""
+    try:
+        recs = engine.list(scope=scope, kind=EPISODE_KIND, where={"meta.session": session}, limit=CONTEXT_TURNS * 2)
+    except (RememError, ValueError) as exc:
+        log.debug("episode context lookup failed: %s", exc)
+        return []
+    recs = sorted(recs, key=lambda r: (int(r.metadata.get("position", -1)), r.created_at))
+    return [r.text for r in recs[-CONTEXT_TURNS:]]
+
+
+def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, offset: int,
+                  before: Sequence[str] = (), metadata: Mapping[str, Any] | None = None,
+                  tags: Sequence[str] = (), source: str | None = None) -> list[dict[str, Any]]:
+    """``add_many`` items for the spoken turns of ``new`` (a tail of ``turns``, the whole capture), each with
+    the ``CONTEXT_TURNS`` messages before it as context (``before``: the session's earlier messages)."""
+    new_ids = {t.id for t in new}
+    history: list[str] = [*before]
+    items: list[dict[str, Any]] = []
+    for t in spoken(turns):
+        text = said(t)
+        if t.id in new_ids and worth_keeping(t.text):
+            ctx = " ".join(_clip(h, CONTEXT_TURN_TOKENS) for h in history[-CONTEXT_TURNS:]) or None
+            meta: dict[str, Any] = {**(metadata or {}), "session": session, "position": offset + max(0, t.index),
+                                    "role": t.role, "message_id": t.id}
+            if t.speaker:
+                meta["speaker"] = t.speaker
+            items.append({"text": _clip(text, EPISODE_MAX_TOKENS) if len(text) > 4 * EPISODE_MAX_TOKENS else text,
+                          "kind": EPISODE_KIND, "tags": list(tags), "importance": EPISODE_IMPORTANCE,
+                          "metadata": meta, "source": source, "context": ctx, "sources": [t.id],
+                          "occurred_at": t.at})
+        history.append(text)
+    return items
+
+
+def store_episodes(engine: Any, scope: Scope, session: str, items: list[dict[str, Any]]) -> list[MemoryRecord]:
+    """Store the items not stored yet for ``session``; one ``add_many`` (embeddings in batches)."""
+    if not items:
+        return []
+    have = existing_ids(engine, scope, session, [it["sources"][0] for it in items])
+    todo = [it for it in items if it["sources"][0] not in have]
+    if not todo:
+        return []
+    for it in todo:
+        if it.get("occurred_at") is None:
+            it.pop("occurred_at")
+        if not it.get("context"):
+            it.pop("context", None)
+    add_many = getattr(engine, "add_many", None)
+    if callable(add_many):
+        return list(add_many(todo, scope=scope))
+    return [engine.add(it.pop("text"), scope=scope, **it) for it in todo]
+
+
+__all__ = ["CONTEXT_TURNS", "EPISODE_KIND", "assign_ids", "episode_items", "existing_ids", "said", "spoken",
+           "store_episodes"]

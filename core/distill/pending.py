@@ -1,0 +1,146 @@
+"""A durable queue of captures the LLM could not distil yet, so an outage or an empty quota loses nothing.
+
+One JSON file per capture in a folder (``<store>/pending`` for the embedded store, ``$REMEM_HOME/pending``
+for server backends). Files are written atomically (temp file + fsync + rename); a worker claims an entry by
+renaming it, so two processes draining at once never distil the same capture twice, and an entry claimed by a
+process that died is released again after ``stale_after`` seconds. Entries hold *redacted* messages only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..config import private_dir, private_opener, remem_home
+
+_SUFFIX = ".json"
+_CLAIMED = ".claimed"
+
+
+@dataclass(frozen=True)
+class PendingEntry:
+    """One queued capture: its id (the file stem) and the stored payload."""
+
+    id: str
+    data: dict[str, Any]
+
+    @property
+    def attempts(self) -> int:
+        return int(self.data.get("attempts", 0))
+
+
+class PendingQueue:
+    """Folder-backed FIFO of JSON payloads; safe across threads and processes."""
+
+    def __init__(self, folder: str | os.PathLike[str], *, stale_after: float = 600.0) -> None:
+        self.folder = Path(folder)
+        self.stale_after = stale_after
+
+    # ------------------------------------------------------------------ writing
+    def put(self, data: dict[str, Any]) -> str:
+        """Store ``data`` durably; returns the entry id (sortable: oldest first)."""
+        private_dir(self.folder)
+        entry_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+        payload = {"attempts": 0, "queued_at": time.time(), **data}
+        self._write(self.folder / (entry_id + _SUFFIX), payload)
+        return entry_id
+
+    def _write(self, path: Path, data: dict[str, Any]) -> None:
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:6]}.tmp")
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
+            json.dump(data, fh, ensure_ascii=False, default=str)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+    # ------------------------------------------------------------------ reading
+    def ids(self) -> list[str]:
+        """Unclaimed entry ids, oldest first (stale claims are released first)."""
+        if not self.folder.is_dir():
+            return []
+        self._release_stale()
+        return sorted(p.name[: -len(_SUFFIX)] for p in self.folder.glob("*" + _SUFFIX) if not p.name.startswith("."))
+
+    def __len__(self) -> int:
+        return len(self.ids())
+
+    def peek(self) -> list[PendingEntry]:
+        """Every unclaimed entry, oldest first, without claiming it."""
+        out = []
+        for entry_id in self.ids():
+            try:
+                out.append(PendingEntry(entry_id, self._read(self.folder / (entry_id + _SUFFIX))))
+            except (OSError, ValueError):
+                continue
+        return out
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, Any]:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if not isinstance(data, dict):
+            raise ValueError(f"{path} is not a queue entry")
+        return data
+
+    # ------------------------------------------------------------------ claiming
+    def claim(self, entry_id: str) -> PendingEntry | None:
+        """Take an entry for processing; None when another worker got it first (or it is unreadable)."""
+        src = self.folder / (entry_id + _SUFFIX)
+        dst = self.folder / f"{entry_id}{_CLAIMED}{os.getpid()}"
+        try:
+            os.rename(src, dst)
+        except FileNotFoundError:
+            return None
+        os.utime(dst)
+        try:
+            return PendingEntry(entry_id, self._read(dst))
+        except (OSError, ValueError):
+            dst.rename(self.folder / f".{entry_id}.corrupt")  # keep it for a human, out of the queue
+            return None
+
+    def claimed(self) -> Iterator[PendingEntry]:
+        """Claim every available entry in turn (oldest first)."""
+        for entry_id in self.ids():
+            entry = self.claim(entry_id)
+            if entry is not None:
+                yield entry
+
+    def done(self, entry: PendingEntry) -> None:
+        """The entry was distilled: delete it."""
+        (self.folder / f"{entry.id}{_CLAIMED}{os.getpid()}").unlink(missing_ok=True)
+
+    def release(self, entry: PendingEntry, error: str | None = None) -> None:
+        """Put a claimed entry back (distillation failed again), counting the attempt."""
+        data = {**entry.data, "attempts": entry.attempts + 1}
+        if error:
+            data["error"] = error
+        self._write(self.folder / (entry.id + _SUFFIX), data)
+        (self.folder / f"{entry.id}{_CLAIMED}{os.getpid()}").unlink(missing_ok=True)
+
+    def _release_stale(self) -> None:
+        now = time.time()
+        for path in self.folder.glob(f"*{_CLAIMED}*"):
+            try:
+                if now - path.stat().st_mtime > self.stale_after:
+                    entry_id = path.name.split(_CLAIMED, 1)[0]
+                    os.rename(path, self.folder / (entry_id + _SUFFIX))
+            except OSError:
+                continue
+
+
+def pending_folder(engine: Any) -> Path:
+    """``<store folder>/pending`` for the embedded store; ``$REMEM_HOME/pending`` for server backends."""
+    folder = getattr(getattr(engine, "backend", None), "folder", None)
+    return Path(folder) / "pending" if folder is not None else remem_home() / "pending"
+
+
+def queue_for(engine: Any) -> PendingQueue:
+    return PendingQueue(pending_folder(engine))
+
+
+__all__ = ["PendingEntry", "PendingQueue", "pending_folder", "queue_for"]

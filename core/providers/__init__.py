@@ -1,0 +1,1 @@
+"""Providers: embedders (local and OpenAI-compatible) and the LLM client."""

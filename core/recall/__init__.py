@@ -1,0 +1,1 @@
+"""Recall: sparse vectors (BM25, identifiers), what gets embedded, decay, token counts, rendering."""

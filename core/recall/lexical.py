@@ -1,0 +1,80 @@
+"""Sparse vectors: Qdrant's own BM25 over the memory text, and an exact-identifier vector.
+
+Qdrant's BM25 tokenizer splits ``v1.6.0`` into ``v1 6 0`` and ``SOME_ENV_VAR`` into words, so an exact
+identifier can be outscored by prose that shares its pieces. The ``ident`` vector indexes each identifier
+whole (versions, ``#42``, ENV_VARS, ``key=value``, paths, ``func()`` and snake/camel names), so a query
+naming one finds the memory that holds it, however the prose around it was paraphrased.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+
+import qdrant_edge as qe
+
+from ..types import SparseVec
+
+_IDENT_PATTERNS = [
+    r"\bv?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?\b",           # versions: v1.6.0, 2.13.0-rc1
+    r"(?<![\w#])#\d+\b",                                    # issue / PR numbers: #42
+    r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b",                   # ENV_VARS / CONSTANTS
+    r"\b[\w.-]+=[^\s,;'\"]+",                               # key=value
+    r"(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?",                  # absolute / relative paths with 2+ parts
+    r"\b[\w-]+(?:/[\w.@+-]+)+\.\w{1,6}\b",                  # relative file paths: src/x/y.py
+    r"\b[\w-]+\.(?:py|js|ts|tsx|rs|go|java|rb|md|json|ya?ml|toml|sh|sql|txt|cfg|ini|lock|html|css)\b",
+    r"\b[A-Za-z_][\w.]*\(\)",                                # calls: get_store()
+    r"\b[a-z]+(?:_[a-z0-9]+)+\b",                           # snake_case names
+    r"\b[a-z]+(?:[A-Z][a-z0-9]+)+\b",                       # camelCase names
+    r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b",               # PascalCase names
+]
+_IDENT_RE = re.compile("|".join(f"(?:{p})" for p in _IDENT_PATTERNS))
+
+
+def identifiers(text: str) -> list[str]:
+    """The exact identifiers in ``text``, normalised (lowercase, trailing punctuation and ``()`` dropped)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for m in _IDENT_RE.finditer(text):
+        tok = m.group(0).lower()
+        tok = tok[:-2] if tok.endswith("()") else tok.rstrip(".,:;)")
+        variants = {tok}
+        if tok.startswith("v") and tok[1:2].isdigit():
+            variants.add(tok[1:])  # "v1.6.0" and "1.6.0" name the same release
+        for v in variants:
+            if len(v) >= 2 and v not in seen:
+                seen.add(v)
+                out.append(v)
+    return out
+
+
+def _index(token: str) -> int:
+    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest(), "big") & 0x7FFFFFFF
+
+
+def ident_vector(text: str) -> SparseVec:
+    toks = identifiers(text)
+    idx = sorted({_index(t) for t in toks})
+    return idx, [1.0] * len(idx)
+
+
+@functools.lru_cache(maxsize=4)
+def bm25_model(k: float = 1.2, b: float = 0.75, avg_len: float = 256.0) -> qe.Bm25:
+    return qe.Bm25(qe.Bm25Config(k=k, b=b, avg_len=avg_len))
+
+
+def bm25_document(text: str) -> SparseVec:
+    v = bm25_model().embed_document(text)
+    return list(v.indices), list(v.values)
+
+
+def bm25_context(text: str) -> SparseVec:
+    """Context text is scored without length normalisation damping (b=1), as measured best on LoCoMo."""
+    v = bm25_model(b=1.0).embed_document(text)
+    return list(v.indices), list(v.values)
+
+
+def bm25_query(text: str) -> SparseVec:
+    v = bm25_model().embed_query(text)
+    return list(v.indices), list(v.values)

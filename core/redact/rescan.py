@@ -1,0 +1,46 @@
+"""``remem redact --store``: re-scan stored memories with today's rules and rewrite what they now catch.
+
+A rule added after a secret was stored would otherwise never reach it. Rewrites go through ``update`` (so the
+vectors are rebuilt from the redacted text); a dry run only counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..types import Scope
+
+
+def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
+    for k, n in counts.items():
+        into[k] = into.get(k, 0) + n
+
+
+def redact_store(memory: Any, redactor: Any, *, scope: Scope | None = None, dry_run: bool = True) -> dict[str, Any]:
+    """Returns ``{"scanned", "changed", "kinds": {kind: n}, "ids": [...], "dry_run"}``; values are never returned."""
+    scanned = changed = 0
+    kinds: dict[str, int] = {}
+    ids: list[str] = []
+    for rec in list(memory.iter_records(scope)):
+        scanned += 1
+        counts: dict[str, int] = {}
+        text = redactor.redact(rec.text)
+        _add_counts(counts, text.counts)
+        meta, meta_counts = redactor.redact_data(dict(rec.metadata))
+        _add_counts(counts, meta_counts)
+        tags, tag_counts = redactor.redact_data(list(rec.tags))
+        _add_counts(counts, tag_counts)
+        context = redactor.redact(rec.context) if rec.context else None
+        if context is not None:
+            _add_counts(counts, context.counts)
+        if not counts:
+            continue
+        changed += 1
+        ids.append(rec.id)
+        _add_counts(kinds, counts)
+        if not dry_run:
+            memory.update(rec.id, scope=rec.scope, text=text.text if text.changed else None, metadata=meta,
+                          replace_metadata=True,
+                          tags=tags if tag_counts else None,
+                          context=context.text if context is not None and context.changed else None)
+    return {"scanned": scanned, "changed": changed, "kinds": kinds, "ids": ids, "dry_run": dry_run}

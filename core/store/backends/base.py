@@ -1,0 +1,102 @@
+"""The narrow storage interface remem's engine needs; Qdrant Edge and qdrant-client both implement it.
+
+Filters are described with :class:`Cond`/:class:`FilterSpec` so the engine builds every scope and time
+condition once, and each backend only translates them into its own Qdrant models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+from ...types import SparseVec
+
+
+@dataclass(frozen=True)
+class Cond:
+    """One payload condition: exactly one of eq / any_of / a range / is_null."""
+
+    key: str
+    eq: Any = None
+    any_of: tuple[Any, ...] | None = None
+    gt: float | None = None
+    gte: float | None = None
+    lt: float | None = None
+    lte: float | None = None
+
+    @property
+    def is_range(self) -> bool:
+        return any(v is not None for v in (self.gt, self.gte, self.lt, self.lte))
+
+
+@dataclass
+class FilterSpec:
+    must: list[Cond] = field(default_factory=list)
+    must_not: list[Cond] = field(default_factory=list)
+    should: list[Cond] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PointData:
+    id: str
+    payload: dict[str, Any]
+    dense: list[float] | None = None
+    sparse: dict[str, SparseVec] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PrefetchSpec:
+    """One candidate list for fusion: ``using`` names the vector (``dense``, ``bm25``, ``ident``)."""
+
+    using: str
+    vector: list[float] | SparseVec
+    limit: int
+    weight: float = 1.0  # weighted RRF: scales this list's ranks (Qdrant's 1/((rank+1)/w + k - 1))
+
+
+@dataclass(frozen=True)
+class Found:
+    id: str
+    payload: dict[str, Any]
+    score: float = 0.0
+
+
+KEYWORD_FIELDS = ("tenant", "user", "agent", "session", "kind", "tags", "content_hash", "source", "sources")
+FLOAT_FIELDS = ("created_ts", "updated_ts", "valid_from_ts", "valid_until_ts", "occurred_ts")
+SPARSE_VECTORS = ("bm25", "ident")
+DENSE_VECTOR = "dense"
+
+
+class Backend(Protocol):
+    """A single Qdrant collection (or Edge shard) holding every tenant's memories."""
+
+    kind: str
+    location: str
+
+    def read_meta(self) -> dict[str, Any] | None: ...
+
+    def write_meta(self, meta: dict[str, Any]) -> None: ...
+
+    def ensure(self, dense_dim: int) -> None: ...
+
+    def recreate(self, dense_dim: int) -> None: ...
+
+    def upsert(self, points: Sequence[PointData]) -> None: ...
+
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None: ...
+
+    def delete(self, ids: Sequence[str]) -> None: ...
+
+    def retrieve(self, ids: Sequence[str]) -> list[Found]: ...
+
+    def query(self, prefetches: Sequence[PrefetchSpec], flt: FilterSpec, limit: int, rrf_k: int) -> list[Found]: ...
+
+    def scroll(self, flt: FilterSpec, limit: int, offset: Any = None) -> tuple[list[Found], Any]: ...
+
+    def newest(self, flt: FilterSpec, limit: int) -> list[Found]: ...
+
+    def count(self, flt: FilterSpec) -> int: ...
+
+    def optimize(self) -> None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,220 @@
+"""Embedded backend: one Qdrant Edge shard in a folder (real HNSW, BM25 with IDF, payload indexes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+import qdrant_edge as qe
+
+from ...config import loose_paths, private_dir, private_opener, private_umask, repair_permissions
+from ...types import StoreLockedError
+from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
+                   PointData, PrefetchSpec)
+
+META_FILE = "remem.json"
+SHARD_DIR = "shard"
+OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait for the shard to grow by a quarter
+OPTIMIZE_GROWTH = 0.25
+
+
+def _cond(c: Cond) -> Any:
+    if c.is_range:
+        return qe.FieldCondition(c.key, range=qe.RangeFloat(gt=c.gt, gte=c.gte, lt=c.lt, lte=c.lte))
+    if c.any_of is not None:
+        return qe.FieldCondition(c.key, match=qe.MatchAny(list(c.any_of)))
+    return qe.FieldCondition(c.key, match=qe.MatchValue(c.eq))
+
+
+def _rrf(k: int, prefetches: Sequence[PrefetchSpec]) -> Any:
+    weights = [p.weight for p in prefetches]
+    return qe.Fusion.Rrf(k=k, weights=weights) if any(w != 1.0 for w in weights) else qe.Fusion.Rrf(k=k)
+
+
+def to_edge_filter(flt: FilterSpec | None) -> Any:
+    if flt is None or not (flt.must or flt.must_not or flt.should):
+        return None
+    return qe.Filter(
+        must=[_cond(c) for c in flt.must] or None,
+        must_not=[_cond(c) for c in flt.must_not] or None,
+        should=[_cond(c) for c in flt.should] or None,
+    )
+
+
+def _found(p: Any, score: float = 0.0) -> Found:
+    return Found(id=str(p.id), payload=dict(p.payload or {}), score=float(getattr(p, "score", score) or 0.0))
+
+
+class EdgeBackend:
+    """Qdrant Edge in ``<folder>/shard``; the folder also holds ``remem.json`` (embedder fingerprint etc.)."""
+
+    kind = "edge"
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder).expanduser().resolve()
+        self.location = str(self.folder)
+        private_dir(self.folder)
+        repair_permissions(self.folder)  # modes left loose by older versions or a permissive umask
+        self._shard: Any = None
+        self._lock = threading.RLock()
+        self._writes_since_optimize = 0
+        self._size_at_optimize = 0
+
+    # -- meta -------------------------------------------------------------------------------------------
+    def read_meta(self) -> dict[str, Any] | None:
+        path = self.folder / META_FILE
+        if not path.exists():
+            return None
+        return json.loads(path.read_text("utf-8"))
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        path = self.folder / META_FILE
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
+            fh.write(json.dumps(meta, indent=2, sort_keys=True))
+        os.replace(tmp, path)  # atomic: a crash leaves the old or the new file, never half of one
+
+    # -- lifecycle --------------------------------------------------------------------------------------
+    def _config(self, dense_dim: int) -> Any:
+        vectors = {DENSE_VECTOR: qe.EdgeVectorParams(size=dense_dim, distance=qe.Distance.Dot)} if dense_dim else {}
+        sparse = {name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf) for name in SPARSE_VECTORS}
+        return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse)
+
+    def ensure(self, dense_dim: int) -> None:
+        shard_dir = self.folder / SHARD_DIR
+        try:
+            with private_umask():  # Edge creates its WAL and segment files now: 0600, not 0644
+                if (shard_dir / "edge_config.json").exists():
+                    self._shard = qe.EdgeShard.load(str(shard_dir))
+                    info = self._shard.info()
+                    self._size_at_optimize = int(info.points_count)
+                    self._create_indexes(skip=set(info.payload_schema))  # fields added by a newer remem
+                else:
+                    private_dir(shard_dir)
+                    self._shard = qe.EdgeShard.create(str(shard_dir), self._config(dense_dim))
+                    self._create_indexes()
+        except Exception as exc:  # noqa: BLE001 - Edge raises a bare Exception for a held WAL lock
+            if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
+                raise StoreLockedError(
+                    f"the store at {self.folder} is open in another process; use that process's service "
+                    f"(remem serve / the default Memory() client) or close it first"
+                ) from exc
+            raise
+
+    def _create_indexes(self, skip: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        for key in KEYWORD_FIELDS:
+            if key in skip:
+                continue
+            params = qe.KeywordIndexParams(is_tenant=True) if key == "tenant" else None
+            if params is not None:
+                self._shard.update(qe.UpdateOperation.create_field_index(key, params))
+            else:
+                self._shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
+        for key in FLOAT_FIELDS:
+            if key in skip:
+                continue
+            self._shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float))
+
+    def recreate(self, dense_dim: int) -> None:
+        with self._lock:
+            if self._shard is not None:
+                self._shard.close()
+            shutil.rmtree(self.folder / SHARD_DIR, ignore_errors=True)
+            self._shard = None
+            self.ensure(dense_dim)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._shard is not None:
+                try:
+                    self._shard.flush()
+                finally:
+                    self._shard.close()
+                    self._shard = None
+                    loose_paths(self.folder, fix=True)  # files Edge created after open, under the caller's umask
+
+    def optimize(self) -> None:
+        with self._lock, private_umask():  # new segment files
+            self._shard.optimize()
+            self._writes_since_optimize = 0
+            self._size_at_optimize = int(self._shard.info().points_count)
+
+    def _wrote(self, n: int) -> None:
+        """Edge builds indexes only when asked: ask as the shard grows (geometrically, so bulk loads stay
+        linear), without the user calling anything."""
+        self._writes_since_optimize += n
+        if self._writes_since_optimize >= max(OPTIMIZE_EVERY, OPTIMIZE_GROWTH * self._size_at_optimize):
+            self.optimize()
+
+    # -- writes (each is in the WAL when the call returns) -------------------------------------------
+    def upsert(self, points: Sequence[PointData]) -> None:
+        if not points:
+            return
+        eps = []
+        for p in points:
+            vec: dict[str, Any] = {name: qe.SparseVector(indices=i, values=v) for name, (i, v) in p.sparse.items()}
+            if p.dense:
+                vec[DENSE_VECTOR] = p.dense
+            eps.append(qe.Point(p.id, vec, p.payload))
+        with self._lock:
+            self._shard.update(qe.UpdateOperation.upsert_points(eps))
+            self._wrote(len(eps))
+
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
+        if ids:
+            with self._lock:
+                self._shard.update(qe.UpdateOperation.set_payload(list(ids), payload))
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            with self._lock:
+                self._shard.update(qe.UpdateOperation.delete_points(list(ids)))
+                self._wrote(len(ids))
+
+    # -- reads ----------------------------------------------------------------------------------------
+    def retrieve(self, ids: Sequence[str]) -> list[Found]:
+        if not ids:
+            return []
+        with self._lock:
+            return [_found(r) for r in self._shard.retrieve(list(ids), True, False)]
+
+    def query(self, prefetches: Sequence[PrefetchSpec], flt: FilterSpec, limit: int, rrf_k: int) -> list[Found]:
+        qf = to_edge_filter(flt)
+        pfs = [qe.Prefetch(limit=p.limit, query=qe.Query.Nearest(self._vector(p.vector), using=p.using), filter=qf)
+               for p in prefetches]
+        if len(pfs) == 1:
+            only = prefetches[0]
+            req = qe.QueryRequest(limit=limit, query=qe.Query.Nearest(self._vector(only.vector), using=only.using),
+                                  filter=qf, with_payload=True)
+        else:
+            req = qe.QueryRequest(limit=limit, prefetches=pfs, query=_rrf(rrf_k, prefetches), filter=qf,
+                                  with_payload=True)
+        with self._lock:
+            return [_found(p) for p in self._shard.query(req)]
+
+    @staticmethod
+    def _vector(v: Any) -> Any:
+        if isinstance(v, tuple):
+            return qe.SparseVector(indices=v[0], values=v[1])
+        return v
+
+    def scroll(self, flt: FilterSpec, limit: int, offset: Any = None) -> tuple[list[Found], Any]:
+        req = qe.ScrollRequest(limit=limit, offset=offset, filter=to_edge_filter(flt), with_payload=True)
+        with self._lock:
+            records, nxt = self._shard.scroll(req)
+        return [_found(r) for r in records], nxt
+
+    def newest(self, flt: FilterSpec, limit: int) -> list[Found]:
+        req = qe.ScrollRequest(limit=limit, filter=to_edge_filter(flt), with_payload=True,
+                               order_by=qe.OrderBy(key="created_ts", direction=qe.Direction.Desc))
+        with self._lock:
+            records, _ = self._shard.scroll(req)
+        return [_found(r) for r in records]
+
+    def count(self, flt: FilterSpec) -> int:
+        with self._lock:
+            return int(self._shard.count(qe.CountRequest(filter=to_edge_filter(flt), exact=True)))

@@ -1,0 +1,481 @@
+"""The store engine: every memory operation on one Qdrant backend, with one embedder and one scope rule.
+
+Operations that embed are plans (:mod:`.plan`): the sync facade drives them with the embedder's sync calls,
+the async facade awaits its native async calls; both run the same validation and the same commit.
+Scopes follow :mod:`remem.core.scope`: ``None`` is the global space, by-id operations act only inside their
+scope, and only :data:`~remem.core.scope.ALL_TENANTS` crosses tenants.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from ..providers.embedders import Embedder, NoEmbedder
+from ..recall import indexing, lexical
+from ..recall.rendering import fit_hits, render_context
+from ..scope import ALL_TENANTS, AllTenants, coerce_scope
+from ..settings import Settings
+from ..types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, RememError, Scope,
+                     ScopeError, SearchHit, Stats, to_datetime, to_ts, utcnow)
+from . import dedupe
+from .backends.base import Backend, Cond, FilterSpec, Found, PointData, PrefetchSpec
+from .plan import EmbedDocuments, EmbedQuery, Plan, planned
+from .records import build_filter, content_hash, from_payload, to_payload
+from .validation import MAX_TEXT_CHARS, Validator, check_limit, finite
+
+FORMAT_VERSION = 1
+DENSE_WEIGHT = 0.5  # BM25 over text+context leads; the dense list refines (LoCoMo: +0.004 R@10, steadier MRR)
+
+
+class QuotaExceededError(RememError):
+    """A write would take a tenant past its memory quota (``Settings.tenant_quota``)."""
+
+
+@dataclass
+class _Shared:
+    """What every settings view of one open store shares: the write lock, and whether it is usable."""
+
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    closed: bool = False
+    mismatch: str | None = None
+
+
+class Engine:
+    """Memory operations over a :class:`Backend`. Thread-safe; one instance (and its views) owns its backend."""
+
+    def __init__(self, backend: Backend, embedder: Embedder | None = None, settings: Settings | None = None,
+                 *, _shared: _Shared | None = None) -> None:
+        self.backend = backend
+        self.embedder: Embedder = embedder or NoEmbedder()
+        self.settings = settings or Settings()
+        self.check = Validator(redact=self.settings.redact, pii=self.settings.pii)
+        if _shared is None:
+            self._shared = _Shared()
+            self._open(self.settings.on_embedder_mismatch)
+        else:
+            self._shared = _shared
+
+    def with_settings(self, settings: Settings) -> "Engine":
+        """A view of the same open store (backend, embedder, write lock) with other settings."""
+        return type(self)(self.backend, self.embedder, settings, _shared=self._shared)
+
+    # ------------------------------------------------------------------ opening and the embedder fingerprint
+    def fingerprint(self) -> dict[str, Any]:
+        return {"embedder": self.embedder.name, "dim": int(self.embedder.dim)}
+
+    def _open(self, on_mismatch: str) -> None:
+        meta = self.backend.read_meta()
+        fp = self.fingerprint()
+        if meta is None:
+            self.backend.ensure(fp["dim"])
+            self.backend.write_meta({"format": FORMAT_VERSION, **fp, "created_at": utcnow().isoformat()})
+            return
+        if meta.get("format", 1) > FORMAT_VERSION:
+            raise RememError(f"store format {meta.get('format')} is newer than this remem ({FORMAT_VERSION}); upgrade remem")
+        if (meta.get("embedder"), int(meta.get("dim", 0))) != (fp["embedder"], fp["dim"]):
+            self.mismatch = (f"store at {self.backend.location} was built with embedder {meta.get('embedder')!r} "
+                             f"(dim {meta.get('dim')}), but {fp['embedder']!r} (dim {fp['dim']}) is configured")
+            if on_mismatch == "error":
+                raise EmbedderMismatchError(
+                    f"{self.mismatch}. Run `remem reembed` (or open with on_embedder_mismatch='allow' and call "
+                    f"mem.reembed()) to migrate the store in place, or configure REMEM_EMBEDDER="
+                    f"{meta.get('embedder')} to keep using it.")
+            self.backend.ensure(int(meta.get("dim", 0)))
+            return
+        self.backend.ensure(fp["dim"])
+
+    @property
+    def mismatch(self) -> str | None:
+        return self._shared.mismatch
+
+    @mismatch.setter
+    def mismatch(self, value: str | None) -> None:
+        self._shared.mismatch = value
+
+    @property
+    def closed(self) -> bool:
+        return self._shared.closed
+
+    @property
+    def write_lock(self) -> threading.RLock:
+        return self._shared.lock
+
+    @property
+    def dense(self) -> bool:
+        return self.embedder.dim > 0
+
+    def check_usable(self) -> None:
+        if self._shared.closed:
+            raise RememError("this Memory is closed")
+        if self._shared.mismatch:
+            raise EmbedderMismatchError(f"{self._shared.mismatch}; call reembed() first")
+
+    # ------------------------------------------------------------------ records and points
+    def point(self, rec: MemoryRecord, dense: list[float] | None) -> PointData:
+        return PointData(id=rec.id, payload=to_payload(rec), dense=dense, sparse=indexing.sparse_vectors(rec))
+
+    def _found(self, memory_id: Any) -> Found | None:
+        try:
+            uuid.UUID(str(memory_id))
+        except (ValueError, AttributeError, TypeError):
+            return None
+        got = self.backend.retrieve([str(memory_id)])
+        return got[0] if got else None
+
+    def draft(self, text: str, *, kind: str = "note", tags: Iterable[str] | None = None,
+              context: str | None = None) -> MemoryRecord:
+        """The validated, redacted content of a new memory: what gets embedded before it is stored."""
+        return MemoryRecord(id="", text=self.check.text(text), kind=self.check.kind(kind), scope=Scope(),
+                            tags=self.check.tags(tags), context=self.check.context(context))
+
+    def build_record(self, draft: MemoryRecord, dense: list[float] | None, *, scope: Any = None,
+                     importance: int = 5, metadata: Mapping[str, Any] | None = None, source: str | None = None,
+                     valid_from: Any = None, valid_until: Any = None, created_at: Any = None,
+                     sources: Iterable[str] | None = None, occurred_at: Any = None, record_id: str | None = None,
+                     supersedes: str | None = None) -> MemoryRecord:
+        scope = coerce_scope(scope)
+        now = utcnow()
+        created = to_datetime(created_at) or now
+        rec = replace(draft, id=record_id or str(uuid.uuid4()), scope=scope,
+                      importance=self.check.importance(importance), metadata=self.check.metadata(metadata),
+                      source=self.check.source(source), created_at=created, updated_at=created,
+                      valid_from=to_datetime(valid_from), valid_until=to_datetime(valid_until),
+                      content_hash=content_hash(draft.text, scope), embedded=dense is not None or not self.dense,
+                      supersedes=supersedes, sources=self.check.sources(sources),
+                      occurred_at=to_datetime(occurred_at))
+        if rec.valid_from and rec.valid_until and rec.valid_until <= rec.valid_from:
+            raise ValueError("valid_until must be after valid_from")
+        return rec
+
+    def commit_new(self, rec: MemoryRecord, dense: list[float] | None, *, dedupe_: bool = True) -> MemoryRecord:
+        """Store a built record (or merge it into the memory it repeats), under the write lock and the quota."""
+        with self.write_lock:
+            self.check_usable()
+            if dedupe_:
+                existing = dedupe.find_duplicate(self.backend, rec, dense, threshold=self.settings.dedupe_threshold,
+                                                 rrf_k=self.settings.rrf_k)
+                if existing is not None:
+                    return dedupe.merge_into(self.backend, existing, rec)
+            self._check_quota(rec.scope, 1)
+            self.backend.upsert([self.point(rec, dense)])
+        return rec
+
+    def _check_quota(self, scope: Scope, adding: int) -> None:
+        """Atomic with the write that follows (both under the write lock): N concurrent saves cannot overshoot."""
+        quota = self.settings.tenant_quota
+        if quota is None or adding <= 0:
+            return
+        have = self.backend.count(FilterSpec(must=[Cond("tenant", eq=scope.stored_tenant)]))
+        if have + adding > quota:
+            raise QuotaExceededError(f"the memory quota of tenant {scope.tenant or 'global'!r} is full "
+                                     f"({have} of {quota}); forget something first")
+
+    # ------------------------------------------------------------------ add
+    @planned
+    def add(self, text: str, *, scope: Any = None, kind: str = "note", tags: Iterable[str] | None = None,
+            importance: int = 5, metadata: Mapping[str, Any] | None = None, source: str | None = None,
+            valid_from: Any = None, valid_until: Any = None, created_at: Any = None, context: str | None = None,
+            dedupe: bool = True, sources: Iterable[str] | None = None, occurred_at: Any = None) -> Plan[MemoryRecord]:
+        self.check_usable()
+        draft = self.draft(text, kind=kind, tags=tags, context=context)
+        rec = self.build_record(draft, None, scope=scope, importance=importance, metadata=metadata, source=source,
+                                valid_from=valid_from, valid_until=valid_until, created_at=created_at,
+                                sources=sources, occurred_at=occurred_at)
+        dense = (yield EmbedDocuments([draft], self.settings.on_embed_error == "keep"))[0]
+        return self.commit_new(replace(rec, embedded=dense is not None or not self.dense), dense, dedupe_=dedupe)
+
+    @planned
+    def add_many(self, items: Sequence[Mapping[str, Any]], *, scope: Any = None, dedupe: bool = True,
+                 progress: Any = None, batch_size: int = 64) -> Plan[list[MemoryRecord]]:
+        self.check_usable()
+        check_limit("batch_size", batch_size, high=4096)
+        out: list[MemoryRecord] = []
+        for start in range(0, len(items), batch_size):
+            batch = [dict(it) for it in items[start:start + batch_size]]
+            built = []
+            for it in batch:
+                if not isinstance(it.get("text"), str):
+                    raise TypeError("every item needs a 'text' string")
+                unknown = set(it) - _ADD_FIELDS
+                if unknown:
+                    raise TypeError(f"unknown add() fields in an item: {sorted(unknown)}")
+                draft = self.draft(it["text"], kind=it.get("kind", "note"), tags=it.get("tags"),
+                                   context=it.get("context"))
+                fields_ = {k: v for k, v in it.items() if k not in ("text", "kind", "tags", "context", "dedupe")}
+                fields_.setdefault("scope", scope)
+                built.append((draft, self.build_record(draft, None, **fields_), it.get("dedupe", dedupe)))
+            vectors = yield EmbedDocuments([d for d, _, _ in built], self.settings.on_embed_error == "keep")
+            for (_, rec, dd), vec in zip(built, vectors):
+                out.append(self.commit_new(replace(rec, embedded=vec is not None or not self.dense), vec, dedupe_=dd))
+            if progress:
+                progress(len(batch))
+        return out
+
+    # ------------------------------------------------------------------ read one / update / supersede / forget
+    def get(self, memory_id: str, *, scope: Any = None) -> MemoryRecord:
+        self.check_usable()
+        wanted = coerce_scope(scope, admin=True)
+        found = self._found(memory_id)
+        rec = from_payload(found.id, found.payload) if found is not None else None
+        if rec is None or not in_scope(rec, wanted):
+            # one answer for "no such id" and "not yours": existence in another tenant is not revealed
+            raise NotFoundError(f"no memory with id {memory_id!r} in this scope")
+        return rec
+
+    @planned
+    def update(self, memory_id: str, *, text: str | None = None, tags: Iterable[str] | None = None,
+               importance: int | None = None, metadata: Mapping[str, Any] | None = None, kind: str | None = None,
+               valid_until: Any = None, context: str | None = None, scope: Any = None,
+               replace_metadata: bool = False) -> Plan[MemoryRecord]:
+        self.check_usable()
+        old = self.get(memory_id, scope=scope)
+        new = replace(
+            old,
+            text=self.check.text(text) if text is not None else old.text,
+            tags=self.check.tags(tags) if tags is not None else old.tags,
+            importance=self.check.importance(importance) if importance is not None else old.importance,
+            metadata=(old.metadata if metadata is None else self.check.metadata(metadata) if replace_metadata
+                      else {**old.metadata, **self.check.metadata(metadata)}),
+            kind=self.check.kind(kind) if kind is not None else old.kind,
+            valid_until=to_datetime(valid_until) if valid_until is not None else old.valid_until,
+            context=self.check.context(context) if context is not None else old.context,
+            updated_at=utcnow(),
+        )
+        if new.valid_until is not None and new.valid_until <= (new.valid_from or new.created_at):
+            raise ValueError("valid_until must be after the memory's valid_from")
+        reindex = text is not None or tags is not None or context is not None  # the point is rewritten
+        dense = (yield EmbedDocuments([new], self.settings.on_embed_error == "keep"))[0] if reindex else None
+        with self.write_lock:
+            self.get(memory_id, scope=scope)  # still there (and still ours) after embedding
+            if reindex:
+                new = replace(new, content_hash=content_hash(new.text, new.scope),
+                              embedded=dense is not None or not self.dense)
+                self.backend.upsert([self.point(new, dense)])
+            else:
+                self.backend.set_payload([new.id], to_payload(new))
+        return new
+
+    @planned
+    def supersede(self, old_id: str, new: Any, *, scope: Any = None, valid_from: Any = None, kind: str | None = None,
+                  tags: Iterable[str] | None = None, importance: int | None = None,
+                  metadata: Mapping[str, Any] | None = None, source: str | None = None, context: str | None = None,
+                  sources: Iterable[str] | None = None, occurred_at: Any = None) -> Plan[MemoryRecord]:
+        self.check_usable()
+        old = self.get(old_id, scope=scope)
+        given = {"kind": kind, "tags": tags, "importance": importance, "metadata": metadata, "source": source,
+                 "context": context, "sources": sources, "occurred_at": occurred_at}
+        spec = superseding_spec(new, old, valid_from, {k: v for k, v in given.items() if v is not None})
+        draft = self.draft(spec["text"], kind=spec["kind"], tags=spec["tags"], context=spec.get("context"))
+        switch = spec["valid_from"]
+        rec = self.build_record(draft, None, scope=old.scope, importance=spec["importance"],
+                                metadata=spec["metadata"], source=spec.get("source"), valid_from=switch,
+                                sources=spec.get("sources"), occurred_at=spec.get("occurred_at"), supersedes=old.id)
+        dense = (yield EmbedDocuments([draft], self.settings.on_embed_error == "keep"))[0]
+        with self.write_lock:
+            old = self.get(old_id, scope=scope)
+            if old.superseded_by:
+                raise RememError(f"memory {old_id} was already superseded by {old.superseded_by}")
+            if switch <= (old.valid_from or old.created_at):
+                raise ValueError(f"the new memory must start after the old one became valid "
+                                 f"({(old.valid_from or old.created_at).isoformat()})")
+            self._check_quota(old.scope, 1)
+            rec = replace(rec, embedded=dense is not None or not self.dense)
+            self.backend.upsert([self.point(rec, dense)])
+            self.backend.set_payload([old.id], {"valid_until_ts": switch.timestamp(), "superseded_by": rec.id,
+                                                "updated_ts": time.time()})
+        return rec
+
+    def forget(self, memory_id: str | None = None, *, scope: Any = None, where: Mapping[str, Any] | None = None,
+               dry_run: bool = True, kind: str | None = None, tags: Iterable[str] | None = None,
+               before: Any = None) -> ForgetResult | bool:
+        self.check_usable()
+        if memory_id is not None:
+            with self.write_lock:
+                try:
+                    rec = self.get(memory_id, scope=scope)
+                except NotFoundError:
+                    return False
+                self.backend.delete([rec.id])
+                return True
+        if scope is None:
+            raise ScopeError("refusing a bulk forget without a scope: pass scope=Scope(tenant=...) "
+                             "(Scope() means the global space)")
+        flt = self.filter(scope, kind=kind, tags=tags, where=where, until=before)
+        ids = [f.id for f in self.scan(flt)]
+        if not dry_run and ids:
+            with self.write_lock:
+                for start in range(0, len(ids), 512):
+                    self.backend.delete(ids[start:start + 512])
+        return ForgetResult(count=len(ids), ids=tuple(ids), dry_run=dry_run)
+
+    # ------------------------------------------------------------------ search
+    @planned
+    def search(self, query: str, *, scope: Any = None, limit: int = 5, kind: Any = None,
+               tags: Iterable[str] | None = None, where: Mapping[str, Any] | None = None, since: Any = None,
+               until: Any = None, as_of: Any = None, token_budget: int | None = None,
+               reinforce: bool | None = None) -> Plan[list[SearchHit]]:
+        self.check_usable()
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        check_limit("limit", limit, high=1000)
+        if token_budget is not None:
+            check_limit("token_budget", token_budget, low=0, high=1_000_000)
+        flt = self.filter(scope, kind=kind, tags=tags, where=where, since=since, until=until,
+                          valid_ts=finite("as_of", to_ts(as_of)) if as_of is not None else time.time())
+        query = query.strip()
+        if not query:
+            return []
+        qvec = yield EmbedQuery(query)
+        return self.ranked(query, qvec, flt, limit=limit, token_budget=token_budget, reinforce=reinforce)
+
+    def ranked(self, query: str, qvec: list[float] | None, flt: FilterSpec, *, limit: int,
+               token_budget: int | None, reinforce: bool | None) -> list[SearchHit]:
+        """BM25, dense and identifier candidates fused inside Qdrant, then decay and the token budget."""
+        now_ts = time.time()
+        depth = max(self.settings.prefetch, limit * 3)
+        prefetches = [PrefetchSpec("bm25", lexical.bm25_query(query), depth)]
+        if qvec:
+            prefetches.append(PrefetchSpec("dense", qvec, depth, weight=DENSE_WEIGHT))
+        ident = lexical.ident_vector(query)
+        if ident[0]:
+            prefetches.append(PrefetchSpec("ident", ident, depth))
+        prefetches = [p for p in prefetches if not isinstance(p.vector, tuple) or p.vector[0]]
+        if not prefetches:
+            return []
+        found = self.backend.query(prefetches, flt, max(limit * 3, 20), self.settings.rrf_k)
+        hits = [SearchHit(record=(rec := from_payload(f.id, f.payload)), relevance=f.score,
+                          score=self.settings.decay.score(f.score, rec, now_ts)) for f in found]
+        hits.sort(key=lambda h: h.score, reverse=True)
+        hits = fit_hits(hits[:limit], token_budget) if token_budget is not None else hits[:limit]
+        if hits and (self.settings.reinforce if reinforce is None else reinforce):
+            self._reinforce(hits, now_ts)
+        return hits
+
+    def _reinforce(self, hits: Sequence[SearchHit], now_ts: float) -> None:
+        """Count a recall: read and write each count under the write lock, so concurrent searches add up."""
+        with self.write_lock:
+            for found in self.backend.retrieve([h.record.id for h in hits]):
+                self.backend.set_payload([found.id], {"access_count": int(found.payload.get("access_count", 0)) + 1,
+                                                      "last_accessed_ts": now_ts})
+
+    @planned
+    def context(self, query: str, *, scope: Any = None, token_budget: int = 800, limit: int = 20, kind: Any = None,
+                tags: Iterable[str] | None = None, where: Mapping[str, Any] | None = None, since: Any = None,
+                until: Any = None, as_of: Any = None, reinforce: bool | None = None) -> Plan[str]:
+        hits = yield from Engine.search.plan(self, query, scope=scope, limit=limit, kind=kind, tags=tags, where=where,
+                                             since=since, until=until, as_of=as_of, token_budget=token_budget,
+                                             reinforce=reinforce)
+        return render_context(hits, token_budget)
+
+    # ------------------------------------------------------------------ listing
+    def filter(self, scope: Any, **conditions: Any) -> FilterSpec:
+        """The Qdrant filter of ``scope`` (ALL_TENANTS: no tenant condition) and the given conditions."""
+        wanted = coerce_scope(scope, admin=True)
+        return build_filter(None if isinstance(wanted, AllTenants) else wanted, **conditions)
+
+    def scan(self, flt: FilterSpec, page: int = 512) -> Iterator[Found]:
+        offset = None
+        while True:
+            found, offset = self.backend.scroll(flt, limit=page, offset=offset)
+            yield from found
+            if offset is None or not found:
+                return
+
+    def list(self, *, scope: Any = None, limit: int = 50, offset: int = 0, kind: Any = None,
+             tags: Iterable[str] | None = None, where: Mapping[str, Any] | None = None, since: Any = None,
+             until: Any = None, include_superseded: bool = True) -> list[MemoryRecord]:
+        self.check_usable()
+        check_limit("limit", limit, high=10_000)
+        check_limit("offset", offset, low=0, high=10_000_000)
+        flt = self.filter(scope, kind=kind, tags=tags, where=where, since=since, until=until)
+        if not include_superseded:
+            flt.must.append(Cond("valid_until_ts", gt=time.time()))
+        found = self.backend.newest(flt, limit + offset)
+        return [from_payload(f.id, f.payload) for f in found[offset:offset + limit]]
+
+    def count(self, *, scope: Any = None, kind: Any = None, tags: Iterable[str] | None = None,
+              where: Mapping[str, Any] | None = None) -> int:
+        self.check_usable()
+        return self.backend.count(self.filter(scope, kind=kind, tags=tags, where=where))
+
+    def stats(self, *, scope: Any = None) -> Stats:
+        self.check_usable()
+        by_kind: dict[str, int] = {}
+        pending = total = 0
+        oldest = newest = None
+        for f in self.scan(self.filter(scope)):
+            total += 1
+            kind = f.payload.get("kind", "note")
+            by_kind[kind] = by_kind.get(kind, 0) + 1
+            pending += 0 if f.payload.get("embedded", True) else 1
+            ts = f.payload.get("created_ts")
+            if ts is not None:
+                oldest = ts if oldest is None else min(oldest, ts)
+                newest = ts if newest is None else max(newest, ts)
+        conv = lambda ts: None if ts is None else _dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc)  # noqa: E731
+        return Stats(count=total, by_kind=dict(sorted(by_kind.items())), pending_embeddings=pending,
+                     oldest=conv(oldest), newest=conv(newest), backend=self.backend.kind,
+                     location=self.backend.location, embedder=self.embedder.name)
+
+    def iter_records(self, scope: Any = None) -> Iterator[MemoryRecord]:
+        self.check_usable()
+        for f in self.scan(self.filter(scope)):
+            yield from_payload(f.id, f.payload)
+
+    def optimize(self) -> None:
+        self.backend.optimize()
+
+    def close(self) -> None:
+        with self.write_lock:
+            if not self._shared.closed:
+                self._shared.closed = True
+                self.backend.close()
+
+
+_ADD_FIELDS = {"text", "scope", "kind", "tags", "importance", "metadata", "source", "valid_from", "valid_until",
+               "created_at", "context", "dedupe", "sources", "occurred_at"}
+
+
+def in_scope(rec: MemoryRecord, scope: Scope | AllTenants) -> bool:
+    """Whether a record belongs to ``scope``: the same tenant (the global space is one), and the same
+    user/agent/session where the scope sets them."""
+    if isinstance(scope, AllTenants):
+        return True
+    if rec.scope.stored_tenant != scope.stored_tenant:
+        return False
+    return all(getattr(scope, k) is None or getattr(scope, k) == getattr(rec.scope, k)
+               for k in ("user", "agent", "session"))
+
+
+def superseding_spec(new: Any, old: MemoryRecord, valid_from: Any, fields_: Mapping[str, Any]) -> dict[str, Any]:
+    """The superseding memory's fields: what was given, else the old memory's kind, tags, importance, metadata."""
+    if isinstance(new, MemoryRecord):
+        base: dict[str, Any] = {"text": new.text, "kind": new.kind, "tags": list(new.tags),
+                                "importance": new.importance, "metadata": dict(new.metadata), "source": new.source}
+    elif isinstance(new, Mapping):
+        base = dict(new)
+    elif isinstance(new, str):
+        base = {"text": new}
+    else:
+        raise TypeError("new must be the new text, a MemoryRecord or a mapping of add() fields")
+    unknown = set(base) - _ADD_FIELDS
+    if unknown:
+        raise TypeError(f"unknown fields for the superseding memory: {sorted(unknown)}")
+    base.update(fields_)
+    if "text" not in base:
+        raise ValueError("the superseding memory needs a text")
+    base.setdefault("kind", old.kind)
+    base.setdefault("tags", list(old.tags))
+    base.setdefault("importance", old.importance)
+    base.setdefault("metadata", dict(old.metadata))
+    base["valid_from"] = to_datetime(valid_from or base.get("valid_from")) or utcnow()
+    return base
+
+
+__all__ = ["ALL_TENANTS", "DENSE_WEIGHT", "Engine", "FORMAT_VERSION", "MAX_TEXT_CHARS", "QuotaExceededError",
+           "in_scope", "superseding_spec"]

@@ -1,0 +1,197 @@
+"""MemoryRecord <-> Qdrant payload, and the filters every query is built from (scope first, always)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import re
+import unicodedata
+from typing import Any, Iterable, Mapping
+
+from .backends.base import Cond, FilterSpec
+from ..types import FOREVER, GLOBAL_TENANT, MemoryRecord, Scope, to_datetime, to_ts
+
+TOP_LEVEL_WHERE = {"kind", "source", "tags", "user", "agent", "session", "sources"}
+PAYLOAD_ALIASES = {"occurred_at": "occurred_ts", "created_at": "created_ts"}  # record field -> payload field
+RANGE_OPS = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
+
+
+def normalize_text(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = re.sub(r"\s+", " ", text).strip()
+    return text.rstrip(" .!?;,")
+
+
+def content_hash(text: str, scope: Scope) -> str:
+    """Same text in the same scope = same hash: the key of idempotent adds."""
+    key = "\x1f".join([scope.stored_tenant, scope.user or "", scope.agent or "", scope.session or "",
+                       normalize_text(text)])
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _dt_from_ts(value: Any) -> _dt.datetime | None:
+    if value is None:
+        return None
+    return _dt.datetime.fromtimestamp(float(value), tz=_dt.timezone.utc)
+
+
+def to_payload(rec: MemoryRecord) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "text": rec.text,
+        "kind": rec.kind,
+        "tags": list(rec.tags),
+        "importance": rec.importance,
+        "meta": dict(rec.metadata),
+        "tenant": rec.scope.stored_tenant,
+        "created_ts": rec.created_at.timestamp(),
+        "updated_ts": rec.updated_at.timestamp(),
+        "valid_from_ts": (rec.valid_from or rec.created_at).timestamp(),
+        "valid_until_ts": rec.valid_until.timestamp() if rec.valid_until else FOREVER,
+        "access_count": rec.access_count,
+        "merged_count": rec.merged_count,
+        "content_hash": rec.content_hash,
+        "embedded": rec.embedded,
+    }
+    for key in ("user", "agent", "session"):
+        value = getattr(rec.scope, key)
+        if value is not None:
+            payload[key] = value
+    if rec.source is not None:
+        payload["source"] = rec.source
+    if rec.supersedes:
+        payload["supersedes"] = rec.supersedes
+    if rec.superseded_by:
+        payload["superseded_by"] = rec.superseded_by
+    if rec.last_accessed_at:
+        payload["last_accessed_ts"] = rec.last_accessed_at.timestamp()
+    if rec.context:
+        payload["context"] = rec.context
+    if rec.sources:
+        payload["sources"] = list(rec.sources)
+    if rec.occurred_at is not None:
+        payload["occurred_ts"] = rec.occurred_at.timestamp()
+    return payload
+
+
+def from_payload(point_id: str, p: Mapping[str, Any]) -> MemoryRecord:
+    tenant = p.get("tenant")
+    until = p.get("valid_until_ts")
+    return MemoryRecord(
+        id=point_id,
+        text=p.get("text", ""),
+        kind=p.get("kind", "note"),
+        scope=Scope(tenant=None if tenant in (None, GLOBAL_TENANT) else tenant, user=p.get("user"),
+                    agent=p.get("agent"), session=p.get("session")),
+        tags=tuple(p.get("tags") or ()),
+        importance=int(p.get("importance", 5)),
+        metadata=dict(p.get("meta") or {}),
+        source=p.get("source"),
+        created_at=_dt_from_ts(p.get("created_ts")) or _dt.datetime.now(_dt.timezone.utc),
+        updated_at=_dt_from_ts(p.get("updated_ts")) or _dt.datetime.now(_dt.timezone.utc),
+        valid_from=_dt_from_ts(p.get("valid_from_ts")),
+        valid_until=None if until is None or float(until) >= FOREVER else _dt_from_ts(until),
+        supersedes=p.get("supersedes"),
+        superseded_by=p.get("superseded_by"),
+        access_count=int(p.get("access_count", 0)),
+        last_accessed_at=_dt_from_ts(p.get("last_accessed_ts")),
+        merged_count=int(p.get("merged_count", 0)),
+        content_hash=p.get("content_hash", ""),
+        embedded=bool(p.get("embedded", True)),
+        context=p.get("context") or None,
+        sources=tuple(p.get("sources") or ()),
+        occurred_at=_dt_from_ts(p.get("occurred_ts")),
+    )
+
+
+def scope_conditions(scope: Scope) -> list[Cond]:
+    """Tenant always (a hard partition, global included); user/agent/session when the scope sets them."""
+    conds = [Cond("tenant", eq=scope.stored_tenant)]
+    for key in ("user", "agent", "session"):
+        value = getattr(scope, key)
+        if value is not None:
+            conds.append(Cond(key, eq=value))
+    return conds
+
+
+def valid_at(ts: float) -> list[Cond]:
+    return [Cond("valid_from_ts", lte=ts), Cond("valid_until_ts", gt=ts)]
+
+
+def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[Cond]]:
+    """``where`` keys: kind/source/tags/user/agent/session, anything else is a metadata field.
+
+    Values: a scalar (equal), a list (any of), or an operator dict: ``$eq``, ``$ne``, ``$in``, ``$nin`` and
+    numeric or datetime ranges ``$gt/$gte/$lt/$lte``. Returns (must, must_not) conditions.
+    """
+    must: list[Cond] = []
+    must_not: list[Cond] = []
+    if not where:
+        return must, must_not
+    for key, value in where.items():
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"where keys must be non-empty strings, got {key!r}")
+        field = (PAYLOAD_ALIASES.get(key) or key if key in TOP_LEVEL_WHERE or key in PAYLOAD_ALIASES
+                 else "meta." + key.removeprefix("metadata.").removeprefix("meta."))
+        if isinstance(value, Mapping):
+            unknown = set(value) - set(RANGE_OPS) - {"$eq", "$ne", "$in", "$nin"}
+            if unknown:
+                raise ValueError(f"unsupported operators for {key!r}: {sorted(unknown)}")
+            if "$eq" in value:
+                must.append(Cond(field, eq=value["$eq"]))
+            if "$ne" in value:
+                must_not.append(Cond(field, eq=value["$ne"]))
+            if "$in" in value:
+                must.append(Cond(field, any_of=tuple(value["$in"])))
+            if "$nin" in value:
+                must_not.append(Cond(field, any_of=tuple(value["$nin"])))
+            bounds = {RANGE_OPS[op]: _as_number(v) for op, v in value.items() if op in RANGE_OPS}
+            if bounds:
+                must.append(Cond(field, **bounds))
+        elif isinstance(value, (list, tuple, set)):
+            must.append(Cond(field, any_of=tuple(value)))
+        elif value is None:
+            raise ValueError(f"where[{key!r}] is None; omit the key instead")
+        else:
+            must.append(Cond(field, eq=value))
+    return must, must_not
+
+
+def _as_number(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError("range bounds must be numbers or datetimes")
+    if isinstance(value, (int, float)):
+        return float(value)
+    ts = to_ts(value)
+    assert ts is not None
+    return ts
+
+
+def build_filter(
+    scope: Scope | None,
+    *,
+    kind: str | Iterable[str] | None = None,
+    tags: Iterable[str] | None = None,
+    where: Mapping[str, Any] | None = None,
+    since: Any = None,
+    until: Any = None,
+    valid_ts: float | None = None,
+) -> FilterSpec:
+    must = scope_conditions(scope) if scope is not None else []  # None: every tenant (the engine's admin switch)
+    if kind is not None:
+        kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+        must.append(Cond("kind", eq=kinds[0]) if len(kinds) == 1 else Cond("kind", any_of=kinds))
+    for tag in tags or ():
+        must.append(Cond("tags", eq=tag))
+    where_must, where_not = where_conditions(where)
+    must.extend(where_must)
+    if since is not None:
+        must.append(Cond("created_ts", gte=to_ts(since)))
+    if until is not None:
+        must.append(Cond("created_ts", lt=to_ts(until)))
+    if valid_ts is not None:
+        must.extend(valid_at(valid_ts))
+    return FilterSpec(must=must, must_not=where_not)
+
+
+__all__ = ["build_filter", "content_hash", "from_payload", "normalize_text", "scope_conditions",
+           "to_payload", "to_datetime", "valid_at", "where_conditions"]
