@@ -185,7 +185,7 @@ def recall(inp: HookInput) -> tuple[str, str]:
             keep=lambda r: r.id not in recalled and shown.wanted(r) and not covered(said(r.text), recalled_words))
         shown.mark(in_digest)
         shown.digest_pending = False
-        from .session_start import import_offer
+        from .offers import import_offer
 
         message = import_offer()
     ms = round(elapsed() * 1000, 1)  # the records below are written after the answer (remem.hooks.after)

@@ -7,26 +7,16 @@
   (:func:`remem.hooks.recall.compact_digest`).
 - ``resume``: the transcript replays what was injected before; nothing to do.
 
-:func:`import_offer` is the one-time offer, made with the first prompt's digest, to import the Claude Code
+:func:`~remem.hooks.offers.import_offer` is the one-time offer, made with the first prompt's digest, to import the Claude Code
 sessions already on disk (``/remem:memory import``).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
-from .common import HookInput, hooks_dir, log, read_json, service_running, write_json
+from .common import HookInput, log, service_running
 from .injected import Shown, state_path
-
-OFFERS_FILE = "offers.json"
-
-
-def claude_projects_dir() -> Path:
-    base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-    return Path(base) / "projects"
-
 
 def session_start(inp: HookInput) -> str:
     """Context for Claude (only after a compaction; otherwise the first prompt brings the digest)."""
@@ -64,24 +54,3 @@ def warm_in_background() -> None:
         log("session-start", f"could not wake the service: {exc}")
 
 
-def import_offer() -> str:
-    """Once per REMEM_HOME: offer to import the sessions Claude Code already keeps, if there are any."""
-    path = hooks_dir() / OFFERS_FILE
-    offers = read_json(path)
-    offers = offers if isinstance(offers, dict) else {}
-    if offers.get("import"):
-        return ""
-    try:
-        count = sum(1 for _ in claude_projects_dir().glob("*/*.jsonl"))
-    except OSError:
-        count = 0
-    if not count:
-        return ""
-    offers["import"] = True
-    try:
-        write_json(path, offers)
-    except OSError:
-        return ""  # cannot remember having offered: better not to offer at every start
-    return (f"remem: {count} earlier Claude Code session{'s' if count != 1 else ''} can be imported into this "
-            f"machine's memory so they are searchable here; run /remem:memory import (or `remem import "
-            f"claude-code`). Offered once.")
