@@ -40,6 +40,7 @@ from rich.table import Table
 from remem import Memory, Scope
 from remem.core.recall.planner import recall, recall_context
 from remem.core.recall.rendering import HEADER
+from remem.core.recall.timeframe import parse_timeframe
 from remem.core.recall.tokens import count_tokens
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -195,6 +196,8 @@ def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None
                 hits = mem.search(q["question"], scope=scope, limit=10, reinforce=False)
             lat.append(time.perf_counter() - t0)
             row = evidence_scores([h.record.sources for h in hits], q["evidence"])
+            if parse_timeframe(q["question"], now) is not None:
+                row["t_any10"] = row["any10"]
             if planned:
                 ctx = recall_context(mem, q["question"], scope=scope, token_budget=BUDGET, now=now, **kw)
             else:
@@ -220,6 +223,8 @@ def run_bm25(convs: list[dict[str, Any]]) -> tuple[Scores, dict[str, Any]]:
             s = bm.get_scores(_WORD.findall(q["question"].lower()))
             order = sorted(range(len(docs)), key=lambda i: -s[i])
             row = evidence_scores([[docs[i][0]] for i in order[:10]], q["evidence"])
+            if parse_timeframe(q["question"], sessions_of(conv)[-1][1] + dt.timedelta(days=1)) is not None:
+                row["t_any10"] = row["any10"]
             lines, used = [HEADER], count_tokens(HEADER) + 1
             for i in order[:40]:
                 line = f"- [{docs[i][1]:%Y-%m-%d}] {docs[i][2]}"
@@ -240,11 +245,11 @@ def tables(rows: Iterable[tuple[str, Scores]]) -> list[Table]:
     ev = Table(title="LoCoMo evidence recall through sources (categories 1-4; a hit counts for <= 3 sources)")
     ev.add_column("method")
     for col in ("any@5", "all@5", "frac@5", "any@10", "all@10", "frac@10",
-                *[f"any@10 {c}" for c in CATEGORIES.values()]):
+                *[f"any@10 {c}" for c in CATEGORIES.values()], "any@10 naming a time"):
         ev.add_column(col, justify="right")
     for name, s in rows:
         ev.add_row(name, *[f"{s.mean(m):.3f}" for m in ("any5", "all5", "frac5", "any10", "all10", "frac10")],
-                   *[f"{s.mean('any10', c):.3f}" for c in CATEGORIES])
+                   *[f"{s.mean('any10', c):.3f}" for c in CATEGORIES], f"{s.mean('t_any10'):.3f}")
     ans = Table(title=f"LoCoMo answer-token recall of context() at {BUDGET} tokens")
     ans.add_column("method")
     for col in ("answer tokens", "fully contained", *[f"ans {c}" for c in CATEGORIES.values()]):
@@ -289,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, s, extra in results:
             rows.append((name, s))
             report[name] = {"n_questions": s.n, **{m: s.mean(m) for m in ("any5", "all5", "frac5", "any10", "all10",
-                                                                           "frac10", "ans", "full")},
+                                                                           "frac10", "ans", "full", "t_any10")},
                             **{f"any10_{v}": s.mean("any10", k) for k, v in CATEGORIES.items()},
                             **{f"ans_{v}": s.mean("ans", k) for k, v in CATEGORIES.items()}, **extra}
     for t in tables(rows):

@@ -41,9 +41,9 @@ class LocalMemory(Engine):
     def remember(self, messages: Sequence[Mapping[str, Any]] | str, *, scope: Any = None,
                  session: str | None = None, distiller: Any = None, pii: bool | None = None,
                  metadata: Mapping[str, Any] | None = None, source: str | None = None,
-                 tags: Iterable[str] | None = None, queue: bool = True) -> Any:
+                 tags: Iterable[str] | None = None, queue: bool = True, episodes: bool = True) -> Any:
         return pipeline.remember(self, messages, scope=scope, session=session, distiller=distiller, pii=pii,
-                                 metadata=metadata, source=source, tags=tags, queue=queue)
+                                 metadata=metadata, source=source, tags=tags, queue=queue, episodes=episodes)
 
     async def aremember(self, messages: Any, **arguments: Any) -> Any:
         """``remember`` for AsyncMemory: LLM calls with the async client, store work in worker threads."""

@@ -4,9 +4,9 @@
 
 1. read the time the question names (:func:`~remem.core.recall.timeframe.parse_timeframe`); "before/after
    <event>" looks the event up first (:func:`~remem.core.recall.timeframe.resolve_anchor`);
-2. search as usual, deeper than asked, and — when a window was named — the same search filtered to it, so an
-   in-window record the unfiltered ranking left out still comes back;
-3. fuse both with a boost for in-window hits, and drop what repeats a better-ranked hit (a memory and the
+2. search as usual, deeper than asked, and — when a window was named — the question without its time words,
+   filtered to the window, so an in-window record the unfiltered ranking left out still comes back;
+3. fuse both rankings (reciprocal rank) with a boost for in-window hits, and drop what repeats a better-ranked hit (a memory and the
    episode it came from): :func:`~remem.core.recall.rendering.distinct`.
 
 Until the engine's ``search()``/``context()`` run this plan themselves, benchmarks and callers use these
@@ -16,14 +16,35 @@ functions; they only call ``memory.search`` (sync or a service client alike).
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from .rendering import render_context
 from .repeats import distinct
-from .timeframe import TimeFrame, fuse, parse_timeframe, resolve_anchor
+from .timeframe import TimeFrame, fuse, parse_timeframe, resolve_anchor, without_phrase
 from ..types import SearchHit
 
 DEPTH = 3  # candidates fetched per hit asked for: repeats are removed before the cut
+PAD_DAYS = 2  # a day named in a question, widened: it is often told of a day or two later (LoCoMo: +1.5 pts)
+
+
+Search = Callable[[str, "Mapping[str, Any] | None", int], Sequence[SearchHit]]
+"""``search(query, where, limit)``: one ranked search in the caller's scope and filters."""
+
+
+def plan(search: Search, query: str, *, limit: int = 10, where: Mapping[str, Any] | None = None,
+         now: _dt.datetime | None = None) -> list[SearchHit]:
+    """The recall plan over any ranked ``search`` (the engine's own, or the public API's): up to ``limit``
+    distinct hits, time-aware (see the module docstring)."""
+    frame = parse_timeframe(query, now)
+    if frame is not None and frame.anchor is not None:
+        frame = resolve_anchor(frame, lambda q: search(q, where, 3))
+    hits = list(search(query, where, max(limit * DEPTH, 20)))
+    if frame is not None and frame.resolved and "occurred_at" not in (where or {}):
+        if frame.start is not None and frame.end is not None and (frame.end - frame.start).days <= 1:
+            frame = frame.padded(PAD_DAYS)
+        inside = search(without_phrase(query, frame), {**(where or {}), **frame.where()}, limit)
+        hits = fuse(hits, inside, frame)
+    return distinct(hits)[:limit]
 
 
 def time_frame(memory: Any, query: str, *, scope: Any = None, now: _dt.datetime | None = None) -> TimeFrame | None:
@@ -36,15 +57,10 @@ def time_frame(memory: Any, query: str, *, scope: Any = None, now: _dt.datetime 
 
 def recall(memory: Any, query: str, *, scope: Any = None, limit: int = 10, now: _dt.datetime | None = None,
            where: Mapping[str, Any] | None = None, reinforce: bool = False, **filters: Any) -> list[SearchHit]:
-    """Up to ``limit`` distinct hits for ``query``, time-aware (see the module docstring)."""
-    frame = time_frame(memory, query, scope=scope, now=now)
-    depth = max(limit * DEPTH, 20)
-    hits = memory.search(query, scope=scope, limit=depth, where=where, reinforce=reinforce, **filters)
-    if frame is not None and frame.resolved and "occurred_at" not in (where or {}):
-        inside = memory.search(query, scope=scope, limit=limit, where={**(where or {}), **frame.where()},
-                               reinforce=reinforce, **filters)
-        hits = fuse(hits, inside, frame)
-    return distinct(hits)[:limit]
+    """:func:`plan` through the public API: ``memory.search`` (in-process or a service client) does each
+    search. Reinforcement is off by default: the plan searches deeper than it returns."""
+    return plan(lambda q, w, n: memory.search(q, scope=scope, limit=n, where=w, reinforce=reinforce, **filters),
+                query, limit=limit, where=where, now=now)
 
 
 def recall_context(memory: Any, query: str, *, scope: Any = None, token_budget: int = 800, limit: int = 20,
@@ -54,4 +70,4 @@ def recall_context(memory: Any, query: str, *, scope: Any = None, token_budget: 
     return render_context(hits, token_budget)
 
 
-__all__ = ["recall", "recall_context", "time_frame"]
+__all__ = ["PAD_DAYS", "Search", "plan", "recall", "recall_context", "time_frame"]

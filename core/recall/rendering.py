@@ -6,8 +6,8 @@ same thing twice wastes the budget, so :func:`distinct` drops what an earlier li
 
 * a memory whose source episodes are among the hits is replaced by them, at the memory's rank: the episode is
   the original (speaker, wording, the reason next to the decision) and the memory was distilled from it;
-* a hit whose source messages were all rendered already (a memory after its episode, a summary after the
-  turns it names) is dropped;
+* a hit whose source messages were all rendered already (a memory after its episode) is dropped, and so is a
+  session summary after a better-ranked turn or memory of its session (they said the part that matters);
 * a hit whose words are nearly all in one line already rendered (a session summary quoting a request, the
   same statement kept in two sessions) is dropped.
 

@@ -69,11 +69,16 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
     out: list[SearchHit] = []
     said: set[str] = set()
     seen_words: list[set[str]] = []
+    sessions: set[tuple[object, object]] = set()
     for h in _promote(hits):
         rec = h.record
         src = said_ids(rec)
         if src and src <= said:
             continue
+        session = (rec.scope, rec.metadata.get("session"))
+        if rec.kind == "summary" and session[1] is not None and session in sessions:
+            continue  # the session's own turns or memories, ranked higher, already said the relevant part
+        sessions.add(session)
         words = _words(rec.text)
         if words and any(len(words - prev) <= (1.0 - CONTAINED) * len(words) for prev in seen_words):
             continue

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Literal, Sequence
 
-from ..types import SearchHit
+from ..types import MemoryRecord, SearchHit
 
 UTC = _dt.timezone.utc
 MONTHS = {m: i for i, m in enumerate(["january", "february", "march", "april", "may", "june", "july", "august",
@@ -32,7 +32,7 @@ NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
            "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "couple of": 2, "a few": 3, "few": 3,
            "several": 3}
 SEASONS = {"spring": (3, 6), "summer": (6, 9), "autumn": (9, 12), "fall": (9, 12), "winter": (12, 15)}
-TIME_BOOST = 0.5  # in-window hits score x1.5: a strong nudge, not a filter (a window may be misread)
+TIME_BOOST = 0.2  # in-window hits score x1.2: a nudge, not a filter (LoCoMo: 0.2 > 0.5 > 1.0)
 
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
@@ -63,6 +63,24 @@ class TimeFrame:
         if when is None or not self.resolved:
             return False
         return (self.start is None or when >= self.start) and (self.end is None or when < self.end)
+
+    def overlaps(self, start: _dt.datetime, end: _dt.datetime) -> bool:
+        if not self.resolved:
+            return False
+        return (self.start is None or end > self.start) and (self.end is None or start < self.end)
+
+    def matches(self, rec: "MemoryRecord") -> bool:
+        """Whether a record is about this window: said in it, or naming a time in it ("yesterday", said the day
+        after)."""
+        if self.contains(rec.occurred_at):
+            return True
+        return any(self.overlaps(m.start, m.end) for m in mentions(rec.text, rec.occurred_at))
+
+    def padded(self, days: int) -> "TimeFrame":
+        """The window widened on its closed sides (a day named in a question is often the day before or after
+        the conversation that told of it)."""
+        pad = _dt.timedelta(days=days)
+        return replace(self, start=self.start - pad if self.start else None, end=self.end + pad if self.end else None)
 
     def where(self) -> dict[str, dict[str, _dt.datetime]]:
         """The ``where=`` filter of this window (records with an event time inside it)."""
@@ -117,7 +135,7 @@ def _part(start: _dt.datetime, end: _dt.datetime, part: str | None) -> tuple[_dt
     """Early / mid / late (or the beginning / middle / end) of a window: its thirds."""
     if not part:
         return start, end
-    third = (end - start) / 3
+    third = _dt.timedelta(days=round((end - start).days / 3))
     word = part.split()[-2] if part.endswith(" of") else part
     if word in ("early", "beginning", "start"):
         return start, start + third
@@ -393,17 +411,36 @@ def boost(hits: Sequence[SearchHit], frame: TimeFrame | None, factor: float = TI
     """``hits`` re-ranked: those whose event time falls in ``frame`` score ``1 + factor`` times higher."""
     if frame is None or not frame.resolved:
         return list(hits)
-    out = [replace(h, score=h.score * (1.0 + factor)) if frame.contains(h.record.occurred_at) else h for h in hits]
+    out = [replace(h, score=h.score * (1.0 + factor)) if frame.matches(h.record) else h for h in hits]
     return sorted(out, key=lambda h: h.score, reverse=True)
 
 
 def fuse(hits: Sequence[SearchHit], inside: Sequence[SearchHit], frame: TimeFrame | None,
-         factor: float = TIME_BOOST) -> list[SearchHit]:
-    """Merge a search and the same search filtered to ``frame`` (``inside``: hits the unfiltered one may have
-    ranked too low to return), then :func:`boost`."""
-    seen = {h.record.id for h in hits}
-    merged = [*hits, *(h for h in inside if h.record.id not in seen)]
-    return boost(merged, frame, factor)
+         factor: float = TIME_BOOST, k: int = 5) -> list[SearchHit]:
+    """One ranking from a search and the same question searched within ``frame`` (``inside``: what the
+    unfiltered ranking may have left out): reciprocal-rank fusion of the two (the same constant as the engine's),
+    then in-window hits boosted by ``1 + factor``."""
+    fused: dict[str, float] = {}
+    first: dict[str, SearchHit] = {}
+    for ranking in (hits, inside):
+        for rank, h in enumerate(ranking):
+            fused[h.record.id] = fused.get(h.record.id, 0.0) + 1.0 / (k + rank + 1)
+            first.setdefault(h.record.id, h)
+    out = [replace(h, score=fused[i] * (1.0 + factor if frame is not None and frame.matches(h.record) else 1.0))
+           for i, h in first.items()]
+    return sorted(out, key=lambda h: h.score, reverse=True)
 
 
-__all__ = ["Mention", "TIME_BOOST", "TimeFrame", "boost", "fuse", "mentions", "parse_timeframe", "resolve_anchor"]
+def without_phrase(query: str, frame: TimeFrame) -> str:
+    """The question minus the words that named its time ("where did X run before the migration" -> "where did
+    X run"): within the window, the time words only pull up the anchor event itself."""
+    low = query.lower()
+    at = low.find(frame.phrase.lower())
+    if at < 0:
+        return query
+    rest = (query[:at] + query[at + len(frame.phrase):]).strip(" ,?")
+    return rest if len(rest.split()) >= 2 else query
+
+
+__all__ = ["Mention", "TIME_BOOST", "TimeFrame", "boost", "fuse", "mentions", "parse_timeframe", "resolve_anchor",
+           "without_phrase"]

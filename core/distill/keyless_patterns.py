@@ -1,0 +1,187 @@
+"""The keyless distiller's patterns: which sentences are memories, of which kind, and the cues that join
+sentences into one memory (a cause and its fix, a decision and its reason). Data, kept apart from the logic in
+:mod:`remem.core.distill.keyless`; measured on ``tests/fixtures/keyless_labelled.jsonl``
+(``python -m remem.bench.keyless_labelled``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class Pattern:
+    kind: str
+    regex: re.Pattern[str]
+    score: float
+    roles: tuple[str, ...]
+    min_words: int = 0  # loose patterns ("don't ...") only count in a sentence long enough to say something
+    labelled: bool = False  # "Decision: ..." / "Fix: ...": short is fine, the label says what it is
+    anchored: bool = False  # only with something concrete in the sentence: a number, a name, an identifier
+
+
+def _p(kind: str, score: float, roles: tuple[str, ...], pattern: str, min_words: int = 0,
+       labelled: bool = False, anchored: bool = False) -> Pattern:
+    return Pattern(kind, re.compile(pattern, re.I), score, roles, min_words, labelled, anchored)
+
+
+_U, _A, _UA = ("user",), ("assistant",), ("user", "assistant")
+# words that make an instruction a one-off ("don't push yet"), not a standing preference
+_NOT_ONE_OFF = (r"(?!.*\b(?:yet|for now|right now|just now|this time|today|tonight|again|"
+                r"in this (?:pr|commit|change|file|branch))\b)")
+PATTERNS: tuple[Pattern, ...] = (
+    _p("preference", 0.9, _U, r"\b(?:i|we)\s+(?:really\s+|generally\s+|usually\s+|strongly\s+|much\s+)?"
+       r"(?:prefer|like|love|enjoy|hate|dislike|can'?t stand|despise|avoid)\b"),
+    _p("preference", 0.85, _U, r"\b(?:i|we)\s+(?:don'?t|do not|never)\s+(?:like|want|use|enjoy)\b"),
+    _p("preference", 0.85, _U, r"\b(?:i|we)(?:'d| would)\s+(?:rather|prefer|like)\b|\bmy (?:favou?rite|preferred)\b"),
+    _p("preference", 0.8, _U, r"^(?:please\s+)?(?:always|never(?!\s+mind\b)|don'?t ever|do not ever|"
+       r"make sure (?:to|you)|from now on|going forward|in (?:the )?future)\b"),
+    _p("preference", 0.8, _U, r"\b(?:i|we)\s+(?:always|never|usually|rarely|only)\s+(?!know\b|remember\b)\w+"),
+    _p("preference", 0.75, _U, r"\b(?:always|never)\s+(?:use|run|write|add|put|commit|push|ask|call|format|"
+       r"include|mention|reply|answer|respond)\b"),
+    _p("fact", 0.85, _U, r"\bmy name(?:'s| is)\b|\bcall me\b|\bi(?:'m| am) called\b"),
+    _p("fact", 0.8, _U, r"\bi\s+(?:work|worked|am working)\s+(?:at|for|on|as|in)\b|\bi(?:'m| am) (?:based|located) in\b|"
+       r"\bi\s+(?:live|lived|moved)\s+(?:in|to|at)\b|\bi(?:'m| am) from\b"),
+    _p("fact", 0.7, _U, r"^i(?:'m| am) an?\s+(?!bit\b|little\b|lot\b|few\b)\w+"),
+    _p("fact", 0.7, _U, r"^(?:i|we)(?:'m|'re| am| are)\s+(?:both\s+|all\s+)?(?:vegetarian|vegan|pescatarian|"
+       r"allergic|lactose|gluten|diabetic|married|single|divorced|retired|pregnant|left-handed|colou?r-?blind|"
+       r"deaf|blind|remote|freelance|self-employed|unemployed|based|located|from|originally)\b"),
+    _p("fact", 0.7, _U, r"^(?:(?:also|and|btw|oh|fyi|so)[,:]?\s+)*(?:my|our)\s+[\w-]+(?:\s+[\w-]+)?\s+"
+       r"(?:is|are|was|were|has|have|lives|works|uses|runs)\b"),
+    _p("fact", 0.7, _U, r"\bmy\s+(?:wife|husband|partner|son|daughter|kids?|children|dog|cat|team|company|employer|"
+       r"manager|boss|role|job|title|email|birthday|timezone|time zone|project|stack|os|laptop|machine|setup|"
+       r"editor|ide|shell|language|server|database|repo|repository|app|startup|product|client|customer)\b"),
+    _p("fact", 0.65, _U, r"\b(?:i|we)\s+(?:use|run|deploy|host|have|own|maintain|develop|build)\s+(?!to\b|it\b|this\b|"
+       r"that\b)\w+"),
+    _p("fact", 0.65, _UA, r"\b(?:our|the)\s+(?:project|team|company|stack|app|repo|codebase|api|service|backend|"
+       r"frontend|database|server|cluster|deployment|ci|pipeline)\s+(?:is|uses|runs|has|lives|targets|requires|"
+       r"depends)\b"),
+    _p("decision", 0.85, _UA, r"\b(?:we|i)(?:'ve| have)?\s+decided\b|\bdecided to\b|\bthe decision (?:is|was)\b|"
+       r"\bsettled on\b|\bopted (?:for|to)\b|\bwe chose\b|\bi chose\b|\bwe(?:'re| are) going with\b"),
+    _p("decision", 0.75, _UA, r"\blet'?s\s+(?:use|go with|switch|stick|keep|move|adopt|pin|drop|replace|stay)\b"
+       r"(?!\s+(?:it|that|this|them|the (?:first|second|third|other|same|last|former|latter)|(?:that|this|it) (?:one|way)|the (?:\w+\s+)?ones?)\b)|"
+       r"\bgoing with\b|\bwe(?:'ll| will)\s+(?:\w+\s+)?(?:use|go with|switch|keep|stick|adopt|pin|drop|replace|build|"
+       r"write|run|host|deploy|move|store|put|split|partition|shard)\b(?!\s+(?:it|that|this|them|the (?:first|second|third|other|same|last|former|latter)|(?:that|this|it) (?:one|way)|the (?:\w+\s+)?ones?)\b)|"
+       r"\bthe plan is\b|\bwe should (?:use|switch|keep|pin|drop)\b"),
+    _p("decision", 0.6, _UA, r"\b(?:switched|migrated|moved|changed|upgraded|downgraded|pinned)\s+(?:\w+\s+){0,3}"
+       r"(?:to|from)\b|\binstead of\b"),
+    _p("lesson", 0.85, _UA, r"\b(?:the\s+)?(?:root cause|problem|issue|bug|culprit|cause|error)\s+(?:was|is|turned out)\b|"
+       r"\bturns? out\b|\bturned out\b|\bthe (?:fix|solution|workaround|trick) (?:was|is)\b"),
+    _p("lesson", 0.8, _UA, r"\b(?:fixed|solved|resolved)\s+(?:it\s+|this\s+|that\s+|the\s+\w+\s+)?(?:by|with)\b|"
+       r"\bcaused by\b|\bworkaround\b|\blesson(?:s)? learn(?:ed|t)\b|\bnote to self\b|\bgotcha\b"),
+    _p("lesson", 0.75, _UA, r"\b(?:didn'?t|did not|doesn'?t|does not|won'?t|will not|can'?t|cannot)\s+work\b|"
+       r"\bfailed because\b|\bbreaks? (?:when|if|because)\b|\bmake sure (?:to|that)\b|\bneeds? to be\b"),
+    _p("event", 0.6, _UA, r"\b(?:it|that|this)\s+(?:worked|works now|did the trick|fixed it|solved it)\b|"
+       r"\b(?:deployed|released|shipped|published)\b"),
+    # labelled statements ("Decision: ...", "Root cause: ..."), common in assistants' answers and ADR-style notes
+    _p("decision", 0.95, _UA, r"^(?:final\s+|the\s+)?(?:decision|decided|verdict|resolution|choice|"
+       r"we(?:'ll| will) go with)\s*(?:made\s*)?[:\-\u2013\u2014]\s*\S", min_words=3, labelled=True),
+    _p("lesson", 0.9, _UA, r"^(?:the\s+)?(?:root[ -]cause|cause|fix|solution|workaround|lessons?(?: learn(?:ed|t))?|"
+       r"takeaway|conclusion|finding|gotcha|pitfall|note to self|learning)\s*:\s*\S", min_words=3, labelled=True),
+    # negative preferences said as imperatives: "Don't suggest Java ...", "Avoid ORMs ...", "No more mocks ..."
+    _p("preference", 0.8, _U, r"^(?:please\s+)?(?:avoid\s+(?!it\b|that\b|this\b|them\b)|no more\s+(?!questions\b|"
+       r"talk|chat|excuses\b|of (?:this|that)\b)|stop\s+\w+ing\b)" + _NOT_ONE_OFF, min_words=3),
+    _p("preference", 0.7, _U, r"^(?:please\s+)?(?:don'?t|do not)\s+(?!worry|bother|forget|mind|know|think|"
+       r"understand|get|see|have|need|rush|panic|care|wait|do (?:that|this|it)\b)\w+" + _NOT_ONE_OFF, min_words=5),
+    # facts: identity and hosting phrased with "we", and "the X is <identifier>" (hosts, URLs, ids, branches)
+    _p("fact", 0.7, _U, r"^(?:i|we)(?:'m|'re| am| are)\s+an?\s+(?!bit\b|little\b|lot\b|few\b|minute\b|"
+       r"second\b)\w+"),
+    _p("fact", 0.65, _U, r"\b(?:i|we)\s+(?:deploy|host|ship|publish|run)\s+(?:it\s+|everything\s+)?"
+       r"(?:to|on|in|via)\s+\S"),
+    _p("fact", 0.7, _U, r"^(?:(?:also|and|btw|oh|fyi|so)[,:]?\s+)*(?:the|our|my)\s+(?:[\w-]+\s+){0,3}(?:is|are|lives|"
+       r"runs|sits)\s+(?:at\s+|on\s+|in\s+|called\s+|named\s+)?[`'\"]?(?=[\w-]*(?:[a-z][\w-]*\d|\d[\w-]*[a-z]|"
+       r"[./:@_][\w/]))"),
+    # decisions: more ways to say a choice was made
+    _p("decision", 0.8, _UA, r"\b(?:we|i)\s+went with\b|^(?:(?:ok(?:ay)?|fine|then|agreed|yes|yeah|alright|sure|great|good|sounds good)[,.!]?\s+)?go with\s+(?!it\b|"
+       r"that\b|this\b|them\b|the (?:first|second|third|last|other|former|latter)\b|whatever\b|your)|"
+       r"\b(?:we|i)(?:'ve| have)?\s+agreed\s+(?:to|on|that)\b|\bagreed (?:to|on)\b|"
+       r"^(?:opted for|settled on|sticking with)\b|"
+       r"\b(?:chose|picked|selected)\s+\S+(?:\s+\S+){0,3}\s+(?:over|instead of|rather than)\b"),
+    _p("decision", 0.75, _UA, r"\b(?:we(?:'re| are|'ll| will)|let'?s)\s+(?:be\s+)?(?:replac|switch|migrat|mov)"
+       r"(?:e|es|ing)\b(?=.*\b(?:with|to|from|over)\b)"),
+    # lessons: "<something> fixed the <problem>" (not "I fixed it" / "That fixed it")
+    _p("lesson", 0.75, _UA, r"^(?!(?:i|we|it|this|that|which|these|those|he|she|they|you)\b)\S.{3,}?\b(?:fixed|solved|"
+       r"resolved|cured)\s+(?:the|our|a|an|all)\b"),
+    # outcomes with numbers: "p95 latency dropped from 900 ms to 120 ms"
+    _p("event", 0.7, _UA, r"\b(?:down|up) from\s+~?\$?\d|\bnow takes\b.*\d", min_words=5),
+    _p("event", 0.7, _UA, r"\b(?:dropped|fell|went|rose|improved|increased|decreased|reduced|grew|shrank|"
+       r"cut|sped up|slowed)\b.*\bfrom\s+~?\$?\d[\d.,]*\s*\S*\s+to\s+~?\$?\d"),
+    # lessons: causes said without the words "root cause" ("X failed because Y", "the flake was Y", "it was an
+    # N+1 query"), and fixes explained by their cause ("I added X because Y")
+    _p("lesson", 0.8, _UA, r"\b(?:the\s+)?(?:[\w-]+\s+){0,3}(?:flake|flakiness|failures?|crash(?:es)?|bug|issue|"
+       r"problem|errors?|timeouts?|hang|leak|slowness|outage|regression|segfault|\d{3}s|oom|flaky\s+(?:[\w-]+\s+){0,2}"
+       r"(?:tests?|jobs?|builds?|checks?|suites?))\s+(?:was|were|came from|"
+       r"comes from|(?:is|was|were) caused by)\b"),
+    _p("lesson", 0.8, _UA, r"\b(?:fail(?:ed|s|ing)?|crash(?:ed|es)?|broke|hung|hangs|deadlocked|stopped|timed out|"
+       r"couldn'?t|can'?t|didn'?t|wasn'?t|weren'?t|mangled|blocked|leak(?:ed|ing)|retried|duplicated|spiked|"
+       r"lost|dropped|(?:was|were) (?:slow|down|stale|"
+       r"wrong|empty|missing|lost)|saw stale|got killed|kept \w+ing)\b[^.]*\b(?:because|since|due to|as)\b"),
+    _p("lesson", 0.8, _UA, r"^(?:it|that|this)(?:'s| was| is)\s+an?\s+(?:[\w+-]+\s+){0,2}(?:query|import|bug|race|"
+       r"leak|deadlock|typo|regression|mismatch|conflict|cycle|off-by-one)\b", min_words=4),
+    _p("lesson", 0.8, _UA, r"\bknown (?:bug|issue|problem)\b|^confirmed:"),
+    _p("lesson", 0.8, _UA, r"^(?:i|we)\s+(?:added|changed|set|removed|wrapped|made|capped|disabled|enabled)\b"
+       r".*\bbecause\b"),
+    # decisions: more verbs after "let's", decisions in progress ("we're self-hosting X"), targets, imperatives
+    _p("decision", 0.75, _UA, r"\blet'?s\s+(?:store|do|make|put|run|build|split|shard|add|remove|deprecate|cache|"
+       r"host|deploy|ship|target|require|limit|keep|use|partition|swap|index|archive|rewrite|merge|batch|"
+       r"queue|cap|bump|freeze)\b(?!\s+(?:it|that|this|them|the (?:first|second|third|"
+       r"other|same|last|former|latter)|(?:that|this|it) (?:one|way))\b)"),
+    _p("decision", 0.75, _UA, r"\bwe(?:'re| are)\s+(?:self-hosting|moving|switching|adopting|dropping|replacing|"
+       r"migrating|standardi[sz]ing|consolidating|going to use)\b|\bwe\s+(?:target|only support|support only|"
+       r"require|standardi[sz]e on)\b"),
+    _p("decision", 0.68, _U, r"^(?:please\s+)?(?:pin|keep|drop|deprecate|stay on|move|switch|use)\s+(?!it\b|that\b|"
+       r"this\b|them\b|those\b|these\b|the (?:first|second|other|same)\b|the (?:\w+\s+)?ones?\b)\S+" + _NOT_ONE_OFF,
+       min_words=5),
+    # facts: roles, versions stuck on, release cadence, and concrete declaratives ("X listens on port 8081")
+    _p("fact", 0.7, _U, r"^i(?:'m| am) the\s+\w+|\bwe(?:'re| are) (?:stuck|still) on\b|"
+       r"\bwe\s+(?:release|ship|deploy|publish)\s+(?:every|each|weekly|daily|monthly|nightly|on)\b"),
+    _p("fact", 0.65, _U, r"^(?!(?:can|could|would|will|should|do|does|did|is|are|was|how|what|why|which|where|when|"
+       r"who|if|please|let'?s|just|then|so|write|fix|add|create|make|implement|build|update|change|remove|delete|"
+       r"refactor|explain|find|show|run|set|install|debug|review|rename|move|convert|generate|test|check|"
+       r"investigate|deploy|migrate|tell|give|help|use|keep|put|try|ask)\b)(?:[\w'.,/:-]+\s+){1,7}(?:still\s+)?(?:is|are|runs|uses|listens|reads|"
+       r"lives|owns|calls|stores|sits|holds|has|have|goes|points|runs|maintains|manages|leads|handles|reviews|"
+       r"processes|serves)\b", min_words=5, anchored=True),
+    # standing instructions said other ways: "..., never tabs", "when you review, ...", "X should look like Y"
+    _p("preference", 0.69, _U, r"\bnever\b(?!\s+mind\b)", min_words=4),
+    _p("preference", 0.75, _U, r"^(?:when(?:ever)?|each time|every time|any time)\s+you\b"),
+    _p("preference", 0.7, _U, r"\b(?:should|must)\s+(?:always\s+|never\s+)?(?:look like|be named|be called|use|"
+       r"follow|start with|end with|include|go in|live in)\b", min_words=4),
+)
+REASON_LABEL_RE = re.compile(r"^(?:reason|why|rationale|because|motivation)\b\s*:?\s*\S", re.I)
+
+# ---------------------------------------------------------------------------------------------- joining cues
+FIX_RE = re.compile(
+    r"^(?:setting|adding|using|pinning|switching|moving|changing|removing|pointing|running|dropping|copying|wrapping|"
+    r"freezing|enabling|disabling|installing|upgrading|downgrading|passing|rotating|guarding|bumping|raising|"
+    r"lowering|increasing|reducing|replacing|deleting|restarting|making|marking)\b|"
+    r"^(?:so\s+)?(?:i|we)(?:'ve| have)?\s+(?:added|changed|moved|switched|set|replaced|removed|pinned|wrapped|made|"
+    r"rewrote|bumped|increased|reduced|capped|disabled|enabled|rotated|dropped|upgraded|downgraded|fixed|patched|"
+    r"put|turned|limited|raised|lowered)\b|"
+    r"^(?:the\s+)?(?:fix|solution|workaround|remedy)\b|\bso\s+(?:keep|use|pin|always|never|set)\b|"
+    r"^\w+ing\b.*\b(?:fixe[sd]|solved?s?|resolved?s?|avoids?|removed|cleared|freed|cut|brought|made it|makes it|got it)\b",
+    re.I)
+DECISION_FIX_RE = re.compile(r"^(?:so\s+)?(?:i|we)(?:'ve| have)?\s+(?:switched|moved|migrated|pinned|replaced|chose|"
+                             r"picked|went with)\b|^(?:switching|moving|migrating|pinning|replacing)\b", re.I)
+"""A fix that is a choice ("we switched to X"): with a reason before it, a decision rather than a lesson."""
+"""A sentence that says what was done about a problem: joined to the cause said just before it."""
+REASON_HINT_RE = re.compile(
+    r"\b(?:because|since|as we|so that|due to|otherwise|already|needs?|needed|can'?t|cannot|couldn'?t|doesn'?t|"
+    r"don'?t|won'?t|isn'?t|wasn'?t|too (?:slow|big|expensive|complex|many|much|late)|issues?|problems?|slow(?:er)?|"
+    r"broke|breaks|broken|fail(?:s|ed|ing)?|expensive|cheaper|faster|simpler|easier|safer|out of support|"
+    r"end of life|deprecated|would need|requires?|bugs?|crash(?:es|ed)?|lost|losing|timeouts?|limits?|"
+    r"no longer)\b", re.I)
+"""Words that make a sentence a reason for the decision next to it."""
+STATUS_RE = re.compile(
+    r"^(?:all\s+)?(?:\d+\s+)?(?:the\s+)?(?:unit\s+|e2e\s+|integration\s+)?tests?\s+(?:now\s+)?(?:pass|passed|are "
+    r"(?:passing|green)|green|run green)|\btests? (?:are|is) green\b|^(?:ci|the build|build|lint(?:ing)?|the "
+    r"linter|checks?)\b.{0,30}\b(?:passed|passes|succeeded|is green|are green|clean)\b|^coverage is\b|"
+    r"^ran \d+ tests?\b|^no (?:errors|failures|warnings)\b|^all set\b|\bready for review\b|"
+    r"^(?:done|finished)\b|^i (?:opened|pushed|merged|committed)\b", re.I)
+"""Outcome reports ("All 48 tests pass now"): the session summary keeps the outcome; they are never memories."""
+AGREE_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b", re.I)
+THEN_RE = re.compile(r"^(?:user:\s*)?(?:then|so|ok(?:ay)?|in that case|fine|agreed|alright|great|sounds good)\b",
+                     re.I)
+VAGUE_WORDS = frozenset("""that it this these those them they better one ones thing things way fine same option
+options first second third last again too more much lot really like likes liked want wants good great nice ok okay
+user user's users stuff work works worked something anything everything let's lets do does doing done go going
+make""".split())

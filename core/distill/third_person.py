@@ -1,0 +1,74 @@
+"""A user's first-person sentence in the third person ("I prefer" -> "User prefers", "My name is" -> "User's
+name is"), so a memory reads right in any later prompt, whoever reads it."""
+
+from __future__ import annotations
+
+import re
+
+LEAD_RE = re.compile(r"^(?:also|and|oh and|btw|by the way|fyi|just so you know|note|ps|p\.s\.|one more thing|"
+                      r"for the record|remember(?: that)?|please remember(?: that)?|keep in mind(?: that)?)[,:]?\s+",
+                      re.I)
+QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2032": "'"})
+
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "'m": "is", "'ve": "has", "'d": "would",
+              "'ll": "will", "don't": "doesn't", "do not": "does not", "haven't": "hasn't", "have not": "has not",
+              "am not": "is not", "'m not": "is not"}
+_MODALS = {"can", "could", "would", "will", "should", "must", "might", "may", "can't", "cannot", "won't",
+           "wouldn't", "shouldn't", "couldn't", "was", "wasn't", "had", "did", "didn't", "went", "got", "made",
+           "left", "chose", "bought", "built", "wrote", "ran", "met", "began", "became", "grew", "knew", "thought",
+           "told", "said", "saw", "took", "gave", "found", "felt", "kept", "lost", "paid", "sent", "spent", "brought",
+           "caught", "taught", "sold", "held", "heard", "meant", "forgot", "broke", "spoke", "drove", "flew", "ate",
+           "drank", "slept", "won", "understood", "stood", "sat", "fell", "led", "read", "put", "set", "cut", "let",
+           "quit", "hit", "shut", "might've", "must've", "used", "need", "needed"}
+_ADVERBS = r"(?:(?:really|generally|usually|strongly|always|never|often|mostly|also|still|only|just|much|"
+_ADVERBS += r"definitely|typically|normally|currently|now|actually|mainly|rarely|sometimes)\s+)*"
+_I_VERB_RE = re.compile(r"^i(?P<contr>'m not|'m|'ve|'d|'ll)?\s*(?P<adv>" + _ADVERBS + r")(?P<verb>don't|do not|"
+                        r"haven't|have not|am not|[a-z']+)?", re.I)
+CLAUSE_RE = re.compile(r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|my|we)\b)|;\s+", re.I)
+
+
+def _conjugate(verb: str) -> str:
+    v = verb.lower()
+    if v in _IRREGULAR:
+        return _IRREGULAR[v]
+    if v in _MODALS or v.endswith("ed") or "'" in v:
+        return v
+    if v.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return v + "es"
+    if len(v) > 2 and v.endswith("y") and v[-2] not in "aeiou":
+        return v[:-1] + "ies"
+    return v + "s"
+
+
+def first_person_to_user(sentence: str) -> str:
+    """Rewrite a user's first-person sentence to the third person ("I prefer" -> "User prefers",
+    "My name is" -> "User's name is") so a memory reads right in any later prompt."""
+    s = LEAD_RE.sub("", sentence).strip()
+    out = _rewrite_subject(s)
+    if out.startswith("User"):
+        return _INNER_FIRST_PERSON_RE.sub(lambda m: _INNER_FIRST_PERSON[m.group(0).lower()], out)
+    return f"User: {out}"  # not rewritable: keep the words, say who said them
+
+
+_INNER_FIRST_PERSON = {"my": "their", "me": "them", "myself": "themselves", "mine": "theirs"}
+_INNER_FIRST_PERSON_RE = re.compile(r"\b(?:my|me|myself|mine)\b", re.I)
+
+
+def _rewrite_subject(s: str) -> str:
+    low = s.lower()
+    if low.startswith("my "):
+        return "User's " + s[3:]
+    if low.startswith("call me "):
+        return "User wants to be called " + s[8:]
+    m = _I_VERB_RE.match(s)
+    if m and (low.startswith(("i ", "i'")) ):
+        contr, adv, verb = m.group("contr"), m.group("adv") or "", m.group("verb")
+        if contr:
+            rest = s[m.start("adv"):] if m.group("adv") is not None else s[m.end("contr"):].lstrip()
+            return f"User {_IRREGULAR[contr.lower()]} {rest.lstrip()}".rstrip()
+        if verb:
+            return f"User {adv}{_conjugate(verb)}{s[m.end('verb'):]}"
+    return s[:1].upper() + s[1:] if s else s
+
+
+__all__ = ["CLAUSE_RE", "LEAD_RE", "QUOTES", "first_person_to_user"]

@@ -1,0 +1,91 @@
+"""Time in questions and in what was said: windows parsed from questions, relative times resolved against when
+a message was said, and recall that uses them on the real store (public API only)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from remem import Memory, Scope
+from remem.core.recall.planner import recall, recall_context
+from remem.core.recall.timeframe import mentions, parse_timeframe
+
+UTC = dt.timezone.utc
+NOW = dt.datetime(2023, 11, 20, 15, 0, tzinfo=UTC)  # a Monday
+SCOPE = Scope(tenant="acme")
+
+
+def day(y: int, m: int, d: int) -> dt.datetime:
+    return dt.datetime(y, m, d, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("question,start,end", [
+    ("What did Caroline do in May 2023?", day(2023, 5, 1), day(2023, 6, 1)),
+    ("Where did Evan go on 24 May, 2023?", day(2023, 5, 24), day(2023, 5, 25)),
+    ("Which book did Tim recommend on 8th December, 2022?", day(2022, 12, 8), day(2022, 12, 9)),
+    ("What did Gina get accepted for on May 23, 2023?", day(2023, 5, 23), day(2023, 5, 24)),
+    ("What was Jolene working on in the beginning of January 2023?", day(2023, 1, 1), day(2023, 1, 11)),
+    ("What type of classes did Evan start taking in 2023?", day(2023, 1, 1), day(2024, 1, 1)),
+    ("what did we decide last week?", day(2023, 11, 13), day(2023, 11, 20)),
+    ("what broke yesterday?", day(2023, 11, 19), day(2023, 11, 20)),
+    ("who headlined the festival in October?", day(2023, 10, 1), day(2023, 11, 1)),
+    ("what happened last summer?", day(2023, 6, 1), day(2023, 9, 1)),
+    ("errors since 2023-03-01", day(2023, 3, 1), None),
+    ("what did we use before March?", None, day(2023, 3, 1)),
+    ("what changed after May 2023?", day(2023, 6, 1), None),
+    ("what did we ship last Friday?", day(2023, 11, 17), day(2023, 11, 18)),
+])
+def test_questions_name_time_windows(question: str, start: dt.datetime | None, end: dt.datetime | None) -> None:
+    frame = parse_timeframe(question, NOW)
+    assert frame is not None and frame.resolved and (frame.start, frame.end) == (start, end), frame
+
+
+@pytest.mark.parametrize("question", ["When did Caroline go to the LGBTQ support group?", "What may break?",
+                                      "I walked 2000 steps", "How do I rotate logs?", ""])
+def test_questions_without_a_time_have_no_window(question: str) -> None:
+    assert parse_timeframe(question, NOW) is None
+
+
+def test_relative_times_in_messages_resolve_against_when_they_were_said() -> None:
+    said = dt.datetime(2023, 5, 25, 13, 0, tzinfo=UTC)  # a Thursday
+    got = {m.phrase: m.describe() for m in mentions("Last Sunday I ran a race, and yesterday I rested. We moved "
+                                                     "here 4 years ago; last month was busy.", said)}
+    assert got == {"Last Sunday": "2023-05-21", "yesterday": "2023-05-24", "4 years ago": "2019",
+                   "last month": "April 2023"}
+    assert mentions("yesterday", None) == []
+
+
+def _said(mem: Memory, text: str, when: dt.datetime, mid: str, session: str) -> None:
+    mem.remember([{"role": "user", "content": text, "timestamp": when.isoformat(), "id": mid}], scope=SCOPE,
+                 session=session)
+
+
+def test_recall_prefers_what_happened_in_the_window_the_question_names(mem: Memory) -> None:
+    _said(mem, "We upgraded the payments service to Django 4.2 today.", day(2023, 3, 14), "m1", "s1")
+    _said(mem, "We upgraded the payments service to Django 5.0 today.", day(2023, 5, 9), "m2", "s2")
+    _said(mem, "We upgraded the payments service to Django 5.1 today.", day(2023, 9, 2), "m3", "s3")
+    top = recall(mem, "what did we upgrade the payments service to in May 2023?", scope=SCOPE, limit=3, now=NOW)
+    assert top[0].record.sources == ("m2",)
+    assert recall(mem, "payments upgrade before the migration", scope=SCOPE, now=NOW)  # unknown anchor: no crash
+    # the window is also a plain filter on event time
+    frame = parse_timeframe("in September 2023", NOW)
+    hits = mem.search("payments service upgrade", scope=SCOPE, where=frame.where())
+    assert {h.record.sources for h in hits} == {("m3",)}
+
+
+def test_before_an_event_is_resolved_by_finding_the_event(mem: Memory) -> None:
+    _said(mem, "The billing database migration to Aurora is done.", day(2023, 6, 1), "mig", "s1")
+    _said(mem, "Billing reports ran on the old MySQL replica, slowly.", day(2023, 4, 2), "old", "s2")
+    _said(mem, "Billing reports now run on Aurora read replicas.", day(2023, 7, 3), "new", "s3")
+    top = recall(mem, "where did billing reports run before the database migration?", scope=SCOPE, limit=2,
+                 now=NOW)
+    assert top[0].record.sources == ("old",)
+
+
+def test_recall_context_renders_each_thing_once_with_event_dates(mem: Memory) -> None:
+    mem.remember([{"role": "user", "content": "I ran the Berlin half marathon last Sunday.",
+                   "timestamp": "2023-05-25T10:00:00Z", "id": "run"}], scope=SCOPE, session="s1")
+    ctx = recall_context(mem, "when did I run the Berlin half marathon?", scope=SCOPE, now=NOW)
+    lines = [ln for ln in ctx.splitlines() if "Berlin" in ln]
+    assert len(lines) == 1 and lines[0].startswith("- [2023-05-25 · ") and "(last Sunday = 2023-05-21)" in lines[0]
