@@ -12,7 +12,7 @@ import asyncio
 import os
 from typing import Any, Callable
 
-from .memory import Memory
+from .memory import Memory, _describe
 from .operations import OPERATIONS, Operation
 
 
@@ -55,11 +55,7 @@ class AsyncMemory:
 def _async_method(op: Operation) -> Callable[..., Any]:
     async def method(self: AsyncMemory, *args: Any, **kwargs: Any) -> Any:
         return await self._run(op, args, kwargs)
-    method.__name__ = op.name
-    method.__qualname__ = f"AsyncMemory.{op.name}"
-    method.__doc__ = op.doc
-    method.__signature__ = op.signature  # type: ignore[attr-defined]
-    return method
+    return _describe(method, op, AsyncMemory)
 
 
 for _name, _op in OPERATIONS.items():
