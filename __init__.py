@@ -19,6 +19,9 @@ _EXPORTS = {
     "Memory": "remem.core.memory",
     "AsyncMemory": "remem.core.aio",
     "Scope": "remem.core.types",
+    "ALL_TENANTS": "remem.core.scope",
+    "Settings": "remem.core.settings",
+    "QuotaExceededError": "remem.core.store.engine",
     "MemoryRecord": "remem.core.types",
     "SearchHit": "remem.core.types",
     "ForgetResult": "remem.core.types",
@@ -39,6 +42,9 @@ if TYPE_CHECKING:
     from .core.aio import AsyncMemory
     from .core.service.client import ServiceError, ServiceTimeoutError
     from .core.memory import Memory
+    from .core.scope import ALL_TENANTS
+    from .core.settings import Settings
+    from .core.store.engine import QuotaExceededError
     from .core.types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, ProviderError,
                              RememError, Scope, ScopeError, SearchHit, Stats, StoreLockedError)
 

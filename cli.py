@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 from rich.console import Console
 from rich.table import Table
 
+from .core.config import private_umask
 from .core.types import RememError, Scope
 
 out = Console(highlight=False, soft_wrap=True)
@@ -18,7 +19,15 @@ err = Console(stderr=True, highlight=False)
 
 
 # ---------------------------------------------------------------------------------------------- plumbing
-def _scope(args: argparse.Namespace) -> Scope:
+def _scope(args: argparse.Namespace) -> Any:
+    """The scope the flags name: --tenant/--user/... (none: the global space), or every tenant with
+    --all-tenants (the explicit admin switch; refused together with a scope flag)."""
+    if args.all_tenants:
+        if args.tenant or args.user or args.agent or args.session or args.global_space:
+            raise RememError("--all-tenants cannot be combined with --tenant/--user/--agent/--session/--global")
+        from .core.scope import ALL_TENANTS
+
+        return ALL_TENANTS
     return Scope(tenant=args.tenant, user=args.user, agent=args.agent, session=args.session)
 
 
@@ -105,7 +114,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_get(args: argparse.Namespace) -> int:
     with _open(args) as mem:
-        rec = mem.get(args.id)
+        rec = mem.get(args.id, scope=_scope(args))
     _emit(args, rec.as_dict(), lambda: out.print_json(data=rec.as_dict()))
     return 0
 
@@ -113,12 +122,12 @@ def cmd_get(args: argparse.Namespace) -> int:
 def cmd_forget(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         if args.id:
-            existed = mem.forget(args.id, scope=_scope(args) if args.tenant else None)
+            existed = mem.forget(args.id, scope=_scope(args))
             _emit(args, {"id": args.id, "forgotten": existed},
                   lambda: out.print("forgotten" if existed else "no such memory"))
             return 0 if existed else 1
-        if not args.tenant and not args.global_space:
-            raise RememError("bulk forget needs --tenant (or --global for the global space)")
+        if not args.tenant and not args.global_space and not args.all_tenants:
+            raise RememError("bulk forget needs --tenant (or --global for the global space, or --all-tenants)")
         res = mem.forget(scope=_scope(args), where=_parse_where(args.where), kind=args.kind, tags=args.tag,
                          before=args.before, dry_run=not args.yes)
     _emit(args, {"count": res.count, "ids": list(res.ids), "dry_run": res.dry_run},
@@ -129,7 +138,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     with _open(args) as mem:
-        st = mem.stats(scope=_scope(args) if (args.tenant or args.global_space) else None)
+        st = mem.stats(scope=_scope(args))
         data = {**st.as_dict(), "llm_usage": mem.usage()}
 
     def human() -> None:
@@ -144,18 +153,43 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     with _open(args) as mem:
-        n = mem.export(args.file, scope=_scope(args) if (args.tenant or args.global_space) else None)
+        n = mem.export(args.file, scope=_scope(args))
     _emit(args, {"exported": n, "path": str(args.file)}, lambda: out.print(f"exported {n} memories to {args.file}"))
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    if args.file == "claude-code":
+        return cmd_import_claude_code(args)
     total = sum(1 for _ in _open_text(args.file)) - 1
     with _open(args) as mem:
         progress, advance = _progress(max(total, 0), "importing")
         with progress:
-            n = mem.import_(args.file, progress=advance)
+            n = mem.import_(args.file, scope=_scope(args), progress=advance)
     _emit(args, {"imported": n}, lambda: out.print(f"imported {n} memories"))
+    return 0
+
+
+def cmd_import_claude_code(args: argparse.Namespace) -> int:
+    """``remem import claude-code [PATH]``: the sessions in ~/.claude/projects, each into its project's tenant."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .hooks.importer import import_sessions
+
+    progress = Progress(TextColumn("importing Claude Code sessions"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=err, transient=True, disable=args.json)
+    task = progress.add_task("sessions", total=None)
+    with _open(args) as mem, progress:
+        report = import_sessions(mem, Path(args.source).expanduser() if args.source else None,
+                                 tenant=args.tenant, dry_run=args.dry_run,
+                                 on_start=lambda n: progress.update(task, total=n),
+                                 on_session=lambda _: progress.advance(task))
+    data = report.as_dict()
+    skipped = ", ".join(f"{n} {why}" for why, n in data["skipped"].items()) or "none"
+    _emit(args, data, lambda: out.print(
+        f"{'would import' if args.dry_run else 'imported'} {data['imported']} of {data['sessions']} sessions "
+        f"({data['messages']} messages, {data['projects']} projects) into {data['memories']} memories in "
+        f"{data['seconds']:.1f} s; {data['redactions']} redactions; skipped: {skipped}"))
     return 0
 
 
@@ -174,7 +208,9 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 def cmd_reembed(args: argparse.Namespace) -> int:
     with _open(args, on_embedder_mismatch="allow") as mem:
-        total = mem.stats().count
+        from .core.scope import ALL_TENANTS
+
+        total = mem.stats(scope=ALL_TENANTS).count
         progress, advance = _progress(total, "re-embedding")
         with progress:
             n = mem.reembed(pending_only=args.pending, progress=advance)
@@ -208,7 +244,7 @@ def cmd_redact(args: argparse.Namespace) -> int:
 
     redactor = configured(args.pii)
     if args.store:
-        scope = _scope(args) if (args.tenant or args.global_space) else None
+        scope = _scope(args)
         with _open(args) as mem:
             report = mem.rescan_redactions(scope=scope, pii=args.pii, dry_run=not args.yes)
         _emit(args, report, lambda: out.print(
@@ -230,7 +266,7 @@ def cmd_redact(args: argparse.Namespace) -> int:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     with _open(args) as mem:
-        data = mem.audit(scope=_scope(args) if (args.tenant or args.global_space) else None)
+        data = mem.audit(scope=_scope(args))
     _emit(args, data, lambda: out.print_json(data=data))
     return 0
 
@@ -246,6 +282,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .core.service.server import serve_main
 
     return serve_main(args)
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    try:
+        from .ui.server import DEFAULT_PORT, ui_main
+        import jinja2, starlette, uvicorn  # noqa: E401, F401
+    except ImportError as exc:
+        raise RememError(f"remem ui needs the ui extra (pip install 'remem[ui]'): {exc}") from exc
+
+    args.port_given = args.port is not None
+    args.port = DEFAULT_PORT if args.port is None else args.port
+    return ui_main(args, lambda: _open(args))
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -267,7 +315,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--user", default=None)
     s.add_argument("--agent", default=None)
     s.add_argument("--session", default=None)
-    s.add_argument("--global", dest="global_space", action="store_true", help="the global (tenant-less) space")
+    s.add_argument("--global", dest="global_space", action="store_true",
+                   help="the global (tenant-less) space: the default when no --tenant is given")
+    s.add_argument("--all-tenants", action="store_true",
+                   help="admin: every tenant (stats, export, import, audit, get/forget by id, redact --store)")
     common.add_argument("--json", action="store_true", help="machine-readable output")
 
     p = argparse.ArgumentParser(prog="remem", description="Long-term memory for AI agents (embedded Qdrant).")
@@ -318,8 +369,11 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("file")
     e.set_defaults(func=cmd_export)
 
-    i = sub.add_parser("import", parents=[common], help="load a JSONL export")
-    i.add_argument("file")
+    i = sub.add_parser("import", parents=[common], help="load a JSONL export, or `claude-code [PATH]`: the "
+                       "sessions Claude Code keeps in ~/.claude/projects")
+    i.add_argument("file", help="a JSONL export, or claude-code")
+    i.add_argument("source", nargs="?", help="with claude-code: the projects folder or one transcript")
+    i.add_argument("--dry-run", action="store_true", help="with claude-code: count what would be imported")
     i.set_defaults(func=cmd_import)
 
     b = sub.add_parser("backup", parents=[common], help="timestamped gzip export next to the store")
@@ -356,6 +410,11 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--stop", action="store_true", help="stop the store's service (in-flight calls finish first)")
     sv.set_defaults(func=cmd_serve)
 
+    u = sub.add_parser("ui", parents=[common], help="memory inspector in the browser (127.0.0.1, token-protected)")
+    u.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default 8767, or a free one)")
+    u.add_argument("--no-browser", action="store_true", help="print the link without opening a browser")
+    u.set_defaults(func=cmd_ui)
+
     m = sub.add_parser("mcp", parents=[common], help="MCP server (stdio; --http for streamable HTTP)")
     m.add_argument("action", nargs="?", choices=["install"], help="install: write .mcp.json / Claude Desktop config")
     m.add_argument("--http", action="store_true")
@@ -375,7 +434,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with private_umask():  # whatever this command writes (store, exports, backups, logs) is 0600/0700
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130

@@ -10,30 +10,27 @@ else the directory itself). Over HTTP a client may pick a tenant with the ``X-Re
 token pinned to tenants may only use those.
 
 Tokens: REMEM_MCP_TOKENS or ``--tokens-file``; entries separated by commas or newlines, each ``TOKEN`` or
-``TOKEN:tenant1|tenant2`` (pinned); ``#`` starts a comment in the file.
+``TOKEN:tenant1|tenant2`` (pinned); ``#`` starts a comment in the file. HTTP always needs one (see
+:mod:`remem.mcp_http`): without any configured, ``--http`` creates ``$REMEM_HOME/mcp-token``.
 """
 
 import argparse
 import json
 import logging
-import math
 import os
-import secrets
 import subprocess
 import sys
 import threading
-import time
-from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Awaitable, Callable, Mapping
 
 from .core.tooling import FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, format_hits
 from .core.types import NotFoundError, RememError, Scope
+from .mcp_http import (AuthMiddleware, FailedAuth, Identity, Limits, Token, default_token, http_app, identity_of,
+                       load_tokens, parse_tokens)
 
 log = logging.getLogger("remem.mcp")
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 INSTRUCTIONS = (
     "Long-term memory shared across conversations. Search it (memory_search) before answering anything that "
     "may depend on the user, earlier work or past decisions; save durable facts, preferences, decisions and "
@@ -67,62 +64,6 @@ def server_scope(tenant: str | None = None, user: str | None = None, project: st
                  agent=agent or os.environ.get("REMEM_AGENT") or None)
 
 
-@dataclass(frozen=True)
-class Token:
-    value: str
-    tenants: frozenset[str] = frozenset()  # empty: any tenant
-
-    def allows(self, tenant: str | None) -> bool:
-        return not self.tenants or tenant in self.tenants
-
-
-def parse_tokens(text: str | None) -> dict[str, Token]:
-    """``TOKEN`` or ``TOKEN:tenant1|tenant2`` entries, comma- or newline-separated; ``#`` comments."""
-    out: dict[str, Token] = {}
-    for raw in (text or "").replace(",", "\n").splitlines():
-        entry = raw.split("#", 1)[0].strip()
-        if not entry:
-            continue
-        value, _, pins = entry.partition(":")
-        value = value.strip()
-        if len(value) < 16:
-            raise ValueError("MCP tokens must be at least 16 characters (use `python -c 'import secrets; "
-                             "print(secrets.token_urlsafe(32))'`)")
-        out[value] = Token(value, frozenset(p.strip() for p in pins.split("|") if p.strip()))
-    return out
-
-
-def load_tokens(tokens_file: str | os.PathLike[str] | None = None) -> dict[str, Token]:
-    tokens = parse_tokens(os.environ.get("REMEM_MCP_TOKENS"))
-    if tokens_file:
-        tokens.update(parse_tokens(Path(tokens_file).expanduser().read_text("utf-8")))
-    return tokens
-
-
-@dataclass
-class Limits:
-    """HTTP options: requests per minute per token, and memories per tenant (both optional)."""
-
-    rate_per_minute: int | None = None
-    quota: int | None = None
-    _hits: dict[str, deque[float]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def retry_after(self, key: str, now: float | None = None) -> int:
-        """0 when the request may go ahead (and counts it), else the seconds until it may."""
-        if not self.rate_per_minute:
-            return 0
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            hits = self._hits.setdefault(key, deque())
-            while hits and hits[0] <= now - 60.0:
-                hits.popleft()
-            if len(hits) >= self.rate_per_minute:
-                return max(1, math.ceil(hits[0] + 60.0 - now))
-            hits.append(now)
-            return 0
-
-
 # ---------------------------------------------------------------------------------------------- the server
 def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapping[str, Token] | None = None,
                  limits: Limits | None = None, path: str | None = None, embedder: str | None = None,
@@ -143,8 +84,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
     elif memory is not None:
         amem = AsyncMemory(memory=memory)
     base_scope = scope or server_scope()
-    tokens = dict(tokens or {})
-    limits = limits or Limits()
+    limits = limits or Limits()  # tokens are checked by AuthMiddleware (http_app), not by the tools
     lock = threading.Lock()
 
     def store() -> AsyncMemory:
@@ -155,34 +95,33 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
             return amem
 
     def scope_for(ctx: Context | None) -> Scope:
-        """The configured scope; over HTTP the X-Remem-Tenant header may choose a tenant the token allows."""
+        """The configured scope; over HTTP, the tenant and user the auth middleware resolved for the request
+        (X-Remem-Tenant within the token's pins). Headers are never read here: one parsed value, one place."""
         request = getattr(getattr(ctx, "request_context", None), "request", None) if ctx is not None else None
-        headers = getattr(request, "headers", None)
-        if headers is None:
+        if request is None:
             return base_scope
-        tenant = headers.get("x-remem-tenant") or None
-        user = headers.get("x-remem-user") or base_scope.user
-        auth = headers.get("authorization", "")
-        token = tokens.get(auth[7:].strip()) if auth[:7].lower() == "bearer " else None
-        if token is not None and token.tenants:
-            if tenant is None:
-                tenant = next(iter(token.tenants)) if len(token.tenants) == 1 else base_scope.tenant
-            if not token.allows(tenant):
-                raise ToolError(f"this token may not use tenant {tenant!r}")
-        return Scope(tenant=tenant or base_scope.tenant, user=user, agent=base_scope.agent)
+        ident: Identity | None = identity_of(request)
+        if ident is None:  # an HTTP request that did not pass AuthMiddleware: nothing in it is trusted
+            return base_scope
+        tenant = ident.tenant or base_scope.tenant
+        if not ident.token.allows(tenant):
+            raise ToolError(f"this token may not use tenant {tenant!r}")
+        return Scope(tenant=tenant, user=ident.user or base_scope.user, agent=base_scope.agent)
 
-    async def guarded(action: str, fn: Callable[[], Awaitable[str]]) -> str:
+    async def guarded(action: str, fn: Callable[[], Awaitable[str]], memory_id: str | None = None) -> str:
         try:
             return await fn()
         except ToolError:
             raise
-        except NotFoundError as exc:
-            raise ToolError(did_not_run(action, str(exc))) from exc
+        except NotFoundError as exc:  # one message whether the id exists nowhere or in another tenant
+            what = f"no memory with id {memory_id!r} in this scope" if memory_id else "not found in this scope"
+            raise ToolError(did_not_run(action, what)) from exc
         except (RememError, ValueError, TypeError) as exc:
             raise ToolError(did_not_run(action, str(exc).splitlines()[0][:300] or type(exc).__name__)) from exc
         except Exception as exc:  # noqa: BLE001 - the agent gets an error result, never a dead server
-            log.warning("memory %s failed: %s", action, exc)
-            raise ToolError(did_not_run(action, f"{type(exc).__name__}: {exc}"[:300])) from exc
+            log.warning("memory %s failed", action, exc_info=True)
+            raise ToolError(did_not_run(action, f"remem hit an internal error ({type(exc).__name__}); the MCP "
+                                                f"server's log has the details")) from exc
 
     server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__)
     Tags = Annotated[list[str] | None, Field(description="optional labels, e.g. ['python', 'deploy']")]
@@ -230,7 +169,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
         async def run() -> str:
             rec = await store().get(id, scope=scope_for(ctx))
             return json.dumps(rec.as_dict(), ensure_ascii=False, indent=1)
-        return await guarded("get", run)
+        return await guarded("get", run, id)
 
     @server.tool(description="Correct a memory in place (a typo, better wording, tags, importance or kind). If "
                  "the fact itself changed over time, use memory_supersede so the history is kept.")
@@ -242,7 +181,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
             rec = await store().update(id, scope=scope_for(ctx), text=text, tags=tags, importance=importance,
                                        kind=kind)
             return f"Updated memory {rec.id}: {rec.text}"
-        return await guarded("update", run)
+        return await guarded("update", run, id)
 
     @server.tool(description="Record that a saved memory stopped being true and what replaced it (e.g. the user "
                  "moved, a decision was reversed). The old memory is kept as history, closed at valid_from.")
@@ -252,7 +191,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
         async def run() -> str:
             rec = await store().supersede(id, new_text, scope=scope_for(ctx), valid_from=valid_from)
             return f"Memory {id} superseded by {rec.id}: {rec.text}"
-        return await guarded("supersede", run)
+        return await guarded("supersede", run, id)
 
     @server.tool(description=FORGET_DESCRIPTION)
     async def memory_forget(id: Annotated[str, Field(description="the memory id")],  # noqa: A002
@@ -260,7 +199,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
         async def run() -> str:
             existed = await store().forget(id, scope=scope_for(ctx))
             return f"Forgot memory {id}." if existed else f"No memory {id} in this scope; nothing forgotten."
-        return await guarded("forget", run)
+        return await guarded("forget", run, id)
 
     @server.tool(description="The most recently saved memories, newest first (what happened lately; a quick "
                  "overview at the start of a session). Not a search: use memory_search for a topic.")
@@ -291,53 +230,6 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
     return server
 
 
-# ---------------------------------------------------------------------------------------------- HTTP
-class AuthMiddleware:
-    """ASGI: bearer tokens (401 without a valid one) and a per-token rate limit (429 + Retry-After)."""
-
-    def __init__(self, app: Any, tokens: Mapping[str, Token], limits: Limits) -> None:
-        self.app, self.tokens, self.limits = app, dict(tokens), limits
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        key = "anonymous"
-        if self.tokens:
-            auth = headers.get("authorization", "")
-            given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
-            match = next((t for t in self.tokens if secrets.compare_digest(t.encode(), given.encode())), None)
-            if match is None:
-                return await _reply(send, 401, "a valid bearer token is required",
-                                    [(b"www-authenticate", b'Bearer realm="remem"')])
-            key = match
-            tenant = headers.get("x-remem-tenant")
-            if tenant and not self.tokens[match].allows(tenant):
-                return await _reply(send, 403, f"this token may not use tenant {tenant!r}")
-        wait = self.limits.retry_after(key)
-        if wait:
-            return await _reply(send, 429, "rate limit exceeded", [(b"retry-after", str(wait).encode())])
-        return await self.app(scope, receive, send)
-
-
-async def _reply(send: Any, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = json.dumps({"error": message}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            *(extra or [])]})
-    await send({"type": "http.response.body", "body": body})
-
-
-def http_app(server: Any, *, host: str = "127.0.0.1", tokens: Mapping[str, Token] | None = None,
-             limits: Limits | None = None) -> Any:
-    """The Streamable HTTP ASGI app behind the auth middleware; refuses to expose itself without tokens."""
-    tokens = dict(tokens or {})
-    if host not in LOOPBACK and not tokens:
-        raise RememError(f"refusing to serve MCP on {host} without bearer tokens: set REMEM_MCP_TOKENS or "
-                         f"--tokens-file, or bind to 127.0.0.1")
-    return AuthMiddleware(server.streamable_http_app(host=host), tokens, limits or Limits())
-
-
 # ---------------------------------------------------------------------------------------------- install
 def install_config(target: str = "project", *, cwd: str | os.PathLike[str] | None = None,
                    config_path: str | os.PathLike[str] | None = None, server_args: list[str] | None = None,
@@ -365,6 +257,10 @@ def install_config(target: str = "project", *, cwd: str | os.PathLike[str] | Non
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    if path.exists():
+        shutil.copymode(path, tmp)  # the config may hold other servers' keys: never loosen it
+    elif target != "project":
+        os.chmod(tmp, 0o600)
     os.replace(tmp, path)
     return path
 
@@ -398,13 +294,19 @@ def mcp_main(args: argparse.Namespace) -> int:
     else:
         memory = None  # opened on first use, through the local service
     tokens = load_tokens(get("tokens_file"))
+    if get("http") and not tokens:  # loopback too: every local account can reach 127.0.0.1
+        tokens, token_file = default_token()
+        print(f"remem MCP: no tokens configured; clients must send 'Authorization: Bearer <token>' with the "
+              f"token in {token_file} (mode 0600)", file=sys.stderr)
     limits = Limits(rate_per_minute=get("rate_limit") or _env_int("REMEM_MCP_RATE"),
                     quota=get("quota") or _env_int("REMEM_MCP_QUOTA"))
+    if not get("http"):  # stdio: the handshake is answered before the MCP SDK is even imported
+        from .mcp_stdio import serve
+
+        return serve(lambda: build_server(memory, scope=scope, tokens=tokens, limits=limits, path=get("path"),
+                                          embedder=get("embedder")))
     server = build_server(memory, scope=scope, tokens=tokens, limits=limits, path=get("path"),
                           embedder=get("embedder"))
-    if not get("http"):
-        server.run()
-        return 0
     import uvicorn
 
     host, port = get("host") or "127.0.0.1", int(get("port") or 8765)
@@ -419,5 +321,5 @@ def _env_int(name: str) -> int | None:
     return int(value) if value else None
 
 
-__all__ = ["AuthMiddleware", "Limits", "Token", "build_server", "claude_desktop_config_path", "http_app",
+__all__ = ["AuthMiddleware", "FailedAuth", "Limits", "Token", "build_server", "claude_desktop_config_path", "http_app",
            "install_config", "load_tokens", "mcp_main", "parse_tokens", "project_root", "server_scope"]

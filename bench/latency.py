@@ -53,7 +53,7 @@ def fill(mem: Memory, n: int, pool: list[tuple[str, list[float] | None]], rng: r
             vec = [x + rng.gauss(0, 0.01) for x in vec] if vec else None
         rec = MemoryRecord(id=str(uuid.uuid4()), text=text, kind=rng.choice(["fact", "decision", "preference"]),
                            scope=Scope(tenant=f"t{i % 20}"), content_hash=f"h{i}")
-        batch.append(mem._point(rec, vec))
+        batch.append(mem._connection.local.point(rec, vec))
         if len(batch) == 1000:
             mem.backend.upsert(batch)
             batch = []

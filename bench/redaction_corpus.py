@@ -17,6 +17,7 @@ import json
 import random
 import string
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterator
 
 B62 = string.ascii_letters + string.digits
@@ -36,10 +37,11 @@ class Sample:
     secrets: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
     pii: bool = False
+    unlabelled: bool = False  # a positive whose secret is not marked: any redaction counts as the hit
 
     @property
     def positive(self) -> bool:
-        return bool(self.secrets)
+        return bool(self.secrets) or self.unlabelled
 
 
 # --------------------------------------------------------------------------- #
@@ -507,7 +509,7 @@ def negative_samples(rng: random.Random) -> Iterator[Sample]:
             "ts={e} level=info msg=\"cache hit\" key=user:{n} ttl=300",
             "GET /api/v1/items/{n}?page={m} 200 {t}ms",
             "order #{n} shipped to warehouse {w} on 2024-0{m}-2{d}",
-        )).format(m=rng.randrange(1, 9), d=rng.randrange(0, 9), w=rng.randrange(1, 64), n=rng.randrange(10**5, 10**9), t=rng.randrange(1, 999), e=rng.randrange(1.6e9, 1.8e9))
+        )).format(m=rng.randrange(1, 9), d=rng.randrange(0, 9), w=rng.randrange(1, 64), n=rng.randrange(10**5, 10**9), t=rng.randrange(1, 999), e=rng.randrange(1_600_000_000, 1_800_000_000))
         yield Sample(text, "negatives", "logs")
     for _ in range(15):
         cls = "".join(rng.choice(("Abstract", "Session", "Token", "Factory", "Manager", "Provider", "Secret", "Auth", "Config", "Loader")) for _ in range(4))
@@ -595,11 +597,143 @@ def harder_samples(rng: random.Random) -> Iterator[Sample]:
         yield Sample(tpl.format(), "negatives", "harder_negative")
 
 
+# --------------------------------------------------------------------------- #
+# Chat phrasings (several languages), key id + secret on one line, Brazilian PII
+# --------------------------------------------------------------------------- #
+
+_CHAT_POSITIVES: tuple[tuple[str, str], ...] = (
+    ("en", "the password is {p}"),
+    ("en", "my password is {p}, don't tell anyone"),
+    ("en", "The password for the staging db is {p}."),
+    ("en", "fyi the vpn password is now {p}"),
+    ("en", "here's the api key: {t}"),
+    ("en", "Authorization: Basic {basic}"),
+    ("en", "use header Authorization: Bearer {t}"),
+    ("pt", "a senha é {p}"),
+    ("pt", "minha senha: {p}"),
+    ("pt", "A senha do banco de dados é {p}, não compartilhe."),
+    ("pt", "o token de acesso é {t}"),
+    ("pt", "token de acesso: {t}"),
+    ("pt", "segue a chave de API: {t}"),
+    ("es", "la contraseña es {p}"),
+    ("es", "mi contraseña del correo es {p}"),
+    ("fr", "le mot de passe est {p}"),
+    ("fr", "mon mot de passe du wifi est {p}"),
+    ("de", "das Passwort lautet {p}"),
+    ("de", "mein Kennwort ist {p}"),
+    ("it", "la password è {p}"),
+)
+_CHAT_NEGATIVES: tuple[str, ...] = (
+    "the password is incorrect, please try again",
+    "My password is too short, what is the minimum?",
+    "the token is expired and the secret is rotated every week",
+    "a senha é forte e o token de acesso expira em uma hora",
+    "A senha deve ter pelo menos 12 caracteres.",
+    "minha senha: esqueci, como faço para redefinir?",
+    "la contraseña es obligatoria",
+    "le mot de passe est incorrect",
+    "das Passwort ist abgelaufen",
+    "o token é gerado pelo servidor: veja a documentação",
+)
+
+
+def chat_samples(rng: random.Random) -> Iterator[Sample]:
+    for lang, tpl in _CHAT_POSITIVES:
+        for _ in range(3):
+            p = human_password(rng).replace("'", "")
+            t = rs(rng, B62, rng.choice([24, 32, 40]))
+            basic = base64.b64encode(f"{rng.choice(['admin', 'ci', 'svc'])}:{p}".encode()).decode()
+            secret = basic if "{basic}" in tpl else t if "{t}" in tpl else p
+            yield Sample(tpl.format(p=p, t=t, basic=basic), "chat", f"chat_{lang}", (secret,))
+    for _ in range(6):
+        key_id = "AKIA" + rs(rng, UPPER_DIGITS, 16)
+        secret = rs(rng, B64, 40)
+        tpl = rng.choice(("{i} / {s}", "key {i} secret {s}", "{i}:{s}", "Access key ID,Secret access key\n{i},{s}",
+                          "aws creds are {i} and {s}", "use {i} with {s} for the deploy user"))
+        yield Sample(tpl.format(i=key_id, s=secret), "chat", "aws_pair", (key_id, secret))
+    for text in _CHAT_NEGATIVES:
+        yield Sample(text, "negatives", "chat_prose")
+
+
+def _cpf(rng: random.Random) -> str:
+    from stdnum.br import cpf
+
+    base = "".join(rng.choice(string.digits) for _ in range(9))
+    return cpf.format(next(base + f"{d:02d}" for d in range(100) if cpf.is_valid(base + f"{d:02d}")))
+
+
+def _cnpj(rng: random.Random, alnum: bool = False) -> str:
+    from stdnum.br import cnpj
+
+    alphabet = string.digits + (string.ascii_uppercase if alnum else "")
+    base = "".join(rng.choice(alphabet) for _ in range(8)) + "0001"
+    return cnpj.format(next(base + f"{d:02d}" for d in range(100) if cnpj.is_valid(base + f"{d:02d}")))
+
+
+def br_pii_samples(rng: random.Random) -> Iterator[Sample]:
+    for _ in range(8):
+        v = _cpf(rng)
+        shown = rng.choice((v, v.replace(".", "").replace("-", "")))
+        ctx = rng.choice(("CPF: {v}", "o CPF do cliente é {v}", "cpf {v} cadastrado", '"cpf": "{v}"'))
+        yield Sample(ctx.format(v=shown), "pii", "br_cpf", (shown,), pii=True)
+    for i in range(8):
+        v = _cnpj(rng, alnum=i % 3 == 2)
+        shown = rng.choice((v, v.replace(".", "").replace("/", "").replace("-", "")))
+        ctx = rng.choice(("CNPJ {v}", "fornecedor (CNPJ: {v})", "razão social ACME LTDA, CNPJ {v}"))
+        yield Sample(ctx.format(v=shown), "pii", "br_cnpj", (shown,), pii=True)
+    for _ in range(12):
+        ddd = rng.choice(("11", "21", "31", "41", "51", "61", "71", "81", "85", "92"))
+        mobile = "9" + "".join(rng.choice(string.digits) for _ in range(4))
+        last = "".join(rng.choice(string.digits) for _ in range(4))
+        v = rng.choice((f"({ddd}) {mobile}-{last}", f"+55 {ddd} {mobile}-{last}", f"+55 ({ddd}) {mobile}-{last}",
+                        f"{ddd} {mobile}-{last}", f"+55{ddd}{mobile}{last}", f"({ddd}) 3{last[:3]}-{last}"))
+        ctx = rng.choice(("me liga no {v}", "WhatsApp: {v}", "telefone {v} (comercial)", "Tel.: {v}"))
+        yield Sample(ctx.format(v=v), "pii", "br_phone", (v,), pii=True)
+    for text in ("pedido 529.982.247-26 enviado", "nota fiscal 52998224725 emitida", "protocolo 11.222.333/0001-82",
+                 "versão 11 91234 5678 do arquivo", "build 2024 1234-5678", "lote 12345678901 (sem CPF)"):
+        yield Sample(text, "negatives", "br_lookalike", pii=True)
+
+
 def build_corpus(seed: int = 1337) -> list[Sample]:
     """The full labelled corpus; same seed -> identical corpus."""
     rng = random.Random(seed)
     parts = (
         provider_samples, key_material_samples, url_samples, header_samples, assignment_samples,
         entropy_samples, pii_samples, negative_samples, pii_negative_samples, harder_samples,
+        chat_samples, br_pii_samples,
     )
     return [s for part in parts for s in part(rng)]
+
+
+# --------------------------------------------------------------------------- #
+# gitleaks' own test cases (bench/data/gitleaks_cases.json, from python -m remem.bench.gitleaks_cases)
+# --------------------------------------------------------------------------- #
+
+GITLEAKS_CASES = Path(__file__).with_name("data") / "gitleaks_cases.json"
+
+
+def gitleaks_corpus(loaded_ids: set[str] | None = None) -> tuple[list[Sample], dict[str, int]]:
+    """gitleaks' true positives (group ``gitleaks``) and false positives (group ``gitleaks_fp``).
+
+    Cases of rules that are not loaded (path-only or path-scoped rules, rules not in the vendored TOML) are left
+    out and counted; a false positive that is another rule's true positive is left out too (gitleaks checks
+    each rule alone, remem runs them together)."""
+    data = json.loads(GITLEAKS_CASES.read_text("utf-8"))
+    cases: dict[str, dict] = data["cases"]
+    all_tp = {tp["text"] for c in cases.values() for tp in c["tp"]}
+    out: list[Sample] = []
+    dropped = {"rules_not_loaded": 0, "cases_of_rules_not_loaded": 0, "fp_that_are_other_rules_tp": 0}
+    for rule_id, c in sorted(cases.items()):
+        if loaded_ids is not None and rule_id not in loaded_ids:
+            dropped["rules_not_loaded"] += 1
+            dropped["cases_of_rules_not_loaded"] += len(c["tp"]) + len(c["fp"])
+            continue
+        for tp in c["tp"]:
+            secret = tp.get("secret")
+            out.append(Sample(tp["text"], "gitleaks", rule_id, (secret,) if secret else (), unlabelled=not secret))
+        for fp in c["fp"]:
+            if fp in all_tp:
+                dropped["fp_that_are_other_rules_tp"] += 1
+                continue
+            out.append(Sample(fp, "gitleaks_fp", rule_id))
+    return out, dropped

@@ -35,7 +35,7 @@ def run_demo(console: Console, *, embedder: str | None = None, keep: bool = Fals
         mem.add_many(items, scope=scope)
         sup = data["supersede"]
         old = mem.add(sup["old"], scope=scope, kind="fact", valid_from=sup["old_from"], created_at=sup["old_from"])
-        new = mem.supersede(old.id, sup["new"], valid_from=sup["switch"])
+        new = mem.supersede(old.id, sup["new"], scope=scope, valid_from=sup["switch"])
         other = data["other_tenant"]
         mem.add(other["text"], scope=Scope(tenant=other["tenant"], user=other["user"]), kind="fact")
         console.print(f"loaded {len(items) + 3} memories ({len(data['sessions'])} sessions, 2 tenants)\n")
@@ -61,7 +61,7 @@ def run_demo(console: Console, *, embedder: str | None = None, keep: bool = Fals
         console.print("\n3. time: a superseded fact is kept, and as_of shows what was true then")
         console.print(f"   now:            {now[0].record.text if now else '-'}")
         console.print(f"   as of 2026-09-20: {then[0].record.text if then else '-'}")
-        console.print(f"   (old memory valid until {mem.get(old.id).valid_until:%Y-%m-%d}, superseded by {new.id[:8]})")
+        console.print(f"   (old memory valid until {mem.get(old.id, scope=scope).valid_until:%Y-%m-%d}, superseded by {new.id[:8]})")
 
         ctx = mem.context("what do I need to know before touching checkout?", scope=scope, token_budget=200)
         console.print("\n4. context for a prompt, within a 200-token budget:\n" + ctx)

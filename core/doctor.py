@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .scope import ALL_TENANTS
+
 
 def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
              embedder: str | None = None) -> dict[str, Any]:
@@ -59,6 +61,7 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
     else:
         report["store embedder"] = "no store yet (created on first use)"
     report["store size"] = _size(folder)
+    report["permissions"] = _permissions(folder)
     status = service_status(folder)
     report["service"] = status.pop("state")
     for key, value in status.items():
@@ -68,12 +71,33 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
         try:
             from .service.client import ServiceClient
 
-            st = ServiceClient(folder, autostart=False, timeout=5).call("stats")
+            st = ServiceClient(folder, autostart=False, timeout=5).call("stats", scope=ALL_TENANTS)
             report["memories"] = st.count
             report["pending embeddings"] = st.pending_embeddings
         except Exception as exc:  # noqa: BLE001
             report["memories"] = f"error: {exc}"
     return report
+
+
+def _permissions(folder: Path) -> str:
+    """Whether another local account could read memories: anything of ours open to group/others (the store
+    repairs it the next time it is opened; doctor itself changes nothing)."""
+    from .config import remem_loose_paths
+
+    loose = remem_loose_paths(folder)
+    if not loose:
+        return "private (folders 0700, files 0600)"
+    shown = ", ".join(f"{p} ({_mode(p)})" for p in loose[:3])
+    more = f" and {len(loose) - 3} more" if len(loose) > 3 else ""
+    return (f"{len(loose)} path(s) readable by other accounts: {shown}{more}; tightened the next time the store "
+            f"is opened (or run `chmod -R go-rwx` on them)")
+
+
+def _mode(path: Path) -> str:
+    try:
+        return f"{path.lstat().st_mode & 0o777:03o}"
+    except OSError:
+        return "gone"
 
 
 def _server(url: str, embedder: str | None) -> dict[str, Any]:
@@ -83,7 +107,7 @@ def _server(url: str, embedder: str | None) -> dict[str, Any]:
         from .memory import Memory
 
         with Memory(url=url, embedder=embedder) as mem:
-            out["memories"] = mem.stats().count
+            out["memories"] = mem.stats(scope=ALL_TENANTS).count
     except Exception as exc:  # noqa: BLE001
         out["error"] = f"{type(exc).__name__}: {exc}"
     return out

@@ -14,6 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Iterable, Mapping, Sequence
 
 from .recall.rendering import hit_line
+from .scope import ScopeSpec, resolve_scope
 from .types import RememError, Scope, SearchHit
 
 log = logging.getLogger("remem.tools")
@@ -42,6 +43,17 @@ def sync_memory(memory: Any) -> Any:
     if inner is not None and hasattr(inner, "search") and hasattr(memory, "batch"):
         return inner
     return memory
+
+
+def call_scope(spec: ScopeSpec, *context: Any) -> Scope | None:
+    """The scope of one adapter call (see :func:`remem.core.scope.resolve_scope`), never raising: a callable
+    that fails or returns something malformed gives None, so the memory step does not run (logged) instead of
+    crashing the agent's turn or falling back to another space."""
+    try:
+        return resolve_scope(spec, *context)
+    except Exception as exc:  # noqa: BLE001 - no scope means "memory did not run", not a crashed turn
+        log.warning("memory scope could not be resolved: %s", exc)
+        return None
 
 
 def did_not_run(action: str, reason: str) -> str:
@@ -133,6 +145,10 @@ class BackgroundCapture:
     def submit(self, memory: Any, messages: Sequence[Mapping[str, Any]], scope: Scope,
                session: str | None = None) -> Future[Any]:
         fut = self._pool.submit(self._run, memory, list(messages), scope, session)
+        owner = getattr(memory, "sync", memory)  # close() of the Memory waits for what is tracked on it
+        track = getattr(owner, "track", None)
+        if callable(track):
+            track(fut)
         with self._lock:
             self._pending.add(fut)
         fut.add_done_callback(self._done)

@@ -12,6 +12,11 @@ KINDS: tuple[str, ...] = ("fact", "preference", "decision", "event", "lesson", "
 GLOBAL_TENANT = "__global__"
 """Stored tenant value for ``Scope(tenant=None)``: the global space is a partition of its own."""
 
+SparseVec = tuple[list[int], list[float]]
+"""A sparse vector as (indices, values): BM25 and identifier vectors."""
+
+MAX_LABEL_CHARS = 1024  # a tenant, user, agent or session label (a project path fits; a 100k-char label does not)
+
 FOREVER = 32503680000.0  # 3000-01-01T00:00:00Z; stored as valid_until of an open validity window
 
 
@@ -61,8 +66,13 @@ def to_datetime(value: _dt.datetime | _dt.date | str | float | int | None) -> _d
         return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
     if isinstance(value, _dt.date):
         return _dt.datetime(value.year, value.month, value.day, tzinfo=_dt.timezone.utc)
+    if isinstance(value, bool):
+        raise TypeError("expected a datetime, date, ISO string or epoch seconds, got bool")
     if isinstance(value, (int, float)):
-        return _dt.datetime.fromtimestamp(float(value), tz=_dt.timezone.utc)
+        try:
+            return _dt.datetime.fromtimestamp(float(value), tz=_dt.timezone.utc)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"not a usable epoch time: {value!r} (seconds since 1970, before year 9999)") from exc
     if isinstance(value, str):
         text = value.strip().replace("Z", "+00:00")
         try:
@@ -87,6 +97,8 @@ def _check_label(name: str, value: str | None) -> str | None:
         raise ValueError(f"Scope.{name} must not be empty (use None for 'not set')")
     if value == GLOBAL_TENANT:
         raise ValueError(f"Scope.{name} {GLOBAL_TENANT!r} is reserved")
+    if len(value) > MAX_LABEL_CHARS:
+        raise ValueError(f"Scope.{name} is {len(value)} characters; the limit is {MAX_LABEL_CHARS}")
     return value
 
 

@@ -25,7 +25,9 @@ from typing_extensions import Annotated, TypedDict
 
 from remem import Memory, Scope
 from remem.core.tooling import default_capture
-from remem.integrations.langgraph import MemoryCaptureSaver, recall_node
+from remem.integrations.langgraph import MemoryCaptureSaver, ScopeResolver, recall_node
+
+WHO = ScopeResolver()  # each run's memories belong to config["configurable"]["user_id"]
 
 
 class State(TypedDict):
@@ -44,12 +46,12 @@ def offline_model(messages: list[AnyMessage]) -> AIMessage:
 
 def build(mem: Memory) -> Any:
     graph = StateGraph(State)
-    graph.add_node("recall", recall_node(mem, token_budget=300))
+    graph.add_node("recall", recall_node(mem, scope=WHO, token_budget=300))
     graph.add_node("chat", lambda state: {"messages": [offline_model(state["messages"])]})
     graph.add_edge(START, "recall")
     graph.add_edge("recall", "chat")
     graph.add_edge("chat", END)
-    return graph.compile(checkpointer=MemoryCaptureSaver(InMemorySaver(), mem))  # capture needs no graph change
+    return graph.compile(checkpointer=MemoryCaptureSaver(InMemorySaver(), mem, scope=WHO))  # capture needs no graph change
 
 
 def main() -> None:

@@ -62,7 +62,7 @@ def offline_llm() -> OfflineLLM:
 
 async def main() -> None:
     mem = Memory(path=tempfile.mkdtemp(prefix="remem-li-") + "/store", embedder="none")  # BM25 only: instant
-    block = RememMemoryBlock(memory=mem, tenant="demo", user="alice", token_budget=400)
+    block = RememMemoryBlock(memory=mem, scope=ALICE, token_budget=400)
     agent = memory_agent(offline_llm(), mem, ALICE)
 
     print("== session 1: tell the agent things (each turn captured)")

@@ -19,7 +19,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from remem import Memory, Scope
 from remem.core.tooling import BackgroundCapture
-from remem.integrations.pydantic_ai import CaptureMemories, ForceMemorySearchFirst, RecallMemories, memory_toolset
+from remem.integrations.pydantic_ai import (CaptureMemories, ForceMemorySearchFirst, RecallMemories, from_deps,
+                                            memory_toolset)
 
 
 @dataclass
@@ -65,9 +66,9 @@ def main() -> None:
             offline_model(),
             deps_type=Deps,
             instructions="You are a helpful assistant with long-term memory.",
-            toolsets=[memory_toolset(mem)],
-            capabilities=[RecallMemories(mem, token_budget=400),      # memories into the instructions
-                          CaptureMemories(mem, capture=capture),      # distil each run in the background
+            toolsets=[memory_toolset(mem, scope=from_deps)],          # each run: deps.memory_scope
+            capabilities=[RecallMemories(mem, scope=from_deps, token_budget=400),      # memories into the instructions
+                          CaptureMemories(mem, scope=from_deps, capture=capture),      # distil each run in the background
                           ForceMemorySearchFirst()],                  # first request must search memory
         )
         alice = Deps("alice")

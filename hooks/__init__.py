@@ -4,7 +4,7 @@
 - ``recall``: UserPromptSubmit recall and the SessionStart digest, under an in-process deadline.
 - ``capture``: Stop / PreCompact / SessionEnd incremental capture into a spool, and its detached drainer.
 - ``transcript``: defensive, incremental reading of Claude Code's transcript JSONL.
-- ``memory_cmd``: the /memory command's backend. ``common``: settings, project tenant, state files, log.
+- ``memory_cmd``: the /remem:memory command's backend. ``common``: settings, project tenant, state files, log.
 
 Nothing here is imported by ``remem`` itself, and these modules import remem lazily, only when a hook has work.
 """

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import transcript
-from .common import HookInput, env_flag, hooks_dir, log, read_json, safe_name, warn, write_json
+from remem.core.config import private_dir, private_opener
+
+from .common import HookInput, env_flag, hooks_dir, log, open_memory, read_json, safe_name, scrub, warn, write_json
 
 MAX_CAPTURE_CHARS = 40_000
 
@@ -36,8 +38,8 @@ def session_state_path(session_id: str) -> Path:
 @contextlib.contextmanager
 def file_lock(path: Path, blocking: bool = True) -> Iterator[bool]:
     """An advisory flock (POSIX); yields False when ``blocking`` is off and another process holds it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fh = open(path, "a+")
+    private_dir(path.parent)
+    fh = open(path, "a+", opener=private_opener)
     try:
         try:
             import fcntl
@@ -65,6 +67,19 @@ def _redact(messages: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[
             counts[kind] = counts.get(kind, 0) + n
         out.append({"role": msg["role"], "content": result.text})
     return out, counts
+
+
+def _raw_final(stored: str, last_message: str, found: list[transcript.Turn]) -> str:
+    """The previous final answer as the payload/transcript have it, given the redacted copy in the state file.
+
+    The state keeps only the redacted answer; if it hid a secret, the raw answer is the candidate (this Stop's
+    answer or a transcript text) that redacts to it, so "already captured" still works."""
+    if "[REDACTED:" not in stored:
+        return stored
+    for candidate in (last_message, *(t for turn in found for t in turn.texts)):
+        if candidate and scrub(transcript.normalize(candidate)) == stored:
+            return candidate
+    return stored
 
 
 def _fit(messages: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -105,11 +120,12 @@ def capture(inp: HookInput) -> dict[str, Any]:
                 note = f"transcript unreadable ({type(exc).__name__}); captured the final answer only"
         else:
             note = "no transcript_path; captured the final answer only"
+        already = _raw_final(already, inp.last_assistant_message, found)
         messages = transcript.to_messages(found, inp.last_assistant_message, already)
-        final = transcript.normalize(inp.last_assistant_message) or already
+        final = transcript.normalize(inp.last_assistant_message) or already  # redacted by write_json
         if not messages:
             _save_state(state_path, state, offset, last_uuid, final, tenant)
-            return {"status": "nothing new", "note": note}
+            return {"status": "nothing new", "note": note, **_flush_held(inp)}
         messages, counts = _redact(_fit(messages))
         item = {"id": str(uuid.uuid4()), "tenant": tenant, "session": inp.session_id, "event": inp.event,
                 "trigger": inp.trigger or inp.reason or None, "created": time.time(), "attempts": 0,
@@ -166,24 +182,66 @@ def start_drainer() -> str:
 
 
 def remember(mem: Any, messages: list[dict[str, str]], tenant: str, session: str) -> Any:
-    """Distil one spooled capture into the project's memory (PII redacted unless REMEM_HOOK_PII=0)."""
+    """Distil one spooled capture into the project's memory (PII redacted unless REMEM_HOOK_PII=0).
+
+    With ``REMEM_DISTILLER=claude-code`` the distiller runs here, in the detached drainer (a headless
+    ``claude -p`` with this environment), and the result is stored through the service."""
     from remem import Scope
 
+    extra: dict[str, Any] = {}
+    if _batching():
+        from remem.core.distill.claude_code import ClaudeCodeDistiller
+
+        extra["distiller"] = ClaudeCodeDistiller.from_env()
     return mem.remember(messages, scope=Scope(tenant=tenant), session=session,
-                        pii=env_flag("REMEM_HOOK_PII", True), source="claude-code")
+                        pii=env_flag("REMEM_HOOK_PII", True), source="claude-code", **extra)
 
 
-def open_memory(deadline: float) -> Any:
-    """``Memory()`` as configured by the environment, retrying while another process holds the store."""
-    from remem import Memory, StoreLockedError
+BATCH_SECONDS = 600.0  # claude-code distiller: a session's captures wait at most this long for its end
 
-    while True:
-        try:
-            return Memory()
-        except StoreLockedError:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(0.1)
+
+def _batching() -> bool:
+    """The claude-code distiller costs a `claude -p` call per remember: captures are batched per session."""
+    return os.environ.get("REMEM_DISTILLER", "").strip().lower() in ("claude-code", "claude_code", "claude")
+
+
+def _batches(folder: Path) -> list[list[tuple[Path, dict[str, Any]]]]:
+    """Spooled captures grouped by (tenant, session), oldest first; anything else is moved to spool/failed."""
+    groups: dict[tuple[str, str], list[tuple[Path, dict[str, Any]]]] = {}
+    for path in sorted(folder.glob("*.json")):
+        item = read_json(path)
+        if not _valid(item):
+            _move_failed(path, "not a capture")
+            continue
+        groups.setdefault((item["tenant"], item["session"]), []).append((path, item))
+    return list(groups.values())
+
+
+def ended_marker(session: str) -> Path:
+    return spool_dir() / "ended" / safe_name(session)
+
+
+def _flush_held(inp: HookInput) -> dict[str, Any]:
+    """A session ended (or compacts) with nothing new to capture: its held captures are due now."""
+    if not _batching() or inp.event not in ("SessionEnd", "PreCompact"):
+        return {}
+    if not any(spool_dir().glob("*.json")):
+        return {}
+    marker = ended_marker(inp.session_id)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    return {"drainer": start_drainer()}
+
+
+def _due(batch: list[tuple[Path, dict[str, Any]]], now: float) -> bool:
+    """Distil now, or wait for more of the session (claude-code distiller only: until the session ends or
+    compacts, or its oldest capture is BATCH_SECONDS old)."""
+    if not _batching():
+        return True
+    window = float(os.environ.get("REMEM_CLAUDE_DISTILL_BATCH_SECONDS") or BATCH_SECONDS)
+    return any(item.get("event") in ("SessionEnd", "PreCompact") for _, item in batch) or \
+        ended_marker(batch[0][1]["session"]).exists() or \
+        now - min(float(item.get("created") or 0) for _, item in batch) >= window
 
 
 def drain(max_seconds: float | None = None) -> int:
@@ -210,14 +268,12 @@ def _drain_locked(folder: Path, deadline: float) -> tuple[int, bool]:
     stalled = False
     try:
         while time.monotonic() < deadline:
-            files = sorted(folder.glob("*.json"))
-            if not files:
+            batches = _batches(folder)
+            if not batches:
                 break
             progressed = False
-            for path in files:
-                item = read_json(path)
-                if not _valid(item):
-                    _move_failed(path, "not a capture")
+            for batch in batches:  # one remember per session: its captures distilled together
+                if not _due(batch, time.time()):
                     continue
                 if mem is None:
                     try:
@@ -225,21 +281,26 @@ def _drain_locked(folder: Path, deadline: float) -> tuple[int, bool]:
                     except Exception as exc:  # noqa: BLE001 - store busy/unreadable: keep the spool for later
                         log("drain", f"store not available: {type(exc).__name__}: {str(exc)[:200]}")
                         return done, True
+                tenant, session = batch[0][1]["tenant"], batch[0][1]["session"]
                 try:
-                    remember(mem, item["messages"], item["tenant"], item["session"])
+                    remember(mem, [m for _, item in batch for m in item["messages"]], tenant, session)
                 except ImportError as exc:  # distillation not installed (yet): keep it queued
                     log("drain", f"remember unavailable: {exc}")
                     return done, True
                 except Exception as exc:  # noqa: BLE001
-                    item["attempts"] = int(item.get("attempts", 0)) + 1
-                    log("drain", f"remember failed ({item['attempts']}): {type(exc).__name__}: {str(exc)[:200]}")
-                    if item["attempts"] >= 3:
-                        _move_failed(path, "remember failed 3 times")
-                    else:
-                        write_json(path, item)
+                    for path, item in batch:
+                        item["attempts"] = int(item.get("attempts", 0)) + 1
+                        log("drain", f"remember failed ({item['attempts']}): {type(exc).__name__}: "
+                                     f"{str(exc)[:200]}")
+                        if item["attempts"] >= 3:
+                            _move_failed(path, "remember failed 3 times")
+                        else:
+                            write_json(path, item)
                     continue
-                path.unlink(missing_ok=True)
-                done += 1
+                for path, _ in batch:
+                    path.unlink(missing_ok=True)
+                ended_marker(session).unlink(missing_ok=True)
+                done += len(batch)
                 progressed = True
             if not progressed:
                 stalled = True
@@ -264,7 +325,7 @@ def _valid(item: Any) -> bool:
 def _move_failed(path: Path, why: str) -> None:
     target = path.parent / "failed" / path.name
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         os.replace(path, target)
     except OSError:
         pass

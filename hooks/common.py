@@ -1,8 +1,9 @@
 """What every hook shares: settings, the project (tenant) of a session, state files and the hook log.
 
-Stdlib only, so a hook that decides to do nothing costs a Python start and no more. Every helper here is
-defensive: a hook must never break the Claude Code session, so state that cannot be read is "no state" and a
-log that cannot be written is skipped.
+Stdlib only at import (plus ``remem.core.config``, itself stdlib only, for 0700/0600 state files), so a hook that
+decides to do nothing costs a Python start and its log line (which, like every byte a hook writes, passes
+remem's redactor, imported then). Every helper here is defensive: a hook must never break the Claude Code
+session, so state that cannot be read is "no state" and a log that cannot be written is skipped.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from remem.core.config import private_dir, private_opener
+
 # ---------------------------------------------------------------------------------------------- settings
 DEFAULT_RECALL_TOKENS = 800
 DEFAULT_DIGEST_TOKENS = 500
 DEFAULT_RECALL_DEADLINE = 0.95    # seconds from process start: the cold budget is 1 s
+DEFAULT_COLD_DEADLINE = 4.0       # ... unless the service is still starting (first prompt of the day)
 DEFAULT_DIGEST_DEADLINE = 2.0
 MAX_CONTEXT_CHARS = 9_500         # Claude Code caps additionalContext at 10,000 chars
 LOG_MAX_BYTES = 1_000_000
@@ -78,19 +82,19 @@ def elapsed() -> float:
 
 
 def log(event: str, message: str, **fields: Any) -> None:
-    """One JSON line in $REMEM_HOME/logs/hooks.log. Never raises; never logs prompt or memory text."""
+    """One JSON line in $REMEM_HOME/logs/hooks.log. Never raises; never logs prompt or memory text, and what
+    it does log (error messages, paths) goes through the redactor first."""
     try:
-        folder = remem_home() / "logs"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(remem_home() / "logs")
         path = folder / "hooks.log"
         try:
             if path.stat().st_size > LOG_MAX_BYTES:
                 os.replace(path, folder / "hooks.log.1")
         except FileNotFoundError:
             pass
-        line = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S"), "pid": os.getpid(), "event": event, "msg": message,
-                "ms": round(elapsed() * 1000, 1), **fields}
-        with open(path, "a", encoding="utf-8") as fh:
+        line = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S"), "pid": os.getpid(), "event": event, "msg": scrub(message),
+                "ms": round(elapsed() * 1000, 1), **scrub(fields)}
+        with open(path, "a", encoding="utf-8", opener=private_opener) as fh:
             fh.write(json.dumps(line, default=str) + "\n")
     except Exception:  # noqa: BLE001 - logging must not be the thing that breaks a hook
         pass
@@ -106,6 +110,50 @@ def warn(event: str, reason: str, **fields: Any) -> None:
     log(event, reason, **fields)
 
 
+# ---------------------------------------------------------------------------------------------- redaction
+# Keys whose values are identifiers remem itself keys data by (the tenant is the store's scope key): written
+# as they are, so a capture still reaches its project. Every other string a hook writes is redacted.
+IDENTIFIER_KEYS = frozenset({"tenant", "session", "transcript", "last_uuid", "id", "event", "trigger", "shown"})
+_UNAVAILABLE = "[REDACTED:unavailable]"
+
+
+def scrub(value: Any) -> Any:
+    """``value`` (a string or JSON-like data) with every string redacted, as the hooks' settings say
+    (``REMEM_HOOK_PII``, ``redact.json``). Nothing a hook writes to disk skips this.
+
+    A broken ``redact.json`` falls back to the built-in rules; if even those cannot load, strings are replaced
+    whole: a log line may lose its text, a secret never reaches the disk.
+    """
+    try:
+        from remem.core.redact.redactor import Redactor, configured
+
+        pii = env_flag("REMEM_HOOK_PII", True)
+        try:
+            redactor = configured(pii)
+        except ValueError:  # redact.json unreadable: the built-in rules still apply
+            redactor = Redactor(pii=pii)
+        if isinstance(value, str):
+            return redactor.redact(value).text
+        return redactor.redact_data(value)[0]
+    except Exception:  # noqa: BLE001 - no redactor, no raw text
+        return _mask(value)
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, str):
+        return _UNAVAILABLE if value else value
+    if isinstance(value, dict):
+        return {k: _mask(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_mask(v) for v in value]
+    return value
+
+
+def scrub_record(data: dict[str, Any]) -> dict[str, Any]:
+    """A state/spool record with every value scrubbed except the identifier keys (:data:`IDENTIFIER_KEYS`)."""
+    return {k: v if k in IDENTIFIER_KEYS else scrub(v) for k, v in data.items()}
+
+
 # ---------------------------------------------------------------------------------------------- files
 def read_json(path: Path) -> Any:
     """The JSON in ``path``, or None when it is missing, unreadable or corrupt."""
@@ -116,11 +164,13 @@ def read_json(path: Path) -> Any:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Atomic write (temp file + rename), so a crash or a full disk never leaves half a state file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Atomic write (temp file + rename), so a crash or a full disk never leaves half a state file. The data is
+    redacted first (:func:`scrub_record` for a record, :func:`scrub` otherwise)."""
+    data = scrub_record(data) if isinstance(data, dict) else scrub(data)
+    private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
             json.dump(data, fh, ensure_ascii=False, default=str)
             fh.flush()
             os.fsync(fh.fileno())
@@ -137,6 +187,44 @@ def safe_name(value: str) -> str:
     cleaned = "".join(c if c.isalnum() or c in "-_" else "_" for c in value)[:64]
     digest = hashlib.sha1(value.encode("utf-8", "replace")).hexdigest()[:10]
     return f"{cleaned}-{digest}" if cleaned != value else cleaned
+
+
+# ---------------------------------------------------------------------------------------------- the store
+def store_folder() -> Path:
+    """Where ``Memory()`` keeps the embedded store (REMEM_PATH, else $REMEM_HOME/store)."""
+    env = os.environ.get("REMEM_PATH")
+    return Path(env).expanduser() if env else remem_home() / "store"
+
+
+def service_running() -> bool:
+    """Whether the store's local service is up (its state file names a live pid), checked without connecting.
+
+    A hook uses it to choose its deadline: a service that is not up yet has to start first.
+    """
+    state = read_json(store_folder() / "service.json")
+    pid = state.get("pid") if isinstance(state, dict) else None
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass
+    return True
+
+
+def open_memory(deadline: float) -> Any:
+    """``Memory()`` as configured by the environment, retrying while another process holds the store."""
+    from remem import Memory, StoreLockedError
+
+    while True:
+        try:
+            return Memory()
+        except StoreLockedError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
 
 
 # ---------------------------------------------------------------------------------------------- project

@@ -1,8 +1,9 @@
-"""``remem-hook``: the one entry point Claude Code runs for every remem hook (and the /memory command).
+"""``remem-hook``: the one entry point Claude Code runs for every remem hook (and the /remem:memory command).
 
     remem-hook UserPromptSubmit|SessionStart|Stop|PreCompact|SessionEnd   < hook JSON on stdin
     remem-hook drain                     hand spooled captures to remem (started detached by capture hooks)
-    remem-hook memory last|search|save|forget|list ...   the /memory command's backend
+    remem-hook warm                      start the local service (SessionStart runs it detached)
+    remem-hook memory last|search|save|forget|list ...   the /remem:memory command's backend
     remem-hook mcp                       the remem MCP server, scoped to this project
 
 A hook never breaks the session: whatever goes wrong (malformed stdin, missing transcript, unreadable store,
@@ -15,6 +16,8 @@ import json
 import os
 import sys
 from typing import Sequence
+
+from remem.core.config import PRIVATE_UMASK
 
 from .common import HookInput, log, project_tenant, warn
 
@@ -32,6 +35,7 @@ def _read_stdin() -> str:
 
 
 def run_hook(event_arg: str | None) -> int:
+    """One hook event (``--background``, the launcher's cue to run it detached, needs nothing more here)."""
     raw = _read_stdin()
     event = _BY_LOWER.get((event_arg or "").lower())
     inp = HookInput.parse(raw, event=event)
@@ -46,15 +50,19 @@ def run_hook(event_arg: str | None) -> int:
         if event == "UserPromptSubmit":
             from .recall import recall
 
-            text = recall(inp)
-            if text:
-                _emit_json({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}})
+            text, message = recall(inp)
+            if text or message:
+                out: dict = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                                    "additionalContext": text or message}}
+                if message:
+                    out["systemMessage"] = message  # shown to the user, not only to Claude
+                _emit_json(out)
         elif event == "SessionStart":
-            from .recall import digest
+            from .session_start import session_start
 
-            text = digest(inp)
-            if text:  # plain stdout is SessionStart's documented context channel
-                sys.stdout.write(text + "\n")
+            text = session_start(inp)
+            if text:
+                _emit_json({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
         elif event in ("Stop", "PreCompact", "SessionEnd"):
             from .capture import capture
 
@@ -64,6 +72,14 @@ def run_hook(event_arg: str | None) -> int:
             warn(event or "hook", f"unknown hook event {event or '(none)'!r}; nothing to do")
     except Exception as exc:  # noqa: BLE001 - the session goes on without memory
         warn(event, f"{type(exc).__name__}: {str(exc)[:300]}")
+    if event in ("UserPromptSubmit", "SessionStart"):
+        from . import after
+        from .common import elapsed
+
+        # its ms: this hook's whole time in the process until its answer is out (bench_claude_code reads it)
+        after.defer(log, event.lower(), "done", ms=round(elapsed() * 1000, 1))
+        sys.stdout.flush()
+        after.run()
     return 0
 
 
@@ -72,14 +88,47 @@ def _emit_json(payload: dict) -> None:
 
 
 def run_mcp(argv: Sequence[str]) -> int:
-    """The remem MCP server with this project's tenant, so explicit tools and hooks share one memory."""
-    from remem.cli import main as cli_main
+    """The remem MCP server with this project's tenant, so explicit tools and hooks share one memory.
 
-    return cli_main(["mcp", "--project", project_tenant(), *argv])
+    Served through the fast stdio front (:mod:`remem.mcp_stdio`): Claude Code holds the session's first request
+    until the server has listed its tools, and the front does that without importing the MCP SDK."""
+    tenant = project_tenant()
+    if argv:  # extra options: the full command line
+        from remem.cli import main as cli_main
+
+        return cli_main(["mcp", "--project", tenant, *argv])
+    from remem.mcp_stdio import serve
+
+    def build() -> object:
+        from remem.mcp_server import build_server, server_scope
+
+        return build_server(scope=server_scope(project=tenant))
+
+    return serve(build)
+
+
+def warm() -> None:
+    """Open the store once through the local service (which starts it), then let go."""
+    import time
+
+    from .common import open_memory
+
+    open_memory(time.monotonic() + 30).close()
 
 
 def dispatch(argv: Sequence[str]) -> int:
     cmd = argv[0] if argv else ""
+    if os.environ.get("REMEM_HOOK_DETACHED") == "1":
+        try:  # the launcher let Claude Code go on: outlive it, whatever it does to its process group
+            os.setsid()
+        except OSError:
+            pass
+    if cmd == "warm":
+        try:
+            warm()
+        except Exception as exc:  # noqa: BLE001
+            log("warm", f"{type(exc).__name__}: {str(exc)[:200]}")
+        return 0
     if cmd == "drain":
         from .capture import drain
 
@@ -102,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     worker thread or a slow interpreter teardown cannot keep Claude Code waiting."""
     as_program = argv is None
     args = list(sys.argv[1:] if argv is None else argv)
+    if as_program:
+        os.umask(PRIVATE_UMASK)  # our own process: state, spool, logs and an in-process store are private
     try:
         code = dispatch(args)
     except BaseException as exc:  # noqa: BLE001 - even SystemExit/KeyboardInterrupt: exit 0 for hooks

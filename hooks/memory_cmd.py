@@ -1,4 +1,4 @@
-"""The /memory command's backend: ``remem-hook memory last|search|save|forget|list`` for this project.
+"""The /remem:memory command's backend: ``remem-hook memory last|search|save|forget|list`` for this project.
 
 It works without the MCP server (the slash command runs it through Bash) and shows what the UserPromptSubmit
 hook injected for the last prompt, which only the hooks know.
@@ -13,7 +13,7 @@ from typing import Sequence
 
 from .common import env_flag, project_tenant
 
-USAGE = "remem-hook memory {last | search QUERY | save TEXT [--kind K] | forget ID | list [N]}"
+USAGE = "remem-hook memory {last | search QUERY | save TEXT [--kind K] | forget ID | list [N] | import}"
 
 
 def _open():  # noqa: ANN202
@@ -37,7 +37,8 @@ def cmd_last(tenant: str) -> str:
 
 def main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="remem-hook memory", usage=USAGE)
-    p.add_argument("action", choices=["last", "search", "save", "forget", "list"], nargs="?", default="last")
+    p.add_argument("action", choices=["last", "search", "save", "forget", "list", "import"], nargs="?",
+                   default="last")
     p.add_argument("rest", nargs="*")
     p.add_argument("--kind", default="note")
     p.add_argument("--limit", type=int, default=8)
@@ -47,6 +48,10 @@ def main(argv: Sequence[str]) -> int:
     if args.action == "last":
         print(cmd_last(tenant))
         return 0
+    if args.action == "import":  # every project's sessions, each into its own tenant (as `remem import claude-code`)
+        from remem.cli import main as cli_main
+
+        return cli_main(["import", "claude-code", *args.rest])
     from remem import Scope
     from remem.core.tooling import run_memory_forget, run_memory_save, run_memory_search
 

@@ -1,32 +1,44 @@
-"""UserPromptSubmit (recall for the prompt) and SessionStart (digest of the project's memory).
+"""UserPromptSubmit: the memories relevant to this prompt (and, on a session's first prompt, the project digest).
 
-Both inject text into Claude's context and both sit on the user's critical path, so they run the memory work in
-a daemon thread under an in-process deadline: past it the hook injects nothing and exits 0 (the prompt always
-goes through). No LLM is called here; recall is one hybrid search in the project's tenant, cut to a token
-budget by the engine. remem itself is imported only once a hook knows it has work to do.
+It sits on the user's critical path, so the memory work runs in a daemon thread under an in-process deadline:
+past it the hook injects nothing and exits 0 (the prompt always goes through). The deadline is longer while the
+local service is still starting (the first prompt of the day), because a missed recall is memory lost for that
+prompt. No LLM is called: one hybrid search in the project's tenant, fitted to the token budget by the service,
+plus one listing for the digest. Nothing the session was already shown is injected again (see
+:mod:`remem.hooks.injected`), nor the memories distilled from this very session (they are its own context).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .common import (DEFAULT_DIGEST_DEADLINE, DEFAULT_DIGEST_TOKENS, DEFAULT_RECALL_DEADLINE,
-                     DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, HookInput, elapsed, env_float, env_int, hooks_dir,
-                     log, read_json, safe_name, write_json)
+from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIGEST_TOKENS,
+                     DEFAULT_RECALL_DEADLINE, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, HookInput, elapsed,
+                     env_float, env_int, hooks_dir, log, open_memory, read_json, safe_name, service_running,
+                     write_json)
+from .after import defer
+from .digest import CHARS_PER_TOKEN, build_digest, covered, said
+from .injected import Shown
+from remem.core.recall.repeats import distinct
 
 RECALL_PREAMBLE = ("remem recalled these memories from earlier Claude Code sessions in this project "
                    "(they may be outdated; trust the code and the user over them):")
-DIGEST_PREAMBLE = "remem project memory (from earlier Claude Code sessions; may be outdated):"
+RECALL_HEADER = "Relevant memories (most relevant first; dates are when each was recorded or became true):"
 _TRIVIAL = {"ok", "okay", "k", "yes", "y", "yep", "yeah", "no", "n", "nope", "thanks", "thank you", "thx", "ty",
             "continue", "go on", "go ahead", "proceed", "sure", "lgtm", "done", "next", "cool", "great", "nice",
             "perfect", "good", "do it", "ship it", "retry", "try again", "again", "hi", "hello", "hey", "stop",
             "wait", "please continue", "keep going", "sounds good", "looks good", "makes sense", "agreed"}
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_CHARS = 1_500
+SEARCH_LIMIT = 20
+MAX_LINE_CHARS = 700
+# the digest draws on distilled memories, never on episodes (the raw messages remember() also keeps)
+DIGEST_KINDS = ("summary", "decision", "lesson", "fact", "preference", "event", "note")
 
 
 def is_trivial(prompt: str) -> bool:
@@ -68,10 +80,17 @@ def with_deadline(fn: Callable[[], Any], seconds: float) -> Any:
     return box.get("value")
 
 
-def _open(deadline_s: float) -> Any:
-    from .capture import open_memory
+def uses_service() -> bool:
+    mode = (os.environ.get("REMEM_SERVICE") or "auto").strip().lower()
+    return mode not in ("off", "0", "false", "no", "none") and not os.environ.get("REMEM_URL")
 
-    return open_memory(time.monotonic() + max(0.0, deadline_s - elapsed()))
+
+def recall_deadline() -> float:
+    """Seconds from process start: the normal budget, or the cold one while the service is not up yet."""
+    normal = env_float("REMEM_HOOK_RECALL_DEADLINE", DEFAULT_RECALL_DEADLINE)
+    if uses_service() and not service_running():
+        return max(normal, env_float("REMEM_HOOK_COLD_DEADLINE", DEFAULT_COLD_DEADLINE))
+    return normal
 
 
 # ---------------------------------------------------------------------------------------------- recall
@@ -79,51 +98,125 @@ def last_recall_path(tenant: str) -> Path:
     return hooks_dir() / "last_recall" / f"{safe_name(tenant)}.json"
 
 
-def _context(prompt: str, tenant: str, budget: int, deadline_s: float) -> str:
+def _gather(query: str | None, tenant: str, budget: int, want_digest: bool, deadline_s: float
+            ) -> tuple[list[Any], list[Any]]:
+    """(search hits for the prompt, records for the digest): one store connection, two calls."""
     from remem import Scope
 
-    mem = _open(deadline_s)
+    mem = open_memory(time.monotonic() + max(0.0, deadline_s - elapsed()))
     try:
-        query = prompt.strip()[:MAX_QUERY_CHARS]
         scope = Scope(tenant=tenant)
-        # auto-recall does not reinforce what it injects (that would feed on itself)
-        return mem.context(query, scope=scope, token_budget=budget, reinforce=False) or ""
+        # fitted to the budget here, after dropping what this session has seen already (see select).
+        # Auto-recall does not reinforce what it injects (that would feed on itself).
+        hits = mem.search(query, scope=scope, limit=SEARCH_LIMIT, reinforce=False) if query else []
+        records = list(mem.list(scope=scope, kind=DIGEST_KINDS, limit=100, include_superseded=False)) \
+            if want_digest else []
+        return list(hits), records
     finally:
         mem.close()
 
 
-def recall(inp: HookInput) -> str | None:
-    """The additionalContext for this prompt, or None. Records the outcome for ``/memory last``."""
-    if is_trivial(inp.prompt):
-        log("recall", "skipped: trivial prompt or slash command")
-        return None  # the last-recall record stays: `/memory last` itself is a slash command
+def when(rec: Any) -> Any:
+    """When it happened (event time, e.g. an imported session's), else when it became true or was recorded."""
+    return getattr(rec, "occurred_at", None) or getattr(rec, "valid_from", None) or rec.created_at
+
+
+def hit_line(rec: Any) -> str:
+    """``- [date · kind] text #tags``; a long memory (an episode: a whole message) keeps its head and tail."""
+    day = when(rec).strftime("%Y-%m-%d")
+    tags = f" #{' #'.join(rec.tags)}" if rec.tags else ""
+    text = " ".join(rec.text.split())
+    if len(text) > MAX_LINE_CHARS:
+        half = MAX_LINE_CHARS // 2
+        text = f"{text[:half].rstrip()} … {text[-half:].lstrip()}"
+    return f"- [{day} · {rec.kind}] {text}{tags}"
+
+
+def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[Any]:
+    """The hits worth injecting, best first: each thing said once (:func:`remem.core.recall.repeats.distinct`:
+    a memory and the episode it came from, a summary and its turns), nothing this session's context holds
+    already (:meth:`Shown.wanted`), within the budget (~3.5 characters a token; one that does not fit leaves
+    room for smaller ones)."""
+    limit = int(budget_tokens * CHARS_PER_TOKEN)
+    used = len(RECALL_HEADER) + 1
+    out: list[Any] = []
+    for hit in distinct(hits):
+        rec = hit.record
+        if not shown.wanted(rec):
+            continue
+        cost = len(hit_line(rec)) + 1
+        if used + cost > limit:
+            continue
+        out.append(rec)
+        used += cost
+    return out
+
+
+def recall(inp: HookInput) -> tuple[str, str]:
+    """(additionalContext for this prompt, a message for the user); either may be empty. Records the outcome
+    for ``/remem:memory last``."""
+    prompt = (inp.prompt or "").strip()
+    shown = Shown.load(inp.session_id)
+    trivial = is_trivial(prompt)
+    want_digest = shown.digest_pending and not prompt.startswith("/")
+    if trivial and not want_digest:
+        defer(log, "recall", "skipped: trivial prompt or slash command", ms=round(elapsed() * 1000, 1))
+        return "", ""  # the last-recall record stays: `/remem:memory last` itself is a slash command
     tenant = inp.tenant
     budget = env_int("REMEM_HOOK_RECALL_TOKENS", DEFAULT_RECALL_TOKENS)
-    deadline = env_float("REMEM_HOOK_RECALL_DEADLINE", DEFAULT_RECALL_DEADLINE)
-    status, text = "ok", ""
+    deadline = recall_deadline()
+    query = None if trivial else prompt[:MAX_QUERY_CHARS]
+    status, hits, records = "ok", [], []
     try:
-        text = with_deadline(lambda: _context(inp.prompt, tenant, budget, deadline), deadline - elapsed())
+        hits, records = with_deadline(lambda: _gather(query, tenant, budget, want_digest, deadline),
+                                      deadline - elapsed())
     except DeadlineExceeded as exc:
         status = f"deadline: {exc}"
     except Exception as exc:  # noqa: BLE001 - recall failure means no memory, never a broken prompt
         status = f"error: {type(exc).__name__}: {str(exc)[:200]}"
-    count = sum(1 for line in text.splitlines() if line.startswith("- ")) if text else 0
-    _record(tenant, inp.session_id, status, text, count)
+    chosen = select(hits, shown, budget) if status == "ok" else []
+    text = "\n".join([RECALL_HEADER, *(hit_line(r) for r in chosen)]) if chosen else ""
+    digest_text, message = "", ""
+    if want_digest and status == "ok":
+        recalled = {r.id for r in chosen}
+        recalled_words = [said(r.text) for r in chosen]
+        digest_text, in_digest = build_digest(
+            records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
+            keep=lambda r: r.id not in recalled and shown.wanted(r) and not covered(said(r.text), recalled_words))
+        shown.mark(in_digest)
+        shown.digest_pending = False
+        from .offers import import_offer
+
+        message = import_offer()
+    ms = round(elapsed() * 1000, 1)  # the records below are written after the answer (remem.hooks.after)
+    if status == "ok":
+        shown.mark(chosen)
+        defer(_save, shown)
+    if query is not None:
+        defer(_record, tenant, inp.session_id, status, text, len(chosen), ms)
     if status != "ok":
         raise RuntimeError(status)
-    if not text:
-        log("recall", "no matching memories")
-        return None
-    out = f"{RECALL_PREAMBLE}\n{text}"
-    log("recall", "injected", memories=count, chars=len(out))
-    return out[:MAX_CONTEXT_CHARS]
+    parts = [p for p in (digest_text, f"{RECALL_PREAMBLE}\n{text}" if text else "", message) if p]
+    if not parts:
+        defer(log, "recall", "no matching memories" if query else "nothing to inject", ms=ms)
+        return "", ""
+    out = "\n\n".join(parts)
+    defer(log, "recall", "injected", memories=len(chosen), digest=bool(digest_text), chars=len(out),
+          skipped_shown=len(hits) - len(chosen), ms=ms)
+    return out[:MAX_CONTEXT_CHARS], message
 
 
-def _record(tenant: str, session: str, status: str, text: str, count: int) -> None:
+def _save(shown: Shown) -> None:
+    try:
+        shown.save()
+    except OSError as exc:
+        log("recall", f"could not record what this session was shown: {exc}")
+
+
+def _record(tenant: str, session: str, status: str, text: str, count: int, ms: float) -> None:
     try:
         write_json(last_recall_path(tenant), {"tenant": tenant, "session": session, "at": time.time(),
-                                              "status": status, "memories": count, "context": text,
-                                              "ms": round(elapsed() * 1000, 1)})
+                                              "status": status, "memories": count, "context": text, "ms": ms})
     except OSError as exc:
         log("recall", f"could not record the last recall: {exc}")
 
@@ -133,88 +226,34 @@ def last_recall(tenant: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-# ---------------------------------------------------------------------------------------------- digest
-_OPEN_TAGS = {"open", "todo", "open-thread", "open_thread", "followup", "follow-up", "next", "unresolved"}
-_SECTIONS = (("Decisions", 8), ("Open threads", 5), ("Lessons", 5))
-
-
-def _section(rec: Any) -> str | None:
-    tags = {t.lower() for t in getattr(rec, "tags", ())}
-    meta = getattr(rec, "metadata", {}) or {}
-    if tags & _OPEN_TAGS or str(meta.get("status", "")).lower() == "open":
-        return "Open threads"
-    return {"decision": "Decisions", "lesson": "Lessons"}.get(rec.kind)
-
-
-def _day(rec: Any) -> str:
-    when = getattr(rec, "valid_from", None) or rec.created_at
-    return when.strftime("%Y-%m-%d")
-
-
-def build_digest(records: list[Any], budget_tokens: int, now: float | None = None) -> str:
-    """Last session's summary, then decisions, open threads and lessons, most important and recent first.
-
-    Sized by characters (~3.5 a token) so SessionStart never pays for loading a tokenizer.
-    """
-    now = now or time.time()
-    records = [r for r in records if getattr(r, "superseded_by", None) is None]
-
-    def rank(rec: Any) -> float:
-        age_days = max(0.0, (now - rec.created_at.timestamp()) / 86400)
-        return rec.importance / 10 + 0.5 ** (age_days / 14)
-
-    groups: dict[str, list[Any]] = {name: [] for name, _ in _SECTIONS}
-    summary = next((r for r in records if r.kind == "summary"), None)  # records come newest first
-    for rec in records:
-        name = _section(rec)
-        if name:
-            groups[name].append(rec)
-    lines = [DIGEST_PREAMBLE]
-    limit = int(budget_tokens * 3.5)
-    used = len(lines[0])
-
-    def add(line: str) -> bool:
-        nonlocal used
-        if used + len(line) + 1 > limit:
-            return False
-        lines.append(line)
-        used += len(line) + 1
-        return True
-
-    if summary is not None:
-        add(f"Last session ({_day(summary)}): {' '.join(summary.text.split())[:600]}")
-    for name, cap in _SECTIONS:
-        chosen = sorted(groups[name], key=rank, reverse=True)[:cap]
-        if not chosen or not add(f"{name}:"):
-            continue
-        for rec in chosen:
-            if not add(f"- [{_day(rec)}] {' '.join(rec.text.split())}"):
-                break
-        if lines[-1] == f"{name}:":
-            lines.pop()
-    if len(lines) == 1:
-        return ""
-    return "\n".join(lines)[:MAX_CONTEXT_CHARS]
-
-
-def _records(tenant: str, deadline_s: float) -> list[Any]:
+# ---------------------------------------------------------------------------------------------- compaction
+def compact_digest(inp: HookInput) -> str | None:
+    """SessionStart after a compaction: the context lost everything injected before, so the digest comes back
+    at once (Claude keeps working without waiting for a prompt) and the session's record starts over."""
     from remem import Scope
 
-    mem = _open(deadline_s)
-    try:
-        return list(mem.list(scope=Scope(tenant=tenant), limit=100, include_superseded=False))
-    finally:
-        mem.close()
-
-
-def digest(inp: HookInput) -> str | None:
     tenant = inp.tenant
     deadline = env_float("REMEM_HOOK_DIGEST_DEADLINE", DEFAULT_DIGEST_DEADLINE)
-    budget = env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS)
+    shown = Shown.load(inp.session_id)
+    shown.reset(digest_pending=False, context_lost=True)
+
+    def records() -> list[Any]:
+        mem = open_memory(time.monotonic() + max(0.0, deadline - elapsed()))
+        try:
+            return list(mem.list(scope=Scope(tenant=tenant), kind=DIGEST_KINDS, limit=100,
+                                 include_superseded=False))
+        finally:
+            mem.close()
+
     try:
-        records = with_deadline(lambda: _records(tenant, deadline), deadline - elapsed())
+        found = with_deadline(records, deadline - elapsed())
     except DeadlineExceeded as exc:
+        shown.digest_pending = True  # the next prompt brings it instead
+        _save(shown)
         raise RuntimeError(f"deadline: {exc}") from None
-    text = build_digest(records, budget)
-    log("digest", "injected" if text else "nothing to inject", source=inp.source, records=len(records))
+    text, used = build_digest(found, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
+                              keep=shown.wanted)
+    shown.mark(used)
+    _save(shown)
+    log("digest", "injected" if text else "nothing to inject", source=inp.source, records=len(found))
     return text or None

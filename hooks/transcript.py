@@ -35,13 +35,15 @@ class ReadResult:
     reset: bool = False              # the file shrank or was replaced: read from the start
 
 
-def read_new(path: str | os.PathLike[str], offset: int = 0, last_uuid: str | None = None) -> ReadResult:
-    """Entries appended after ``offset``. Raises OSError when the file cannot be read (the caller decides)."""
+def read_new(path: str | os.PathLike[str], offset: int = 0, last_uuid: str | None = None,
+             max_bytes: int = MAX_READ_BYTES) -> ReadResult:
+    """Entries appended after ``offset`` (at most the last ``max_bytes`` of them). Raises OSError when the file
+    cannot be read (the caller decides)."""
     size = os.path.getsize(path)
     reset = offset > size or offset < 0
     start = 0 if reset else offset
-    if size - start > MAX_READ_BYTES:
-        start = size - MAX_READ_BYTES
+    if size - start > max_bytes:
+        start = size - max_bytes
     with open(path, "rb") as fh:
         fh.seek(start)
         data = fh.read(size - start)
@@ -85,6 +87,7 @@ class Turn:
     prompt: str = ""
     texts: list[str] = field(default_factory=list)
     tools: list[ToolCall] = field(default_factory=list)
+    at: str | None = None            # the transcript's timestamp of the turn's first entry (ISO 8601)
 
     @property
     def final(self) -> str:
@@ -169,24 +172,25 @@ def turns(entries: Iterable[dict[str, Any]], root: str | os.PathLike[str] | None
         if not isinstance(msg, dict):
             continue
         role = msg.get("role") if isinstance(msg.get("role"), str) else kind
+        at = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
         if role == "user":
             parts = [clean_user_text(b.get("text", "")) for b in _blocks(msg.get("content"))
                      if b.get("type") == "text"]  # tool_result / image blocks are not the human's words
             prompt = "\n".join(p for p in parts if p)
             if prompt:
-                current = Turn(prompt=clip(prompt))
+                current = Turn(prompt=clip(prompt), at=at)
                 out.append(current)
         elif role == "assistant":
             for block in _blocks(msg.get("content")):
                 btype = block.get("type")
                 if btype == "text" and isinstance(block.get("text"), str) and block["text"].strip():
                     if current is None:
-                        current = Turn()
+                        current = Turn(at=at)
                         out.append(current)
                     current.texts.append(clip(block["text"]))
                 elif btype == "tool_use" and isinstance(block.get("name"), str):
                     if current is None:
-                        current = Turn()
+                        current = Turn(at=at)
                         out.append(current)
                     current.tools.append(_tool_call(block, base))
     return [t for t in out if not t.empty]
@@ -212,12 +216,13 @@ def tools_summary(tools: list[ToolCall]) -> str:
     return "\n".join(lines)
 
 
-def to_messages(found: list[Turn], last_assistant_message: str = "", already_final: str = "") -> list[dict[str, str]]:
+def to_messages(found: list[Turn], last_assistant_message: str = "", already_final: str = "",
+                with_time: bool = False) -> list[dict[str, str]]:
     """Chat messages for ``remember``: each turn's prompt and final answer (plus tools and files touched).
 
     ``last_assistant_message`` (from the Stop payload) is the final answer of the last turn even when the
     transcript lags behind; ``already_final`` is the final answer captured by the previous Stop, so a lagging
-    copy of it is not captured twice.
+    copy of it is not captured twice. ``with_time``: each message carries its turn's ``timestamp``.
     """
     final = normalize(last_assistant_message)
     seen = normalize(already_final)
@@ -229,11 +234,12 @@ def to_messages(found: list[Turn], last_assistant_message: str = "", already_fin
         answer = texts[-1] if texts else ""
         if i == len(found) - 1 and final:
             answer = clip(last_assistant_message)
+        stamp = {"timestamp": turn.at} if with_time and turn.at else {}
         if turn.prompt:
-            messages.append({"role": "user", "content": turn.prompt})
+            messages.append({"role": "user", "content": turn.prompt, **stamp})
         body = "\n\n".join(p for p in (answer, tools_summary(turn.tools)) if p)
         if body:
-            messages.append({"role": "assistant", "content": body})
+            messages.append({"role": "assistant", "content": body, **stamp})
     if not found and final and final != seen:
         messages.append({"role": "assistant", "content": clip(last_assistant_message)})
     return messages

@@ -30,16 +30,23 @@ def test_cli_round_trip_with_json(store_factory, tmp_path: Path) -> None:
     assert json.loads(run("search", "stripe", "--tenant", "other", "--json", store=store).stdout) == []
     listed = json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)
     assert [r["id"] for r in listed] == [added["id"]]
-    assert json.loads(run("get", added["id"], "--json", store=store).stdout)["text"].startswith("We pinned")
+    assert json.loads(run("get", added["id"], "--tenant", "acme", "--json", store=store).stdout)["text"].startswith("We pinned")
+    # by id, too, a scope is a wall: another tenant (or the global space) does not see it
+    for other in (["--tenant", "globex"], []):
+        proc = subprocess.run([sys.executable, "-m", "remem.cli", "get", added["id"], *other, "--path", str(store),
+                               "--embedder", "none", "--json"], capture_output=True, text=True)
+        assert proc.returncode != 0 and "We pinned" not in proc.stdout + proc.stderr
+    assert json.loads(run("get", added["id"], "--all-tenants", "--json", store=store).stdout)["id"] == added["id"]
     stats = json.loads(run("stats", "--tenant", "acme", "--json", store=store).stdout)
     assert stats["count"] == 1 and stats["by_kind"] == {"decision": 1}
     out = tmp_path / "export.jsonl"
-    assert json.loads(run("export", str(out), "--json", store=store).stdout)["exported"] == 1
+    assert json.loads(run("export", str(out), "--json", store=store).stdout)["exported"] == 0  # the global space
+    assert json.loads(run("export", str(out), "--all-tenants", "--json", store=store).stdout)["exported"] == 1
     dry = json.loads(run("forget", "--tenant", "acme", "--kind", "decision", "--json", store=store).stdout)
     assert dry == {"count": 1, "ids": [added["id"]], "dry_run": True}
     run("forget", "--tenant", "acme", "--kind", "decision", "--yes", store=store)
     assert json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout) == []
-    assert json.loads(run("import", str(out), "--json", store=store).stdout)["imported"] == 1
+    assert json.loads(run("import", str(out), "--tenant", "acme", "--json", store=store).stdout)["imported"] == 1
     assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)) == 1
 
 

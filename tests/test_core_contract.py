@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from remem import (AsyncMemory, ForgetResult, Memory, NotFoundError, Scope, ScopeError)
+from remem import (ALL_TENANTS, AsyncMemory, ForgetResult, Memory, NotFoundError, Scope, ScopeError)
 from remem.core.recall.tokens import count_tokens
 
 ALICE = Scope(tenant="acme", user="alice")
@@ -20,7 +20,7 @@ def test_add_returns_full_record_and_get_reads_it_back(any_mem: Memory) -> None:
                       importance=7, metadata={"source_doc": "chat-1"})
     assert rec.id and rec.text == "Alice prefers green tea" and rec.kind == "preference"
     assert rec.tags == ("drinks",) and rec.importance == 7 and rec.scope == ALICE
-    got = any_mem.get(rec.id)
+    got = any_mem.get(rec.id, scope=rec.scope)
     assert got.text == rec.text and got.metadata == {"source_doc": "chat-1"} and got.tags == ("drinks",)
     assert got.created_at.tzinfo is not None
 
@@ -92,8 +92,8 @@ def test_supersede_keeps_history_and_as_of_sees_the_past(any_mem: Memory) -> Non
     switch = dt.datetime(2026, 6, 1, tzinfo=dt.timezone.utc)
     old = any_mem.add("The team uses PostgreSQL 14 for the main database", scope=ALICE, kind="fact",
                       valid_from=dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc))
-    new = any_mem.supersede(old.id, "The team uses PostgreSQL 16 for the main database", valid_from=switch)
-    old_now = any_mem.get(old.id)
+    new = any_mem.supersede(old.id, "The team uses PostgreSQL 16 for the main database", valid_from=switch, scope=old.scope)
+    old_now = any_mem.get(old.id, scope=old.scope)
     assert old_now.superseded_by == new.id and new.supersedes == old.id
     assert old_now.valid_until == switch
     now_hits = any_mem.search("which postgres version does the team use", scope=ALICE)
@@ -102,15 +102,15 @@ def test_supersede_keeps_history_and_as_of_sees_the_past(any_mem: Memory) -> Non
                           as_of=dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc))
     assert [h.record.id for h in past] == [old.id]
     with pytest.raises(Exception, match="already superseded"):
-        any_mem.supersede(old.id, "PostgreSQL 17")
+        any_mem.supersede(old.id, "PostgreSQL 17", scope=old.scope)
 
 
 def test_update_changes_text_and_is_searchable(any_mem: Memory) -> None:
     rec = any_mem.add("Standup is at 9:30", scope=ALICE, kind="fact")
-    upd = any_mem.update(rec.id, text="Standup moved to 10:15 in room Orion", importance=8, tags=["meetings"])
+    upd = any_mem.update(rec.id, text="Standup moved to 10:15 in room Orion", importance=8, tags=["meetings"], scope=rec.scope)
     assert upd.id == rec.id and upd.importance == 8 and upd.tags == ("meetings",)
     assert any_mem.search("orion room", scope=ALICE)[0].record.id == rec.id
-    assert any_mem.get(rec.id).text.startswith("Standup moved")
+    assert any_mem.get(rec.id, scope=rec.scope).text.startswith("Standup moved")
 
 
 def test_forget_one_and_bulk_forget_is_a_dry_run_by_default(any_mem: Memory) -> None:
@@ -118,16 +118,16 @@ def test_forget_one_and_bulk_forget_is_a_dry_run_by_default(any_mem: Memory) -> 
     any_mem.add("temporary note two", scope=ALICE, kind="note")
     keep = any_mem.add("a lasting fact", scope=ALICE, kind="fact")
     other = any_mem.add("temporary note of another tenant", scope=OTHER, kind="note")
-    assert any_mem.forget(a.id) is True and any_mem.forget(a.id) is False
+    assert any_mem.forget(a.id, scope=a.scope) is True and any_mem.forget(a.id, scope=a.scope) is False
     with pytest.raises(NotFoundError):
-        any_mem.get(a.id)
+        any_mem.get(a.id, scope=a.scope)
     dry = any_mem.forget(scope=ALICE, where={"kind": "note"})
     assert isinstance(dry, ForgetResult) and dry.dry_run and dry.count == 1
     assert any_mem.stats(scope=ALICE).count == 2
     done = any_mem.forget(scope=ALICE, kind="note", dry_run=False)
     assert done.count == 1 and not done.dry_run
     assert [r.id for r in any_mem.list(scope=ALICE)] == [keep.id]
-    assert any_mem.get(other.id).text.startswith("temporary note of another")
+    assert any_mem.get(other.id, scope=other.scope).text.startswith("temporary note of another")
     with pytest.raises(ScopeError):
         any_mem.forget(where={"kind": "note"}, dry_run=False)
 
@@ -135,7 +135,7 @@ def test_forget_one_and_bulk_forget_is_a_dry_run_by_default(any_mem: Memory) -> 
 def test_forget_by_id_respects_scope(any_mem: Memory) -> None:
     rec = any_mem.add("secret plan of globex", scope=OTHER)
     assert any_mem.forget(rec.id, scope=ALICE) is False
-    assert any_mem.get(rec.id).id == rec.id
+    assert any_mem.get(rec.id, scope=rec.scope).id == rec.id
 
 
 def test_list_is_newest_first_with_filters(any_mem: Memory) -> None:
@@ -184,21 +184,22 @@ def test_decay_and_reinforcement_change_ranking_not_data(any_mem: Memory) -> Non
     assert hits[pinned.id].score / hits[pinned.id].relevance == pytest.approx(
         hits[fresh.id].score / hits[fresh.id].relevance, rel=1e-3)
     any_mem.search("office wifi", scope=ALICE, limit=3)
-    assert any_mem.get(stale.id).access_count == 1 and any_mem.get(stale.id).last_accessed_at is not None
+    assert any_mem.get(stale.id, scope=stale.scope).access_count == 1 and any_mem.get(stale.id, scope=stale.scope).last_accessed_at is not None
     assert any_mem.stats(scope=ALICE).count == 3
 
 
 def test_export_import_round_trip_is_idempotent(any_mem: Memory, memory_factory, tmp_path) -> None:
     a = any_mem.add("Alice prefers green tea", scope=ALICE, kind="preference", tags=["drinks"])
     old = any_mem.add("Build uses make", scope=ALICE, kind="fact")
-    new = any_mem.supersede(old.id, "Build uses just")
+    new = any_mem.supersede(old.id, "Build uses just", scope=old.scope)
     path = tmp_path / "out.jsonl.gz"
-    assert any_mem.export(path) == 3
+    assert any_mem.export(path) == 0  # None is the global space: nothing there
+    assert any_mem.export(path, scope=ALL_TENANTS) == 3
     target = memory_factory("none")
-    assert target.import_(path) == 3 and target.import_(path) == 3
-    assert target.stats().count == 3
-    assert target.get(a.id).tags == ("drinks",)
-    assert target.get(old.id).superseded_by == new.id
+    assert target.import_(path, scope=ALL_TENANTS) == 3 and target.import_(path, scope=ALL_TENANTS) == 3
+    assert target.stats(scope=ALL_TENANTS).count == 3 and target.stats().count == 0
+    assert target.get(a.id, scope=a.scope).tags == ("drinks",)
+    assert target.get(old.id, scope=old.scope).superseded_by == new.id
     found = [h.record.id for h in target.search("which build tool", scope=ALICE)]
     assert found[0] == new.id and old.id not in found
 
@@ -215,7 +216,7 @@ def test_backup_writes_a_restorable_file(mem: Memory, memory_factory) -> None:
     path = mem.backup()
     assert path.exists() and path.name.startswith("remem-")
     restored = memory_factory("none")
-    assert restored.import_(path) == 1
+    assert restored.import_(path, scope=ALL_TENANTS) == 1
 
 
 @pytest.mark.parametrize("bad_call, exc", [
@@ -233,7 +234,7 @@ def test_bad_input_gets_a_clear_error_and_loses_nothing(mem: Memory, bad_call, e
     kept = mem.add("an existing memory", scope=ALICE)
     with pytest.raises(exc):
         bad_call(mem)
-    assert mem.get(kept.id).text == "an existing memory"
+    assert mem.get(kept.id, scope=kept.scope).text == "an existing memory"
 
 
 def test_custom_kinds_are_accepted(mem: Memory) -> None:
@@ -246,20 +247,20 @@ async def test_async_memory_mirrors_the_sync_api(memory_factory) -> None:
     rec = await amem.add("Alice prefers green tea", scope=ALICE, kind="preference")
     hits = await amem.search("what does alice drink", scope=ALICE)
     assert hits[0].record.id == rec.id
-    assert (await amem.get(rec.id)).text == rec.text
-    upd = await amem.update(rec.id, text="Alice prefers oolong tea")
+    assert (await amem.get(rec.id, scope=rec.scope)).text == rec.text
+    upd = await amem.update(rec.id, text="Alice prefers oolong tea", scope=rec.scope)
     assert (await amem.search("oolong", scope=ALICE))[0].record.id == upd.id
     assert "oolong" in await amem.context("tea", scope=ALICE, token_budget=100)
     assert len(await amem.list(scope=ALICE)) == 1
     assert (await amem.stats(scope=ALICE)).count == 1
-    assert await amem.forget(rec.id) is True
+    assert await amem.forget(rec.id, scope=rec.scope) is True
 
 
 def test_secrets_are_redacted_before_storage_and_embedding(any_mem: Memory) -> None:
     key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
     rec = any_mem.add(f"The deploy bot uses OPENAI_API_KEY={key} for summaries", scope=ALICE,
                       metadata={"note": f"token {key}"})
-    stored = any_mem.get(rec.id)
+    stored = any_mem.get(rec.id, scope=rec.scope)
     assert key not in stored.text and "[REDACTED:" in stored.text and "OPENAI_API_KEY" in stored.text
     assert key not in json.dumps(stored.as_dict())
     assert any_mem.search("deploy bot api key", scope=ALICE)[0].record.id == rec.id
@@ -273,22 +274,22 @@ def test_context_is_indexed_for_recall_but_not_shown(any_mem: Memory, memory_fac
     assert hits[0].record.id == terse.id and hits[0].record.text == "Maya: yes, let's do that."
     assert "exporter" not in any_mem.context("CSV exporter", scope=ALICE)
     path = tmp_path / "ctx.jsonl"
-    any_mem.export(path)
+    any_mem.export(path, scope=ALICE)
     target = memory_factory("none")
-    target.import_(path)
+    target.import_(path, scope=ALICE)
     assert target.search("CSV exporter Friday", scope=ALICE)[0].record.id == terse.id
 
 
 def test_tag_only_update_keeps_the_dense_vector(any_dense_mem: Memory) -> None:
     rec = any_dense_mem.add("The quarterly report is due on the fifth working day", scope=ALICE, kind="fact")
-    any_dense_mem.update(rec.id, tags=["finance"])
-    got = any_dense_mem.get(rec.id)
-    assert got.embedded and got.tags == ("finance",) and any_dense_mem.stats().pending_embeddings == 0
+    any_dense_mem.update(rec.id, tags=["finance"], scope=rec.scope)
+    got = any_dense_mem.get(rec.id, scope=rec.scope)
+    assert got.embedded and got.tags == ("finance",) and any_dense_mem.stats(scope=ALICE).pending_embeddings == 0
 
 
 def test_re_adding_a_superseded_text_stores_it_again(any_mem: Memory) -> None:
     old = any_mem.add("Alice likes tea", scope=ALICE, kind="preference")
-    any_mem.supersede(old.id, "Alice likes coffee")
+    any_mem.supersede(old.id, "Alice likes coffee", scope=old.scope)
     again = any_mem.add("Alice likes tea", scope=ALICE, kind="preference")
     assert again.id != old.id and again.is_current
     assert "Alice likes tea" in [h.record.text for h in any_mem.search("alice likes", scope=ALICE)]
@@ -300,23 +301,23 @@ def test_every_field_is_redacted_on_every_write_path(any_mem: Memory, tmp_path) 
     key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
     rec = any_mem.add("deploy note", scope=ALICE, tags=[key], metadata={key: "v", "nested": [{"k": key}]},
                       source=key, context=f"token {key}")
-    dumped = json.dumps(any_mem.get(rec.id).as_dict())
+    dumped = json.dumps(any_mem.get(rec.id, scope=rec.scope).as_dict())
     assert key not in dumped
     raw = tmp_path / "raw.jsonl"
     raw.write_text(json.dumps({"id": "0b5f5bde-5a3c-4a43-9a6b-1f0f0e3b8d11", "text": f"my key is {key}",
                                "kind": "note", "scope": {"tenant": "acme", "user": "alice"},
                                "metadata": {"k": key}}) + "\n")
-    any_mem.import_(raw)
-    assert key not in json.dumps(any_mem.get("0b5f5bde-5a3c-4a43-9a6b-1f0f0e3b8d11").as_dict())
+    any_mem.import_(raw, scope=ALL_TENANTS)
+    assert key not in json.dumps(any_mem.get("0b5f5bde-5a3c-4a43-9a6b-1f0f0e3b8d11", scope=ALICE).as_dict())
 
 
 def test_validity_windows_are_checked_on_update_and_supersede(any_mem: Memory) -> None:
     rec = any_mem.add("The API is frozen", scope=ALICE, valid_from=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
     with pytest.raises(ValueError, match="valid_until"):
-        any_mem.update(rec.id, valid_until=dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc))
+        any_mem.update(rec.id, valid_until=dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc), scope=rec.scope)
     with pytest.raises(ValueError, match="after the old one"):
-        any_mem.supersede(rec.id, "The API is open", valid_from=dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc))
-    assert any_mem.get(rec.id).valid_until is None
+        any_mem.supersede(rec.id, "The API is open", valid_from=dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc), scope=rec.scope)
+    assert any_mem.get(rec.id, scope=rec.scope).valid_until is None
 
 
 def test_count_is_scoped_and_filtered(any_mem: Memory) -> None:

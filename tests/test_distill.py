@@ -18,9 +18,10 @@ import pytest
 from openai_server import OpenAIServer, ScriptedError
 from remem import Memory, Scope
 from remem.core.distill.pipeline import (KeylessDistiller, LLMDistiller, RememberResult, aremember, audit, check_admission,
-                                admit, conversation_turns, drain_pending, normalize_messages, pending_count, render_transcript,
+                                admit, conversation_turns, normalize_messages, render_transcript,
                                 resolve_distiller, to_plain_messages, usage_totals)
 from remem.core.providers.llm import llm_settings_from_env
+from remem.core.distill.drain import drain_pending, pending_count
 from remem.core.distill.pending import PendingQueue, queue_for
 from remem.core.recall.tokens import count_tokens
 
@@ -249,7 +250,7 @@ def test_llm_reconcile_add_merge_supersede_drop_end_to_end(mem: Memory, srv: Ope
     new_editor = next(r for r in res.added if "Helix" in r.text)
     assert res.superseded == [(vim.id, new_editor.id)]
     assert [r.id for r in res.merged] == [compose.id]
-    assert mem.get(compose.id).text == "User deploys with Docker Compose on a Hetzner VPS."
+    assert mem.get(compose.id, scope=compose.scope).text == "User deploys with Docker Compose on a Hetzner VPS."
     assert res.dropped == 1 and not any("Rex" in r.text for r in res.added)
     assert any(r.text == "Fleet API tests run with pytest -q." for r in res.added)
     # supersede keeps history: now the new preference, before the switch the old one
@@ -296,7 +297,7 @@ def test_llm_summary_is_updated_on_a_second_capture(mem: Memory, srv: OpenAIServ
     assert "Previous summary of this session" in prompt and "Dana fixed the distutils import." in prompt
     assert "Now add a CI job" in prompt and "ModuleNotFoundError" not in prompt  # only the new turns are sent
     assert second.summary.id == first.summary.id
-    assert mem.get(first.summary.id).text == "Dana fixed the distutils import, then added CI."
+    assert mem.get(first.summary.id, scope=SCOPE).text == "Dana fixed the distutils import, then added CI."
     assert len(mem.list(scope=SCOPE, kind="summary")) == 1
     third = mem.remember(more, scope=SCOPE, session="s9", distiller=llm)  # nothing new: no LLM call at all
     assert third.usage["calls"] == 0 and srv.count("chat") == 2
@@ -443,3 +444,27 @@ def test_openai_server_serves_embeddings_and_errors(srv: OpenAIServer) -> None:
     resp = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert resp.choices[0].message.content == "ok" and srv.count("chat") == 3
     assert srv.count("embeddings") == 2 and srv.headers("chat")[0]["authorization"] == "Bearer k"
+
+
+def test_server_mode_keeps_the_queue_and_ledger_in_qdrant_not_on_the_app_machine(
+        srv: OpenAIServer, llm: LLMDistiller, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two app servers on one Qdrant: a capture queued by one during an LLM outage is drained by the other, and
+    neither writes a queue or ledger file of its own (a container that dies loses nothing)."""
+    from remem.core.distill.pending import CollectionQueue
+    from remem.core.store.backends.qdrant import QdrantClientBackend
+
+    monkeypatch.setenv("REMEM_HOME", str(tmp_path / "app-home"))
+    cluster = QdrantClientBackend(":memory:")
+    app_a = Memory(backend=cluster, embedder="none")
+    srv.fail("chat", status=429, code="insufficient_quota")
+    res = app_a.remember(CODING_CONVERSATION, scope=SCOPE, session="srv1", distiller=llm)
+    assert res.queued and isinstance(queue_for(app_a), CollectionQueue) and pending_count(app_a) == 1
+    app_b = Memory(backend=cluster, embedder="none")  # another app server, same cluster
+    assert pending_count(app_b) == 1
+    srv.reply(extraction(("User prefers pytest over unittest.", "preference"), summary="Fixed distutils."))
+    assert drain_pending(app_b, distiller=llm) == 1 and pending_count(app_a) == 0
+    assert [p.text for p in app_a.list(scope=SCOPE, kind="preference")] == ["User prefers pytest over unittest."]
+    assert app_a.usage()["calls"] >= 1 and app_a.usage() == app_b.usage()  # one ledger, in the collection
+    home = tmp_path / "app-home"
+    assert not home.exists() or not [p for p in home.rglob("*") if p.is_file()]
+    app_b.close()

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 import textwrap
+
+from remem import ALL_TENANTS
 from pathlib import Path
 
 import pytest
@@ -56,16 +58,16 @@ def test_writes_during_an_outage_are_kept_and_reembedded_later(srv: OpenAIServer
     mem = Memory(path=tmp_path / "s", embedder=openai_embedder(srv), service="off")
     srv.fail("embeddings", status=500, times=1)  # the endpoint fails for this one write
     rec = mem.add("Incident 7: the cache warmer overloaded Redis", scope=S, kind="event")
-    assert mem.get(rec.id).embedded is False and mem.stats().pending_embeddings == 1
+    assert mem.get(rec.id, scope=rec.scope).embedded is False and mem.stats(scope=rec.scope).pending_embeddings == 1
     assert mem.search("incident redis cache", scope=S)[0].record.id == rec.id  # BM25 still finds it
     assert mem.reembed(pending_only=True) == 1
-    assert mem.stats().pending_embeddings == 0 and mem.get(rec.id).embedded is True
+    assert mem.stats(scope=rec.scope).pending_embeddings == 0 and mem.get(rec.id, scope=rec.scope).embedded is True
     mem.close()
     strict = Memory(path=tmp_path / "s", embedder=openai_embedder(srv), service="off", on_embed_error="refuse")
     srv.fail("embeddings", status=500, times=1)
     with pytest.raises(ProviderError):
         strict.add("this one is refused", scope=S)
-    assert strict.stats().count == 1
+    assert strict.stats(scope=ALL_TENANTS).count == 1
     strict.close()
 
 
@@ -111,13 +113,13 @@ def test_rescan_redacts_memories_stored_before_a_rule_existed(memory_factory) ->
     raw = memory_factory("none", redact=False)
     rec = raw.add(f"CI pushes with token {key}", scope=S, metadata={"how": f"GITHUB_TOKEN={key}", key: "as a key"},
                   tags=[key], context=f"the token is {key}")
-    assert key in raw.get(rec.id).text
+    assert key in raw.get(rec.id, scope=rec.scope).text
     dry = raw.rescan_redactions(scope=S)
-    assert dry["changed"] == 1 and dry["dry_run"] and key in raw.get(rec.id).text
+    assert dry["changed"] == 1 and dry["dry_run"] and key in raw.get(rec.id, scope=rec.scope).text
     assert key not in repr(dry)
     done = raw.rescan_redactions(scope=S, dry_run=False)
     assert done["kinds"] and not done["dry_run"]
-    stored = raw.get(rec.id)
+    stored = raw.get(rec.id, scope=rec.scope)
     assert key not in stored.text and key not in repr(stored.metadata) and "[REDACTED:" in stored.text
     assert key not in json.dumps(stored.as_dict())  # tags, metadata keys and context too
 

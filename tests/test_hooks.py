@@ -27,6 +27,7 @@ DECISION = ("Decision: the job queue moves from Redis to Postgres, claiming jobs
             "LOCKED, because Postgres 16 already runs here and a crashed worker's transaction rolls back so the "
             "job is never lost. I changed worker/claim.py and the claim tests pass.")
 LINE = re.compile(r"^- \[\d{4}-\d{2}-\d{2} · [a-z]+\] ", re.M)
+RECALL_MARK = "remem recalled these memories"
 
 
 class Plugin:
@@ -40,7 +41,8 @@ class Plugin:
         self.env = {**os.environ, "REMEM_HOME": str(self.home), "REMEM_EMBEDDER": "none", "REMEM_SERVICE": "off",
                     "REMEM_HOOK_DRAIN": "inline", "REMEM_PYTHON": sys.executable,
                     "REMEM_HOOK_RECALL_DEADLINE": "30", "REMEM_HOOK_DIGEST_DEADLINE": "30",
-                    "REMEM_SERVICE_IDLE": "30"}
+                    "REMEM_SERVICE_IDLE": "30", "REMEM_HOOK_DETACH": "0",
+                    "CLAUDE_CONFIG_DIR": str(tmp / "claude-config")}
         for key in ("REMEM_PATH", "REMEM_URL", "REMEM_HOOK_TENANT", "CLAUDE_PROJECT_DIR", "REMEM_HOOK_PII"):
             self.env.pop(key, None)
 
@@ -286,25 +288,75 @@ def test_two_projects_at_once_never_recall_each_other(plugin: Plugin) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- digest
-def test_session_start_injects_a_digest_of_decisions_open_threads_and_lessons(plugin: Plugin) -> None:
-    proj, other = plugin.project("p"), plugin.project("other")
-    start = {"session_id": "s9", "transcript_path": "", "cwd": str(proj), "source": "startup"}
-    empty = plugin.run("SessionStart", start)
-    assert empty.returncode == 0 and empty.stdout == b""      # nothing remembered yet: nothing injected
+def _seed_digest(plugin: Plugin, proj: Path, other: Path) -> dict[str, str]:
     with Memory(path=plugin.home / "store", embedder="none", service="off") as mem:
         scope = Scope(tenant=str(proj.resolve()))
-        mem.add("Use uv, not poetry, for dependency management", scope=scope, kind="decision", importance=8)
-        mem.add("The flaky e2e test needs the queue drained first", scope=scope, kind="lesson")
-        mem.add("Migrate the cron jobs to the new queue", scope=scope, kind="note", tags=["todo"])
+        ids = {"uv": mem.add("Use uv, not poetry, for dependency management", scope=scope, kind="decision",
+                             importance=8).id,
+               "lesson": mem.add("The flaky e2e test needs the queue drained first", scope=scope,
+                                 kind="lesson").id,
+               "todo": mem.add("Migrate the cron jobs to the new queue", scope=scope, kind="note", tags=["todo"]).id}
         mem.add("Secret plan of another project", scope=Scope(tenant=str(other.resolve())), kind="decision")
-    for source in ("startup", "compact"):
-        proc = plugin.run("SessionStart", {**start, "source": source})
-        out = proc.stdout.decode()
-        assert proc.returncode == 0 and not out.lstrip().startswith("{")   # plain text: SessionStart's channel
-        assert "Decisions:" in out and "Use uv, not poetry" in out
-        assert "Lessons:" in out and "queue drained first" in out
-        assert "Open threads:" in out and "cron jobs" in out
-        assert "another project" not in out
+    return ids
+
+
+def session_start(plugin: Plugin, proj: Path, session: str, source: str) -> str:
+    proc = plugin.run("SessionStart", {"session_id": session, "transcript_path": "", "cwd": str(proj),
+                                       "source": source})
+    assert proc.returncode == 0, proc.stderr
+    if not proc.stdout.strip():
+        return ""
+    out = json.loads(proc.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    return out["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_first_prompt_brings_the_digest_without_repeating_its_recall(plugin: Plugin) -> None:
+    proj, other = plugin.project("p"), plugin.project("other")
+    assert session_start(plugin, proj, "s9", "startup") == ""     # nothing remembered yet: nothing injected
+    _seed_digest(plugin, proj, other)
+    assert session_start(plugin, proj, "s9", "startup") == ""     # the digest waits for the first prompt
+    context, _ = plugin.prompt(proj, "s9", "Which tool manages our Python dependencies, uv or poetry?")
+    assert "Lessons:" in context and "queue drained first" in context
+    assert "Open threads:" in context and "cron jobs" in context
+    assert context.count("Use uv, not poetry") == 1              # recalled for the prompt, so not in the digest too
+    assert "Decisions:" not in context.split(RECALL_MARK)[0]
+    assert "another project" not in context
+
+
+def test_a_session_is_not_shown_the_same_memory_twice_unless_it_changed(plugin: Plugin) -> None:
+    proj, other = plugin.project("p"), plugin.project("other")
+    ids = _seed_digest(plugin, proj, other)
+    session_start(plugin, proj, "s1", "startup")
+    first, _ = plugin.prompt(proj, "s1", "Which tool manages our Python dependencies, uv or poetry?")
+    assert "Use uv, not poetry" in first
+    again, proc = plugin.prompt(proj, "s1", "Remind me which tool manages Python dependencies, uv or poetry?")
+    assert again == "" and proc.stdout == b""                     # already in this session's context
+    other_session, _ = plugin.prompt(proj, "s2", "Which tool manages our Python dependencies, uv or poetry?")
+    assert "Use uv, not poetry" in other_session                  # another session has not seen it
+    with Memory(path=plugin.home / "store", embedder="none", service="off") as mem:
+        mem.update(ids["uv"], text="Use uv, not poetry or pip-tools, for dependency management",
+                   scope=Scope(tenant=str(proj.resolve())))
+    changed, _ = plugin.prompt(proj, "s1", "Which tool manages our Python dependencies, uv or poetry?")
+    assert "not poetry or pip-tools" in changed                   # it changed: shown again
+    state = plugin.home / "hooks" / "injected"
+    files = list(state.glob("*.json"))
+    assert files and all(f.stat().st_mode & 0o777 == 0o600 for f in files)
+    assert all(b"poetry" not in f.read_bytes() for f in files)    # ids and hashes only, never memory text
+
+
+def test_after_a_compaction_the_digest_comes_back_at_once(plugin: Plugin) -> None:
+    proj, other = plugin.project("p"), plugin.project("other")
+    _seed_digest(plugin, proj, other)
+    session_start(plugin, proj, "s3", "startup")
+    first, _ = plugin.prompt(proj, "s3", "Which tool manages our Python dependencies, uv or poetry?")
+    assert "cron jobs" in first
+    out = session_start(plugin, proj, "s3", "compact")             # the context lost what was injected
+    assert "Decisions:" in out and "Use uv, not poetry" in out
+    assert "Lessons:" in out and "queue drained first" in out and "cron jobs" in out
+    assert "another project" not in out
+    after, proc = plugin.prompt(proj, "s3", "Which tool manages our Python dependencies, uv or poetry?")
+    assert after == ""                                             # the compaction digest showed it already
 
 
 # ---------------------------------------------------------------------------------------------- never break
@@ -369,8 +421,26 @@ def test_plugin_manifests_wire_every_hook_to_the_launcher() -> None:
         for group in groups:
             for hook in group["hooks"]:
                 assert hook["type"] == "command"
-                assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/remem-hook" {event}'
+                assert hook["command"].startswith(f'"${{CLAUDE_PLUGIN_ROOT}}/hooks/remem-hook" {event}')
+    # Claude Code waits for SessionStart only after a compaction (the digest comes back at once); otherwise the
+    # launcher runs it detached and the first prompt brings the digest
+    starts = {g["matcher"]: g["hooks"][0]["command"].split()[2:] for g in hooks["SessionStart"]}
+    assert starts == {"compact": [], "startup|resume|clear": ["--background"]}
     assert mcp["command"] == "${CLAUDE_PLUGIN_ROOT}/hooks/remem-hook" and mcp["args"] == ["mcp"]
     assert os.access(LAUNCHER, os.X_OK)
     command = (ROOT / "commands" / "memory.md").read_text()
     assert command.startswith("---\ndescription:") and "remem-hook\" memory last" in command
+
+
+def test_the_first_prompt_offers_once_to_import_earlier_claude_code_sessions(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    sessions = Path(plugin.env["CLAUDE_CONFIG_DIR"]) / "projects" / "-old-project"
+    sessions.mkdir(parents=True)
+    for i in range(3):
+        (sessions / f"{i}.jsonl").write_text("{}\n")
+    first = plugin.run("UserPromptSubmit", {"session_id": "o1", "cwd": str(proj), "prompt": "hello, what is here?"})
+    out = json.loads(first.stdout)
+    assert "3 earlier Claude Code sessions can be imported" in out["systemMessage"]   # shown to the user
+    assert "/remem:memory import" in out["hookSpecificOutput"]["additionalContext"]   # and Claude knows the way
+    again = plugin.run("UserPromptSubmit", {"session_id": "o2", "cwd": str(proj), "prompt": "hello, what is here?"})
+    assert b"can be imported" not in again.stdout                                      # offered once

@@ -26,7 +26,9 @@ from typing_extensions import Annotated
 from conftest import RecordingCapture
 from remem import Memory, Scope
 from remem.integrations.langgraph import (ForceMemorySearchFirst, MemoryMiddleware, capture_node, memory_tools,
-                                          recall_node)
+                                          recall_node, ScopeResolver)
+
+WHO = ScopeResolver()  # the user from the run config, as an app serving several users wires it
 
 
 class ScriptedModel(BaseChatModel):
@@ -95,7 +97,7 @@ def test_first_model_call_of_each_run_is_pinned_to_memory_search(mem: Memory, al
     mem.add("Alice prefers green tea", scope=Scope(user=alice))
     mem.add("Bob prefers green tea too", scope=Scope(user=bob))
     model = ScriptedModel(calls=[])
-    agent = create_agent(model, memory_tools(mem), middleware=[ForceMemorySearchFirst()],
+    agent = create_agent(model, memory_tools(mem, scope=WHO), middleware=[ForceMemorySearchFirst()],
                          checkpointer=InMemorySaver())
     out = agent.invoke(user("which green tea do I like?"), cfg(alice))
     assert [c["tool_choice"] for c in model.calls] == ["memory_search", None]
@@ -116,11 +118,11 @@ def test_force_is_a_no_op_without_the_memory_search_tool() -> None:
 def test_search_without_a_scope_says_it_did_not_run(mem: Memory, alice: str, bob: str) -> None:
     mem.add("Alice prefers green tea", scope=Scope(user=alice))
     model = ScriptedModel(calls=[])
-    agent = create_agent(model, memory_tools(mem), middleware=[ForceMemorySearchFirst()])
+    agent = create_agent(model, memory_tools(mem, scope=WHO), middleware=[ForceMemorySearchFirst()])
     out = agent.invoke(user("what tea do I like?"), cfg(user=None))
     result = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert result.content.startswith("memory search did not run: ")
-    out = create_agent(ScriptedModel(calls=[]), memory_tools(None), middleware=[ForceMemorySearchFirst()]).invoke(
+    out = create_agent(ScriptedModel(calls=[]), memory_tools(None, scope=WHO), middleware=[ForceMemorySearchFirst()]).invoke(
         user("what tea?"), cfg(alice))  # no memory and no RememStore attached
     assert next(m for m in out["messages"] if isinstance(m, ToolMessage)).content.startswith(
         "memory search did not run: ")
@@ -129,7 +131,7 @@ def test_search_without_a_scope_says_it_did_not_run(mem: Memory, alice: str, bob
 def test_memory_save_tool_stores_in_the_runtime_scope(mem: Memory, alice: str, bob: str) -> None:
     model = ScriptedModel(calls=[], script=[{"tool": "memory_save", "args": {"text": "Alice's cat is called Miso",
                                                                               "kind": "fact"}}, "saved"])
-    create_agent(model, memory_tools(mem)).invoke(user("remember my cat's name is Miso"), cfg(alice))
+    create_agent(model, memory_tools(mem, scope=WHO)).invoke(user("remember my cat's name is Miso"), cfg(alice))
     recs = mem.list(scope=Scope(user=alice))
     assert [(r.text, r.kind) for r in recs] == [("Alice's cat is called Miso", "fact")]
     assert mem.list(scope=Scope(user=bob)) == []
@@ -139,7 +141,7 @@ def test_tools_fall_back_to_the_graph_remem_store(mem: Memory, alice: str, bob: 
     from remem.integrations.langgraph import RememStore
 
     mem.add("Alice prefers green tea", scope=Scope(user=alice))
-    agent = create_agent(ScriptedModel(calls=[]), memory_tools(), middleware=[ForceMemorySearchFirst()],
+    agent = create_agent(ScriptedModel(calls=[]), memory_tools(scope=WHO), middleware=[ForceMemorySearchFirst()],
                          store=RememStore(mem))
     out = agent.invoke(user("green tea"), cfg(alice))
     assert "Alice prefers green tea" in next(m for m in out["messages"] if isinstance(m, ToolMessage)).content
@@ -151,7 +153,7 @@ def test_middleware_recalls_into_the_request_and_captures_new_messages_once(mem:
     mem.add("Bob prefers black coffee", scope=Scope(user=bob))
     cap = RecordingCapture()
     model = ScriptedModel(calls=[])
-    mw = MemoryMiddleware(mem, capture_executor=cap, tools=False)
+    mw = MemoryMiddleware(mem, scope=WHO, capture_executor=cap, tools=False)
     agent = create_agent(model, [], system_prompt="You are helpful.", middleware=[mw],
                          checkpointer=InMemorySaver())
     out = agent.invoke(user("what tea should I order?"), cfg(alice))
@@ -176,7 +178,7 @@ def test_middleware_without_user_skips_recall_and_capture(mem: Memory, alice: st
     mem.add("Alice prefers green tea", scope=Scope(user=alice))
     cap = RecordingCapture()
     model = ScriptedModel(calls=[])
-    create_agent(model, [], middleware=[MemoryMiddleware(mem, capture_executor=cap, tools=False)]).invoke(
+    create_agent(model, [], middleware=[MemoryMiddleware(mem, scope=WHO, capture_executor=cap, tools=False)]).invoke(
         user("what tea?"), cfg(user=None))
     assert not any(isinstance(m, SystemMessage) for m in model.calls[0]["messages"])
     assert cap.submitted == []
@@ -190,7 +192,7 @@ def test_middleware_registers_tools_and_reads_scope_from_runtime_context(mem: Me
     mem.add("Alice prefers green tea", scope=Scope(user=alice))
     cap = RecordingCapture()
     model = ScriptedModel(calls=[])
-    agent = create_agent(model, [], middleware=[MemoryMiddleware(mem, capture_executor=cap),
+    agent = create_agent(model, [], middleware=[MemoryMiddleware(mem, scope=WHO, capture_executor=cap),
                                                 ForceMemorySearchFirst()], context_schema=Ctx)
     out = agent.invoke(user("green tea?"), context={"user_id": alice})
     assert set(model.calls[0]["tools"]) == {"memory_search", "memory_save"}
@@ -205,7 +207,7 @@ async def test_middleware_async_agent(mem: Memory, alice: str, bob: str) -> None
     mem.add("Alice prefers green tea", scope=Scope(user=alice))
     cap = RecordingCapture()
     model = ScriptedModel(calls=[])
-    agent = create_agent(model, [], middleware=[MemoryMiddleware(mem, capture_executor=cap),
+    agent = create_agent(model, [], middleware=[MemoryMiddleware(mem, scope=WHO, capture_executor=cap),
                                                 ForceMemorySearchFirst()], checkpointer=InMemorySaver())
     out = await agent.ainvoke(user("green tea?"), cfg(alice))
     assert [c["tool_choice"] for c in model.calls] == ["memory_search", None]
@@ -224,9 +226,9 @@ def _chat_graph(mem: Memory, model: ScriptedModel, cap: RecordingCapture, **reca
         return {"messages": [model.invoke(state["messages"])]}
 
     g = StateGraph(ChatState)
-    g.add_node("recall", recall_node(mem, **recall_kw))
+    g.add_node("recall", recall_node(mem, scope=WHO, **recall_kw))
     g.add_node("chat", chat)
-    g.add_node("capture", capture_node(mem, capture_executor=cap))
+    g.add_node("capture", capture_node(mem, scope=WHO, capture_executor=cap))
     g.add_edge(START, "recall")
     g.add_edge("recall", "chat")
     g.add_edge("chat", "capture")

@@ -19,17 +19,17 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from conftest import RecordingCapture
 from remem import Memory, Scope
 from remem.core.tooling import BackgroundCapture
-from remem.integrations.langgraph import MemoryCaptureSaver
+from remem.integrations.langgraph import MemoryCaptureSaver, ScopeResolver
 
 
 async def test_conformance_full_like_the_wrapped_saver(mem: Memory) -> None:
     @checkpointer_test(name="MemoryCaptureSaver(InMemorySaver)")
     async def wrapped() -> Any:
-        yield MemoryCaptureSaver(InMemorySaver(), mem, capture_executor=RecordingCapture())
+        yield MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver(), capture_executor=RecordingCapture())
 
     report = await validate(wrapped)
     assert report.passed_all_base()
-    assert DetectedCapabilities.from_instance(MemoryCaptureSaver(InMemorySaver(), mem)).detected == \
+    assert DetectedCapabilities.from_instance(MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver())).detected == \
         DetectedCapabilities.from_instance(InMemorySaver()).detected
 
 
@@ -39,14 +39,14 @@ def test_advertises_exactly_the_optional_methods_the_wrapped_saver_has(mem: Memo
             self.copied = (source_thread_id, target_thread_id)
 
     inner = CopyingSaver()
-    saver = MemoryCaptureSaver(inner, mem)
+    saver = MemoryCaptureSaver(inner, mem, scope=ScopeResolver())
     assert isinstance(saver, MemoryCaptureSaver)
     assert DetectedCapabilities.from_instance(saver).detected == DetectedCapabilities.from_instance(inner).detected
     import asyncio
     asyncio.run(saver.acopy_thread("a", "b"))
     assert inner.copied == ("a", "b")
-    assert not hasattr(type(MemoryCaptureSaver(InMemorySaver(), mem)), "acopy_thread") or \
-        type(MemoryCaptureSaver(InMemorySaver(), mem)).acopy_thread is InMemorySaver.acopy_thread
+    assert not hasattr(type(MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver())), "acopy_thread") or \
+        type(MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver())).acopy_thread is InMemorySaver.acopy_thread
 
 
 def _graph(saver: Any, *, with_tool_step: bool = False) -> Any:
@@ -67,7 +67,7 @@ def _graph(saver: Any, *, with_tool_step: bool = False) -> Any:
 def test_captures_each_turn_once_without_graph_changes(mem: Memory) -> None:
     cap = RecordingCapture()
     user = f"u-{uuid.uuid4().hex[:6]}"
-    graph = _graph(MemoryCaptureSaver(InMemorySaver(), mem, capture_executor=cap))
+    graph = _graph(MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver(), capture_executor=cap))
     conf = {"configurable": {"thread_id": "th1", "user_id": user}}
     graph.invoke({"messages": [{"role": "user", "content": "I moved to Porto"}]}, conf)
     graph.invoke({"messages": [{"role": "user", "content": "I work at Acme"}]}, conf)
@@ -82,7 +82,7 @@ def test_captures_each_turn_once_without_graph_changes(mem: Memory) -> None:
 
 async def test_async_graph_capture_and_every_mode(mem: Memory) -> None:
     cap = RecordingCapture()
-    graph = _graph(MemoryCaptureSaver(InMemorySaver(), mem, capture_executor=cap, capture_on="every"))
+    graph = _graph(MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver(), capture_executor=cap, capture_on="every"))
     conf = {"configurable": {"thread_id": "a1", "user_id": "u"}}
     await graph.ainvoke({"messages": [{"role": "user", "content": "hello there"}]}, conf)
     flat = [(m["role"], m["content"]) for msgs, _, _ in cap.submitted for m in msgs]
@@ -96,7 +96,7 @@ def test_captures_into_real_memory(mem: Memory) -> None:
     pytest.importorskip("remem.core.distill.pipeline")
     cap = BackgroundCapture()
     user = f"u-{uuid.uuid4().hex[:6]}"
-    saver = MemoryCaptureSaver(InMemorySaver(), mem, capture_executor=cap)
+    saver = MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver(), capture_executor=cap)
     _graph(saver).invoke({"messages": [{"role": "user", "content": "My favourite editor is Helix."}]},
                          {"configurable": {"thread_id": "r1", "user_id": user}})
     cap.flush(30)

@@ -316,7 +316,7 @@ async def test_agent_authors_its_recall_query_on_the_first_step_then_saves(mem: 
 
 
 async def test_tools_without_scope_say_they_did_not_run(mem: Memory) -> None:
-    search, save = memory_tools(mem, None)
+    search, save = memory_tools(mem, lambda: None)  # a resolver that finds no scope for this call
     assert [search.metadata.name, save.metadata.name] == ["memory_search", "memory_save"]
     out = (await search.acall(query="tea")).content
     assert out.startswith("memory search did not run: no memory scope")

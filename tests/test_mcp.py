@@ -47,17 +47,17 @@ async def test_tools_round_trip_in_process_and_stay_in_the_configured_scope(mem:
         got = json.loads((await c.call_tool("memory_get", {"id": rid})).content[0].text)
         assert got["scope"] == {"tenant": "acme", "user": "alice", "agent": None, "session": None}
         r = await c.call_tool("memory_update", {"id": rid, "tags": ["deploy", "ci"]})
-        assert not r.is_error and mem.get(rid).tags == ("deploy", "ci")
+        assert not r.is_error and mem.get(rid, scope=Scope(tenant="acme", user="alice")).tags == ("deploy", "ci")
         r = await c.call_tool("memory_supersede", {"id": rid, "new_text": "Deploys go through Flux now"})
         new_id = r.content[0].text.split("superseded by ", 1)[1].split(":", 1)[0]
-        assert mem.get(rid).superseded_by == new_id
+        assert mem.get(rid, scope=Scope(tenant="acme", user="alice")).superseded_by == new_id
         recent = (await c.call_tool("memory_recent", {})).content[0].text
         assert "Flux" in recent and "ArgoCD" not in recent  # current memories only
         assert json.loads((await c.call_tool("memory_stats", {})).content[0].text)["count"] == 2
         # another tenant's server neither finds nor deletes acme's memories, even by id
         assert "No matching memories" in (await o.call_tool("memory_search", {"query": "deploy"})).content[0].text
         r = await o.call_tool("memory_forget", {"id": new_id})
-        assert "nothing forgotten" in r.content[0].text and mem.get(new_id)
+        assert "nothing forgotten" in r.content[0].text and mem.get(new_id, scope=Scope(tenant="acme", user="alice"))
         r = await o.call_tool("memory_get", {"id": new_id})
         assert r.is_error and "did not run" in r.content[0].text
         r = await c.call_tool("memory_forget", {"id": new_id})
@@ -81,7 +81,7 @@ async def test_stdio_server_shares_the_store_with_other_processes(store_factory:
             # meanwhile this process reads and writes the same store through the same service
             monkeypatch.setenv("REMEM_SERVICE", "auto")
             other = Memory(path=path, embedder="none", service="require")
-            assert other.get(rid).scope == Scope(tenant="proj")
+            assert other.get(rid, scope=Scope(tenant="proj")).scope == Scope(tenant="proj")
             other.add("The production database is pg-prod-1", scope=Scope(tenant="proj"))
             r = await c.call_tool("memory_search", {"query": "production database"})
             assert "pg-prod-1" in r.content[0].text
@@ -162,9 +162,9 @@ async def test_http_rate_limit_answers_429_with_retry_after(http_server: tuple[s
 
 def test_http_refuses_to_expose_the_memory_without_tokens(mem: Memory) -> None:
     server = build_server(mem, scope=Scope(tenant="t"))
-    with pytest.raises(RememError, match="without bearer tokens"):
-        http_app(server, host="0.0.0.0")
-    assert http_app(server, host="127.0.0.1") is not None  # loopback needs none
+    for host in ("0.0.0.0", "127.0.0.1"):  # loopback too: every local account can reach it
+        with pytest.raises(RememError, match="without bearer tokens"):
+            http_app(server, host=host)
     with pytest.raises(ValueError, match="at least 16"):
         parse_tokens("short")
     assert parse_tokens("a" * 20 + ":x|y") == {"a" * 20: Token("a" * 20, frozenset({"x", "y"}))}
@@ -182,8 +182,10 @@ def test_install_merges_into_existing_configs(tmp_path: Path) -> None:
     assert data["mcpServers"]["remem"]["args"][-3:] == ["mcp", "--embedder", "none"]
     desktop = tmp_path / "Claude" / "claude_desktop_config.json"
     desktop.parent.mkdir()
-    desktop.write_text(json.dumps({"mcpServers": {"fs": {"command": "fs"}}, "theme": "dark"}))
+    desktop.write_text(json.dumps({"mcpServers": {"fs": {"command": "fs", "env": {"KEY": "k"}}}, "theme": "dark"}))
+    desktop.chmod(0o600)
     install_config("claude-desktop", cwd=project, config_path=desktop)
+    assert desktop.stat().st_mode & 0o777 == 0o600  # rewriting it never loosens its mode
     data: dict[str, Any] = json.loads(desktop.read_text())
     assert data["theme"] == "dark" and "fs" in data["mcpServers"]
     args = data["mcpServers"]["remem"]["args"]

@@ -24,7 +24,7 @@ from remem.core.recall.tokens import count_tokens  # noqa: E402
 from remem.core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION,  # noqa: E402
                                 BackgroundCapture)
 from remem.integrations.pydantic_ai import (CaptureMemories, ForceMemorySearchFirst, RecallMemories,  # noqa: E402
-                                            memory_toolset, to_openai_messages)
+                                            from_deps, memory_toolset, to_openai_messages)
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -113,7 +113,7 @@ def test_toolset_offers_three_typed_described_tools(mem: Memory) -> None:
         defs.update({t.name: t for t in info.function_tools})
         return say("ok")
 
-    Agent(FunctionModel(grab), deps_type=Deps, toolsets=[memory_toolset(mem)]).run_sync("x", deps=Deps(ALICE))
+    Agent(FunctionModel(grab), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)]).run_sync("x", deps=Deps(ALICE))
     assert set(defs) == {"memory_search", "memory_save", "memory_forget"}
     assert defs["memory_search"].description == SEARCH_DESCRIPTION
     assert defs["memory_save"].description == SAVE_DESCRIPTION
@@ -126,7 +126,7 @@ def test_toolset_offers_three_typed_described_tools(mem: Memory) -> None:
     assert (save["importance"]["minimum"], save["importance"]["maximum"]) == (1, 10)
     assert all(p.get("description") for p in save.values())
     assert defs["memory_forget"].parameters_json_schema["required"] == ["memory_id"]
-    only_search = memory_toolset(mem, include_save=False, include_forget=False)
+    only_search = memory_toolset(mem, scope=from_deps, include_save=False, include_forget=False)
     assert set(only_search.tools) == {"memory_search"}
 
 
@@ -135,7 +135,7 @@ def test_search_is_scoped_by_the_runs_deps_and_never_global(mem: Memory) -> None
     mem.add("Bob drinks black coffee", scope=BOB, kind="preference")
     mem.add("Everyone at acme drinks tea on Fridays", scope=Scope(), kind="fact")  # global space
     script = Script(call("memory_search", query="tea coffee drink"), say("done"))
-    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem)])
+    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)])
 
     alice = tool_returns(agent.run_sync("what do I drink?", deps=Deps(ALICE)).all_messages(), "memory_search")
     assert "green tea" in alice[0] and "Bob" not in alice[0] and "Fridays" not in alice[0]
@@ -150,7 +150,7 @@ def test_search_is_scoped_by_the_runs_deps_and_never_global(mem: Memory) -> None
     assert nobody == ["memory search did not run: no memory scope is configured for this conversation"]
 
     script.requests.clear()  # deps without the protocol at all: still no memory, not the global space
-    plain = Agent(script.model(), toolsets=[memory_toolset(mem)]).run_sync("what do I drink?", deps=object())
+    plain = Agent(script.model(), toolsets=[memory_toolset(mem, scope=from_deps)]).run_sync("what do I drink?", deps=object())
     assert tool_returns(plain.all_messages(), "memory_search")[0].startswith("memory search did not run")
 
 
@@ -168,7 +168,7 @@ def test_scope_can_be_a_callable_and_a_failing_one_means_no_memory(mem: Memory) 
 def test_save_search_forget_round_trip_in_one_run(mem: Memory) -> None:
     script = Script(call("memory_save", text="Alice's laptop is a ThinkPad X1", kind="fact", tags=["hardware"],
                          importance=7), say("saved"))
-    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem)])
+    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)])
     out = tool_returns(agent.run_sync("remember my laptop", deps=Deps(ALICE)).all_messages(), "memory_save")[0]
     [rec] = mem.list(scope=ALICE)
     assert out == f"Saved memory {rec.id}: {rec.text}"
@@ -177,7 +177,7 @@ def test_save_search_forget_round_trip_in_one_run(mem: Memory) -> None:
 
     # Bob cannot forget Alice's memory even with its id; Alice can.
     script2 = Script(call("memory_forget", memory_id=rec.id), say("ok"))
-    agent2 = Agent(script2.model(), deps_type=Deps, toolsets=[memory_toolset(mem)])
+    agent2 = Agent(script2.model(), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)])
     bob = tool_returns(agent2.run_sync("forget it", deps=Deps(BOB)).all_messages(), "memory_forget")[0]
     assert "nothing forgotten" in bob and len(mem.list(scope=ALICE)) == 1
     script2.requests.clear()
@@ -188,14 +188,14 @@ def test_save_search_forget_round_trip_in_one_run(mem: Memory) -> None:
 def test_invalid_arguments_go_back_to_the_model_instead_of_storing(mem: Memory) -> None:
     script = Script(call("memory_save", text="Alice likes jazz", importance=42),
                     call("memory_save", text="Alice likes jazz", importance=6), say("ok"))
-    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem)])
+    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)])
     agent.run_sync("I like jazz", deps=Deps(ALICE))
     [rec] = mem.list(scope=ALICE)
     assert rec.importance == 6
 
 
 def test_testmodel_runs_every_tool_without_crashing(mem: Memory) -> None:
-    agent = Agent(TestModel(), deps_type=Deps, toolsets=[memory_toolset(mem)])
+    agent = Agent(TestModel(), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)])
     out = agent.run_sync("anything", deps=Deps(ALICE)).output
     assert '"memory_search":"No matching memories."' in out
     assert '"memory_save":"Saved memory ' in out
@@ -205,8 +205,8 @@ def test_testmodel_runs_every_tool_without_crashing(mem: Memory) -> None:
 def test_async_memory_is_accepted(mem: Memory) -> None:
     mem.add("Alice's cat is called Miso", scope=ALICE, kind="fact")
     script = Script(call("memory_search", query="cat name"), say("done"))
-    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(AsyncMemory(memory=mem))],
-                  capabilities=[RecallMemories(AsyncMemory(memory=mem))])
+    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(AsyncMemory(memory=mem), scope=from_deps)],
+                  capabilities=[RecallMemories(AsyncMemory(memory=mem), scope=from_deps)])
     result = agent.run_sync("what is my cat called?", deps=Deps(ALICE))
     assert "Miso" in tool_returns(result.all_messages(), "memory_search")[0]
     assert "Miso" in script.requests[0]["instructions"]
@@ -216,7 +216,7 @@ def test_async_memory_is_accepted(mem: Memory) -> None:
 
 def test_first_request_of_every_run_is_pinned_to_memory_search(mem: Memory) -> None:
     script = Script(call("memory_search", query="x"), say("first"), call("memory_search", query="y"), say("second"))
-    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem)],
+    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)],
                   capabilities=[ForceMemorySearchFirst()])
     first = agent.run_sync("hello", deps=Deps(ALICE))
     agent.run_sync("again", deps=Deps(ALICE), message_history=first.all_messages())
@@ -230,7 +230,7 @@ def test_force_is_skipped_when_the_tool_is_missing_or_when_says_no(mem: Memory) 
 
     script = Script(say("unscoped"))
     force = ForceMemorySearchFirst(when=lambda ctx: ctx.deps.memory_scope is not None)
-    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem)], capabilities=[force])
+    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)], capabilities=[force])
     agent.run_sync("hi", deps=Deps(None))
     assert script.requests[0]["tool_choice"] is None
 
@@ -241,8 +241,8 @@ def test_recall_puts_the_users_memories_in_every_request_of_the_run(mem: Memory)
     mem.add("Alice is allergic to peanuts", scope=ALICE, kind="fact")
     mem.add("Bob is allergic to shellfish", scope=BOB, kind="fact")
     script = Script(call("memory_search", query="allergy"), say("done"))
-    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem)],
-                  capabilities=[RecallMemories(mem), ForceMemorySearchFirst()])
+    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)],
+                  capabilities=[RecallMemories(mem, scope=from_deps), ForceMemorySearchFirst()])
     agent.run_sync("what am I allergic to?", deps=Deps(ALICE))
     assert len(script.requests) == 2
     for req in script.requests:
@@ -261,7 +261,7 @@ def test_recall_follows_the_prompt_and_stays_within_the_token_budget(mem: Memory
                 f"of why the rollout waits for the canary", scope=ALICE, kind="note")
     mem.add("Alice's favourite editor is Helix", scope=ALICE, kind="preference")
     script = Script()
-    agent = Agent(script.model(), deps_type=Deps, capabilities=[RecallMemories(mem, token_budget=120)])
+    agent = Agent(script.model(), deps_type=Deps, capabilities=[RecallMemories(mem, scope=from_deps, token_budget=120)])
     agent.run_sync("tell me about the deploy pipeline rollout", deps=Deps(ALICE))
     first = script.requests[0]["instructions"]
     assert "deploy pipeline" in first and count_tokens(first) <= 120
@@ -272,8 +272,8 @@ def test_recall_follows_the_prompt_and_stays_within_the_token_budget(mem: Memory
 def test_recall_into_history_adds_one_marked_message_per_run(mem: Memory) -> None:
     mem.add("Alice works in the Berlin office", scope=ALICE, kind="fact")
     script = Script(call("memory_search", query="office"), say("Berlin"))
-    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem)],
-                  capabilities=[RecallMemories(mem, placement="history")])
+    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)],
+                  capabilities=[RecallMemories(mem, scope=from_deps, placement="history")])
     result = agent.run_sync("where is my office?", deps=Deps(ALICE))
     recalled = [p for m in result.all_messages() if isinstance(m, ModelRequest) for p in m.parts
                 if isinstance(p, SystemPromptPart)]
@@ -289,8 +289,8 @@ def test_recall_into_history_adds_one_marked_message_per_run(mem: Memory) -> Non
 def test_capture_sends_the_new_messages_without_delaying_the_result(mem: Memory) -> None:
     capture = GatedCapture(hold=True)
     script = Script(call("memory_search", query="tea"), say("Noted: you prefer green tea."))
-    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem)],
-                  capabilities=[CaptureMemories(mem, capture=capture)])
+    agent = Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)],
+                  capabilities=[CaptureMemories(mem, scope=from_deps, capture=capture)])
     history = [ModelRequest(parts=[UserPromptPart("an older turn")]), ModelResponse(parts=[TextPart("old reply")])]
     started = time.perf_counter()
     result = agent.run_sync("I prefer green tea over coffee", deps=Deps(ALICE), message_history=history)
@@ -312,7 +312,7 @@ def test_capture_sends_the_new_messages_without_delaying_the_result(mem: Memory)
 def test_a_continued_conversation_keeps_one_summary(mem: Memory) -> None:
     capture = GatedCapture()
     script = Script(say("Noted."), say("Noted again."))
-    agent = Agent(script.model(), deps_type=Deps, capabilities=[CaptureMemories(mem, capture=capture)])
+    agent = Agent(script.model(), deps_type=Deps, capabilities=[CaptureMemories(mem, scope=from_deps, capture=capture)])
     first = agent.run_sync("I prefer green tea over coffee", deps=Deps(ALICE))
     second = agent.run_sync("We decided to deploy on Fridays because traffic is low", deps=Deps(ALICE),
                             message_history=first.all_messages())
@@ -324,7 +324,7 @@ def test_a_continued_conversation_keeps_one_summary(mem: Memory) -> None:
 
 def test_capture_skips_runs_without_scope(mem: Memory) -> None:
     capture = GatedCapture()
-    agent = Agent(Script(say("hi")).model(), deps_type=Deps, capabilities=[CaptureMemories(mem, capture=capture)])
+    agent = Agent(Script(say("hi")).model(), deps_type=Deps, capabilities=[CaptureMemories(mem, scope=from_deps, capture=capture)])
     assert agent.run_sync("I prefer tea", deps=Deps(None)).output == "hi"
     assert capture.calls == []
 
@@ -336,7 +336,7 @@ def test_capture_failure_never_reaches_the_run(mem: Memory) -> None:
 
     capture = GatedCapture()
     agent = Agent(Script(say("fine")).model(), deps_type=Deps,
-                  capabilities=[CaptureMemories(Broken(), capture=capture)])
+                  capabilities=[CaptureMemories(Broken(), scope=from_deps, capture=capture)])
     assert agent.run_sync("I prefer tea", deps=Deps(ALICE)).output == "fine"
     capture.flush(10)
     assert len(capture.calls) == 1
@@ -345,8 +345,8 @@ def test_capture_failure_never_reaches_the_run(mem: Memory) -> None:
 # --- async and streaming ----------------------------------------------------------------------------------
 
 def _full_agent(mem: Memory, script: Script, capture: BackgroundCapture) -> Agent[Deps, str]:
-    return Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem)],
-                 capabilities=[RecallMemories(mem), CaptureMemories(mem, capture=capture), ForceMemorySearchFirst()])
+    return Agent(script.model(), deps_type=Deps, toolsets=[memory_toolset(mem, scope=from_deps)],
+                 capabilities=[RecallMemories(mem, scope=from_deps), CaptureMemories(mem, scope=from_deps, capture=capture), ForceMemorySearchFirst()])
 
 
 async def test_async_run_recalls_forces_and_captures(mem: Memory) -> None:

@@ -311,3 +311,17 @@ def test_allow_list_and_patterns_come_from_the_config_file(tmp_path, monkeypatch
     cfg.write_text("{not json")
     with pytest.raises(ValueError, match="redact.json"):
         configured()
+
+
+@pytest.mark.parametrize(
+    "blob",
+    ["curl x " * 4600, "key=" * 8000, "-----BEGIN PRIVATE KEY-----" + "A" * 30000, "a senha é " * 3200],
+    ids=["many-curls-one-line", "many-keys", "pem-body-no-end", "many-senha"],
+)
+def test_pathological_inputs_at_the_text_size_limit_stay_fast(blob: str, rp: Redactor) -> None:
+    """32 K characters (the store's text limit) of what makes backtracking regexes quadratic."""
+    import time
+
+    t0 = time.perf_counter()
+    rp.redact(blob)
+    assert time.perf_counter() - t0 < 3.0

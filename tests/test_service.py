@@ -23,7 +23,6 @@ import pytest
 from remem import AsyncMemory, Memory, NotFoundError, Scope, StoreLockedError
 from remem.core.service.client import (ServiceTimeoutError, probe, service_paths,
                                service_status, stop_service)
-from remem.core.memory import RemoteMemory
 from remem.core.types import EmbedderMismatchError
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the service tests use POSIX signals")
@@ -56,15 +55,15 @@ def _wait(pred: Callable[[], bool], timeout: float = 5.0) -> bool:
 def test_memory_shares_the_store_through_one_service(svc_store: Path) -> None:
     a = _remote(svc_store)
     b = _remote(svc_store)
-    assert isinstance(a, RemoteMemory) and isinstance(a, Memory)
+    assert a.remote and isinstance(a, Memory)
     assert a.service_info["pid"] == b.service_info["pid"] != os.getpid()
     rec = a.add("Alice prefers green tea", scope=S, kind="preference", tags=["drink"])
     hits = b.search("what tea does alice like", scope=S)
     assert hits and hits[0].record.id == rec.id and hits[0].record.tags == ("drink",)
-    assert b.get(rec.id).created_at == rec.created_at  # datetimes and tuples survive the wire
+    assert b.get(rec.id, scope=rec.scope).created_at == rec.created_at  # datetimes and tuples survive the wire
     assert "green tea" in b.context("tea", scope=S)
-    new = b.supersede(rec.id, "Alice now prefers black coffee")
-    assert a.get(rec.id).superseded_by == new.id
+    new = b.supersede(rec.id, "Alice now prefers black coffee", scope=rec.scope)
+    assert a.get(rec.id, scope=rec.scope).superseded_by == new.id
     assert [h.record.id for h in a.search("tea", scope=S, as_of=rec.created_at)] == [rec.id]
     assert a.stats(scope=S).count == 2
     dry = a.forget(scope=S, dry_run=True)
@@ -98,10 +97,10 @@ def test_kill_9_loses_no_acknowledged_write_and_the_service_is_replaced(svc_stor
     os.kill(old_pid, signal.SIGKILL)
     assert _wait(lambda: probe(svc_store, timeout=0.2) is None)
     # the same handle keeps working: the dead owner's socket is detected as stale and a new service starts
-    assert mem.get(ids[-1]).id == ids[-1]
+    assert mem.get(ids[-1], scope=S).id == ids[-1]
     fresh = _remote(svc_store)
     assert fresh.service_info["pid"] != old_pid
-    assert all(fresh.get(i).id == i for i in ids)
+    assert all(fresh.get(i, scope=S).id == i for i in ids)
     assert fresh.stats(scope=S).count == 40
 
 
@@ -137,7 +136,7 @@ def test_service_exits_when_idle_and_restarts_on_demand(svc_store: Path, monkeyp
     paths = service_paths(svc_store)
     assert _wait(lambda: not paths.socket.exists() and probe(svc_store, timeout=0.2) is None, 8)
     assert service_status(svc_store)["state"] == "stopped"
-    assert mem.get(rec.id).text == "idle test"  # started again transparently
+    assert mem.get(rec.id, scope=rec.scope).text == "idle test"  # started again transparently
     assert service_status(svc_store)["pid"] != pid
 
 
@@ -150,7 +149,7 @@ def test_embedder_mismatch_with_the_running_service_is_an_error(svc_store: Path)
 def test_async_memory_talks_to_the_service_natively(svc_store: Path) -> None:
     async def run() -> None:
         amem = AsyncMemory(path=svc_store, embedder="none", service="require")
-        assert amem._remote is not None
+        assert amem.sync.remote
         recs = await asyncio.gather(*(amem.add(f"async fact {w}", scope=S) for w in
                                       ("apples", "pears", "plums", "figs")))
         hits = await amem.search("plums", scope=S)
@@ -172,10 +171,10 @@ def test_tcp_fallback_uses_a_per_store_secret(svc_store: Path, monkeypatch: pyte
     assert state["transport"] == "tcp" and len(state["secret"]) >= 32
     assert paths.state.stat().st_mode & 0o077 == 0  # only the owner can read the secret
     with socket.create_connection(("127.0.0.1", state["port"]), timeout=5) as s:
-        s.sendall(json.dumps({"m": "get", "a": [rec.id], "k": {}, "s": "wrong"}).encode() + b"\n")
-        reply = json.loads(s.makefile().readline())
-    assert reply["e"]["type"] == "PermissionError"
-    assert mem.get(rec.id).text == "over loopback tcp"
+        # a request without the handshake gets nothing back, even one carrying the secret itself
+        s.sendall(json.dumps({"m": "get", "a": [rec.id], "k": {}, "s": state["secret"]}).encode() + b"\n")
+        assert s.makefile("rb").read() == b""
+    assert mem.get(rec.id, scope=rec.scope).text == "over loopback tcp"
 
 
 def test_cli_and_doctor_use_and_show_the_service(svc_store: Path, monkeypatch: pytest.MonkeyPatch,
@@ -226,7 +225,7 @@ WORKER = textwrap.dedent("""
                 if mem.forget(rec.id, scope=scope) is not True:
                     errors.append("forget of an acknowledged write found nothing")
                 try:
-                    mem.get(rec.id)
+                    mem.get(rec.id, scope=rec.scope)
                     errors.append("forgotten memory still readable")
                 except NotFoundError:
                     pass
@@ -264,7 +263,7 @@ def test_eight_processes_mixed_load_no_errors_no_lost_writes(svc_store: Path, tm
     acked = [json.loads(line) for i in range(n) for line in (tmp_path / f"acked-{i}.jsonl").read_text().splitlines()]
     mem = _remote(svc_store)
     assert mem.stats(scope=Scope(tenant="conc")).count == len(acked)  # nothing lost, no forgotten one left
-    assert all(mem.get(a["id"]).text.count(a["tok"]) == 1 for a in acked)
+    assert all(mem.get(a["id"], scope=Scope(tenant="conc")).text.count(a["tok"]) == 1 for a in acked)
 
 
 def test_service_distils_captures_queued_during_an_llm_outage(svc_store: Path, srv,
@@ -302,7 +301,10 @@ class _SlowToWarm:
 def test_a_cold_service_answers_recall_with_bm25_instead_of_waiting(tmp_path: Path) -> None:
     from remem.core.service.server import Service
 
-    engine = Memory(path=tmp_path / "s", embedder=_SlowToWarm(), service="off")
+    from remem.core.connection import open_local
+    from remem.core.settings import Settings
+
+    engine = open_local(tmp_path / "s", embedder=_SlowToWarm(), settings=Settings()).local
     engine.add("The staging database is called orca-db", scope=S)
     svc = Service(engine, service_paths(tmp_path / "s"), idle_timeout=0, kind="unix")
     assert not svc.warm

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from .admission import check_admission
 from ..store.records import normalize_text
+from ..store.dedupe import same_meaning
 from ..types import MemoryRecord
 
 
@@ -43,8 +44,8 @@ class AuditReport:
 
 def audit(engine: Any, scope: Any = None, *, stale_days: float = 90.0, stale_importance: float = 3.0,
           now: float | None = None) -> AuditReport:
-    """Scan the memories of ``scope`` (None: the whole store) and report what a cleanup could remove."""
-    from ..store.engine import same_meaning
+    """Scan the memories of ``scope`` (None: the global space; ALL_TENANTS: the whole store) and report what a
+    cleanup could remove."""
     from .episodes import EPISODE_KIND
 
     now = time.time() if now is None else now
@@ -52,7 +53,8 @@ def audit(engine: Any, scope: Any = None, *, stale_days: float = 90.0, stale_imp
     recs = [r for r in engine.iter_records(scope) if r.superseded_by is None and r.kind != EPISODE_KIND  # said, as said
             and (r.valid_until is None or r.valid_until.timestamp() > now)]
     report.total = len(recs)
-    decay = getattr(engine, "decay", None)
+    settings = getattr(engine, "settings", None)
+    decay = getattr(settings, "decay", None)
     for r in recs:
         verdict = check_admission(r.text)
         if not verdict.ok:

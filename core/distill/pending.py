@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..config import remem_home
+from ..config import private_dir, private_opener, remem_home
 
 _SUFFIX = ".json"
 _CLAIMED = ".claimed"
@@ -44,7 +44,7 @@ class PendingQueue:
     # ------------------------------------------------------------------ writing
     def put(self, data: dict[str, Any]) -> str:
         """Store ``data`` durably; returns the entry id (sortable: oldest first)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        private_dir(self.folder)
         entry_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
         payload = {"attempts": 0, "queued_at": time.time(), **data}
         self._write(self.folder / (entry_id + _SUFFIX), payload)
@@ -52,7 +52,7 @@ class PendingQueue:
 
     def _write(self, path: Path, data: dict[str, Any]) -> None:
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:6]}.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
             json.dump(data, fh, ensure_ascii=False, default=str)
             fh.flush()
             os.fsync(fh.fileno())
@@ -133,14 +133,79 @@ class PendingQueue:
                 continue
 
 
+class CollectionQueue:
+    """The same queue in a Qdrant server's meta collection (``Memory(url=...)``): app servers keep no state.
+
+    A claim writes this process's token onto the entry and reads it back; the one whose token is there
+    proceeds. Two claims landing in the same instant can both read their own write on an eventually
+    consistent cluster, so a capture may, rarely, be distilled twice (de-duplication then merges it)."""
+
+    KIND = "pending"
+
+    def __init__(self, state: Any, *, stale_after: float = 600.0) -> None:
+        self.state = state
+        self.stale_after = stale_after
+        self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+    def put(self, data: dict[str, Any]) -> str:
+        entry_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
+        self.state.put(self.KIND, entry_id, {"attempts": 0, "queued_at": time.time(), **data})
+        return entry_id
+
+    def _free(self, payload: dict[str, Any], now: float) -> bool:
+        return not payload.get("claimed_by") or now - float(payload.get("claimed_at") or 0) > self.stale_after
+
+    def ids(self) -> list[str]:
+        now = time.time()
+        return sorted(p["state_key"] for p in self.state.scan(self.KIND) if self._free(p, now))
+
+    def __len__(self) -> int:
+        return len(self.ids())
+
+    def peek(self) -> list[PendingEntry]:
+        now = time.time()
+        entries = [PendingEntry(p["state_key"], dict(p.get("data") or {})) for p in self.state.scan(self.KIND)
+                   if self._free(p, now)]
+        return sorted(entries, key=lambda e: e.id)
+
+    def claim(self, entry_id: str) -> PendingEntry | None:
+        current = self.state.get(self.KIND, entry_id)
+        if current is None or not self._free(current, time.time()):
+            return None
+        self.state.update(self.KIND, entry_id, {"claimed_by": self.owner, "claimed_at": time.time()})
+        mine = self.state.get(self.KIND, entry_id)
+        if mine is None or mine.get("claimed_by") != self.owner:
+            return None
+        return PendingEntry(entry_id, dict(mine.get("data") or {}))
+
+    def claimed(self) -> Iterator[PendingEntry]:
+        for entry_id in self.ids():
+            entry = self.claim(entry_id)
+            if entry is not None:
+                yield entry
+
+    def done(self, entry: PendingEntry) -> None:
+        self.state.delete(self.KIND, entry.id)
+
+    def release(self, entry: PendingEntry, error: str | None = None) -> None:
+        data = {**entry.data, "attempts": entry.attempts + 1}
+        if error:
+            data["error"] = error
+        self.state.put(self.KIND, entry.id, data)  # rewritten without the claim
+
+
 def pending_folder(engine: Any) -> Path:
-    """``<store folder>/pending`` for the embedded store; ``$REMEM_HOME/pending`` for server backends."""
+    """``<store folder>/pending`` for the embedded store (``$REMEM_HOME/pending`` for a backend without state)."""
     folder = getattr(getattr(engine, "backend", None), "folder", None)
     return Path(folder) / "pending" if folder is not None else remem_home() / "pending"
 
 
-def queue_for(engine: Any) -> PendingQueue:
+def queue_for(engine: Any) -> PendingQueue | CollectionQueue:
+    """The embedded store's folder queue, or a Qdrant server's collection queue (nothing on the app machine)."""
+    state = getattr(getattr(engine, "backend", None), "state", None)
+    if state is not None:
+        return CollectionQueue(state)
     return PendingQueue(pending_folder(engine))
 
 
-__all__ = ["PendingEntry", "PendingQueue", "pending_folder", "queue_for"]
+__all__ = ["CollectionQueue", "PendingEntry", "PendingQueue", "pending_folder", "queue_for"]

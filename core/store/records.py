@@ -167,7 +167,7 @@ def _as_number(value: Any) -> float:
 
 
 def build_filter(
-    scope: Scope,
+    scope: Scope | None,
     *,
     kind: str | Iterable[str] | None = None,
     tags: Iterable[str] | None = None,
@@ -176,7 +176,7 @@ def build_filter(
     until: Any = None,
     valid_ts: float | None = None,
 ) -> FilterSpec:
-    must = scope_conditions(scope)
+    must = scope_conditions(scope) if scope is not None else []  # None: every tenant (the engine's admin switch)
     if kind is not None:
         kinds = (kind,) if isinstance(kind, str) else tuple(kind)
         must.append(Cond("kind", eq=kinds[0]) if len(kinds) == 1 else Cond("kind", any_of=kinds))

@@ -1,7 +1,7 @@
 """``MemoryCaptureSaver``: wrap any checkpointer so every thread's new messages are captured into remem.
 
 ```python
-graph = builder.compile(checkpointer=MemoryCaptureSaver(InMemorySaver(), mem))
+graph = builder.compile(checkpointer=MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver()))
 ```
 
 No graph changes: when a checkpoint of the root graph is written and its ``messages`` channel changed, the
@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (BaseCheckpointSaver, ChannelVersions, Checkpoint, CheckpointMetadata,
                                        CheckpointTuple)
 
+from ...core.scope import check_scope_spec
 from ...core.tooling import BackgroundCapture
 from .capture import CaptureLedger, submit_capture
 from .scope import ScopeLike, resolve_scope, resolve_session
@@ -43,8 +44,9 @@ class MemoryCaptureSaver(BaseCheckpointSaver):
     Args:
         saver: the checkpointer that really stores checkpoints (InMemorySaver, SqliteSaver, PostgresSaver, ...).
         memory: a :class:`~remem.Memory` (or AsyncMemory / RememStore).
-        scope: fixed Scope, ``(config, context) -> Scope`` or a ScopeResolver; default: ``user_id`` from
-            ``config["configurable"]`` (threads without a user are not captured).
+        scope: a Scope or mapping, a ``(config, context) -> Scope | None`` callable such as ``ScopeResolver()``
+            (the ``user_id`` from ``config["configurable"]``; threads without a user are not captured), or
+            None (the global space).
         channel: the state key holding the conversation (default ``"messages"``).
         capture_on: ``"turn"`` (when the newest message is a final assistant answer) or ``"every"`` checkpoint.
     """
@@ -61,14 +63,13 @@ class MemoryCaptureSaver(BaseCheckpointSaver):
         return super().__new__(sub)
 
     def __init__(self, saver: BaseCheckpointSaver, memory: Any, *, scope: ScopeLike = None,
-                 tenant: str | None = None, channel: str = "messages",
+                 channel: str = "messages",
                  capture_on: Literal["turn", "every"] = "turn", capture_executor: BackgroundCapture | None = None,
                  ledger: CaptureLedger | None = None) -> None:
         super().__init__(serde=saver.serde)
         self.saver = saver
         self.memory = sync_memory(memory)
-        self.scope = scope
-        self.tenant = tenant
+        self.scope = check_scope_spec(scope)
         self.channel = channel
         self.capture_on = capture_on
         self.capture_executor = capture_executor
@@ -86,7 +87,7 @@ class MemoryCaptureSaver(BaseCheckpointSaver):
                 return
             if self.capture_on == "turn" and not _turn_complete(messages[-1]):
                 return
-            scope = resolve_scope(self.scope, config, None, tenant=self.tenant)
+            scope = resolve_scope(self.scope, config, None)
             session = resolve_session(self.scope, config, None)
             fut = submit_capture(self.memory, list(messages), scope, session, ledger=self.ledger,
                                  capture=self.capture_executor)
@@ -155,7 +156,7 @@ class MemoryCaptureSaver(BaseCheckpointSaver):
         inner = self.saver.with_allowlist(extra_allowlist)
         if inner is self.saver:
             return self
-        return MemoryCaptureSaver(inner, self.memory, scope=self.scope, tenant=self.tenant, channel=self.channel,
+        return MemoryCaptureSaver(inner, self.memory, scope=self.scope, channel=self.channel,
                                   capture_on=self.capture_on, capture_executor=self.capture_executor,
                                   ledger=self.ledger)
 

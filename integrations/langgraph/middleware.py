@@ -1,7 +1,8 @@
 """LangChain v1 agent middleware: recall before the model, capture after the agent, and a forced first search.
 
 ```python
-agent = create_agent(model, tools=[...], middleware=[MemoryMiddleware(mem), ForceMemorySearchFirst()])
+agent = create_agent(model, tools=[...], middleware=[MemoryMiddleware(mem, scope=ScopeResolver()),
+                                                           ForceMemorySearchFirst()])
 agent.invoke({"messages": [...]}, {"configurable": {"user_id": "alice", "thread_id": "t1"}})
 ```
 """
@@ -17,6 +18,7 @@ from typing import Any, Awaitable, Callable
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from ...core.scope import check_scope_spec
 from ...core.tooling import BackgroundCapture, recall_context
 from .capture import CaptureLedger, submit_capture
 from .messages import content_text, latest_human_text, message_key
@@ -74,29 +76,29 @@ class MemoryMiddleware(AgentMiddleware):
 
     Recall runs once per user message (cached), is cut to ``token_budget`` tokens, and is added to the request
     only, never to the persisted state (so it is not captured back). With ``tools=True`` the middleware also
-    registers ``memory_search`` and ``memory_save``.
+    registers ``memory_search`` and ``memory_save``. ``scope``: a Scope or mapping, a ``(config, context)``
+    callable such as ``ScopeResolver()`` (the user from the run config), or None (the global space).
     """
 
-    def __init__(self, memory: Any, *, scope: ScopeLike = None, tenant: str | None = None, token_budget: int = 800,
+    def __init__(self, memory: Any, *, scope: ScopeLike = None, token_budget: int = 800,
                  recall: bool = True, capture: bool = True, tools: bool = True,
                  capture_executor: BackgroundCapture | None = None, ledger: CaptureLedger | None = None) -> None:
         super().__init__()
         self.memory = sync_memory(memory)
-        self.scope = scope
-        self.tenant = tenant
+        self.scope = check_scope_spec(scope)
         self.token_budget = token_budget
         self.recall = recall
         self.capture = capture
         self.capture_executor = capture_executor
         self.ledger = ledger or CaptureLedger()
-        self.tools = memory_tools(self.memory, scope=scope, tenant=tenant) if tools else []
+        self.tools = memory_tools(self.memory, scope=self.scope) if tools else []
         self._recalled: OrderedDict[tuple[Any, ...], str] = OrderedDict()
         self._lock = threading.Lock()
         self.last_capture: Any = None  # the Future of the latest capture (tests, flush)
 
     # ------------------------------------------------------------------ recall
     def _scope(self, runtime: Any) -> Any:
-        return resolve_scope(self.scope, current_config(), getattr(runtime, "context", None), tenant=self.tenant)
+        return resolve_scope(self.scope, current_config(), getattr(runtime, "context", None))
 
     def _recall_text(self, request: ModelRequest) -> str:
         if not self.recall:
@@ -138,7 +140,7 @@ class MemoryMiddleware(AgentMiddleware):
             return None
         config = current_config()
         context = getattr(runtime, "context", None)
-        scope = resolve_scope(self.scope, config, context, tenant=self.tenant)
+        scope = resolve_scope(self.scope, config, context)
         session = resolve_session(self.scope, config, context)
         messages = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
         self.last_capture = submit_capture(self.memory, messages, scope, session, ledger=self.ledger,

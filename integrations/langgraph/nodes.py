@@ -2,8 +2,9 @@
 ``Memory.remember`` in the background.
 
 ```python
-builder.add_node("recall", recall_node(mem))            # before the model node
-builder.add_node("capture", capture_node(mem))          # after it
+who = ScopeResolver()                                    # the user from the run config
+builder.add_node("recall", recall_node(mem, scope=who))  # before the model node
+builder.add_node("capture", capture_node(mem, scope=who))  # after it
 graph.invoke(inputs, {"configurable": {"user_id": "alice", "thread_id": "t1"}})
 ```
 """
@@ -17,6 +18,7 @@ from typing import Any, Literal
 from langchain_core.messages import RemoveMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
+from ...core.scope import check_scope_spec
 from ...core.tooling import BackgroundCapture, recall_context
 from .capture import RECALL_ID_PREFIX, CaptureLedger, submit_capture
 from .messages import latest_human_text
@@ -40,7 +42,7 @@ def _context(config: RunnableConfig | None) -> Any:
         return None
 
 
-def recall_node(memory: Any, *, scope: ScopeLike = None, tenant: str | None = None, token_budget: int = 800,
+def recall_node(memory: Any, *, scope: ScopeLike = None, token_budget: int = 800,
                 mode: Literal["system_message", "state"] = "system_message", state_key: str = "memories",
                 messages_key: str = "messages") -> RunnableLambda:
     """A node that recalls the memories relevant to the latest user message, within ``token_budget`` tokens.
@@ -48,12 +50,15 @@ def recall_node(memory: Any, *, scope: ScopeLike = None, tenant: str | None = No
     ``mode="system_message"``: appends one ``SystemMessage`` (id ``remem-recall-...``) and removes the previous
     recall message, so the history holds only the current one (it is never captured back into memory).
     ``mode="state"``: writes the text to ``state[state_key]`` ("" when nothing is relevant or recall failed).
+    ``scope``: a Scope or mapping, a ``(config, context)`` callable such as ``ScopeResolver()`` (the user from
+    the run config; a run without one is not recalled for), or None (the global space).
     """
     mem = sync_memory(memory)
+    scope = check_scope_spec(scope)
 
     def run(state: Any, config: RunnableConfig) -> dict[str, Any]:
         messages = _messages(state, messages_key)
-        sc = resolve_scope(scope, config, _context(config), tenant=tenant)
+        sc = resolve_scope(scope, config, _context(config))
         text = recall_context(mem, latest_human_text(messages), sc, token_budget=token_budget)
         if mode == "state":
             return {state_key: text}
@@ -68,17 +73,17 @@ def recall_node(memory: Any, *, scope: ScopeLike = None, tenant: str | None = No
     return RunnableLambda(run, afunc=arun, name="remem_recall")
 
 
-def capture_node(memory: Any, *, scope: ScopeLike = None, tenant: str | None = None,
-                 messages_key: str = "messages", capture_executor: BackgroundCapture | None = None,
+def capture_node(memory: Any, *, scope: ScopeLike = None, messages_key: str = "messages", capture_executor: BackgroundCapture | None = None,
                  ledger: CaptureLedger | None = None) -> RunnableLambda:
     """A node that submits the thread's not-yet-captured messages to ``remember`` (redacted, distilled) in a
     background thread and returns immediately; it changes no state. Capture is once per message id per thread."""
     mem = sync_memory(memory)
+    scope = check_scope_spec(scope)
     seen = ledger or CaptureLedger()
 
     def run(state: Any, config: RunnableConfig) -> dict[str, Any]:
         context = _context(config)
-        sc = resolve_scope(scope, config, context, tenant=tenant)
+        sc = resolve_scope(scope, config, context)
         session = resolve_session(scope, config, context)
         submit_capture(mem, _messages(state, messages_key), sc, session, ledger=seen, capture=capture_executor)
         return {}

@@ -6,12 +6,17 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Union
 
+from ...core.scope import ScopeSpec
+from ...core.tooling import call_scope
 from ...core.types import Scope
 
 log = logging.getLogger("remem.langgraph")
 
-ScopeFn = Callable[[Mapping[str, Any], Any], "Scope | None"]
-ScopeLike = Union[Scope, ScopeFn, "ScopeResolver", None]
+ScopeFn = Callable[[Mapping[str, Any], Any], "Scope | Mapping[str, Any] | None"]
+ScopeLike = ScopeSpec
+"""``scope=`` of every LangGraph entry point: a ``Scope`` or mapping (that scope for every run), a
+``(config, context) -> Scope | None`` callable such as :class:`ScopeResolver` (per run), or None (the global
+space)."""
 
 
 def _lookup(source: Any, keys: tuple[str, ...]) -> str | None:
@@ -26,8 +31,8 @@ def _lookup(source: Any, keys: tuple[str, ...]) -> str | None:
 
 @dataclass(frozen=True)
 class ScopeResolver:
-    """Reads the user (and optional tenant/agent) from the runtime context first, then
-    ``config["configurable"]``. The thread id becomes the capture *session*, never part of the recall scope,
+    """A ``(config, context)`` scope callable: pass ``scope=ScopeResolver()`` to take the user (and optional
+    tenant/agent) from the runtime context first, then ``config["configurable"]``. The thread id becomes the capture *session*, never part of the recall scope,
     so what was learnt in one thread is recalled in the next.
 
     With ``require_user=True`` (default) a run without a user id has no scope: recall is skipped and the memory
@@ -55,26 +60,18 @@ class ScopeResolver:
             log.warning("invalid memory scope from config: %s", exc)
             return None
 
+    def __call__(self, config: Mapping[str, Any] | None = None, context: Any = None) -> Scope | None:
+        return self.scope(config, context)
+
     def session(self, config: Mapping[str, Any] | None = None, context: Any = None) -> str | None:
         conf = (config or {}).get("configurable") or {}
         return _lookup(conf, self.thread_keys) or _lookup(context, self.thread_keys)
 
 
-def resolve_scope(scope: ScopeLike, config: Mapping[str, Any] | None, context: Any = None, *,
-                  tenant: str | None = None) -> Scope | None:
-    """``scope`` may be a fixed :class:`Scope`, a ``(config, context) -> Scope | None`` callable, a
-    :class:`ScopeResolver`, or None (the default resolver, with ``tenant``). Never raises."""
-    try:
-        if isinstance(scope, Scope):
-            return scope
-        if isinstance(scope, ScopeResolver):
-            return scope.scope(config, context)
-        if callable(scope):
-            return scope(config or {}, context)
-        return ScopeResolver(tenant=tenant).scope(config, context)
-    except Exception as exc:  # noqa: BLE001 - no scope means "memory did not run", not a crashed turn
-        log.warning("memory scope resolution failed: %s", exc)
-        return None
+def resolve_scope(scope: ScopeLike, config: Mapping[str, Any] | None, context: Any = None) -> Scope | None:
+    """The scope of one call: a fixed ``Scope`` or mapping as it is, ``None`` as the global space, a callable
+    called with ``(config, context)``; None when a callable finds no scope or fails (logged). Never raises."""
+    return call_scope(scope, config or {}, context)
 
 
 def resolve_session(scope: ScopeLike, config: Mapping[str, Any] | None, context: Any = None) -> str | None:

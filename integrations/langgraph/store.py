@@ -173,7 +173,7 @@ class RememStore(BaseStore):
         live = [r for r in existing if not _expired(r, now)]
         if op.value is None or not live:
             for rec in existing:  # delete, or clear expired leftovers before a fresh put
-                mem.forget(rec.id)
+                mem.forget(rec.id, scope=rec.scope)
             if op.value is None:
                 return
         if not isinstance(op.value, Mapping):
@@ -202,9 +202,9 @@ class RememStore(BaseStore):
             "lg_updated_at": now,
         }
         if live:
-            rec = mem.update(live[0].id, text=text, metadata=meta)
+            rec = mem.update(live[0].id, text=text, metadata=meta, scope=live[0].scope)
             for extra in live[1:]:  # a concurrent first put from another process: keep one
-                mem.forget(extra.id)
+                mem.forget(extra.id, scope=extra.scope)
         else:
             rec = mem.add(text, scope=self.scope_for(op.namespace), kind=self.kind, metadata=meta,
                           source="langgraph-store", dedupe=False)
@@ -302,7 +302,7 @@ class RememStore(BaseStore):
             if ttl is None:
                 continue
             try:
-                self.memory.update(rec.id, metadata={"lg_expires_at": now + float(ttl) * 60.0})
+                self.memory.update(rec.id, metadata={"lg_expires_at": now + float(ttl) * 60.0}, scope=rec.scope)
             except Exception as exc:  # noqa: BLE001 - a failed refresh must not fail the read
                 log.warning("TTL refresh failed for %s: %s", rec.id, exc)
 

@@ -10,6 +10,7 @@ from langgraph.prebuilt import ToolRuntime
 
 from ...core.tooling import (SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, run_memory_save, run_memory_search,
                              sync_memory)
+from ...core.scope import check_scope_spec
 from .scope import ScopeLike, resolve_scope
 
 
@@ -23,18 +24,20 @@ def _memory_for(memory: Any, runtime: Any) -> Any:
     return sync_memory(store) if store is not None and hasattr(store, "memory") else None
 
 
-def memory_tools(memory: Any = None, *, scope: ScopeLike = None, tenant: str | None = None, limit: int = 5,
+def memory_tools(memory: Any = None, *, scope: ScopeLike = None, limit: int = 5,
                  token_budget: int | None = 1200, save: bool = True) -> list[BaseTool]:
     """``[memory_search, memory_save]`` bound to ``memory`` (or, when None, to the graph's ``RememStore``).
 
-    The scope is resolved per call from the tool runtime (context, then ``config["configurable"]``); without
-    one, or without a memory, the tools answer "memory ... did not run: <reason>" rather than "no memories".
+    ``scope``: a Scope or mapping, a ``(config, context)`` callable resolved per call from the tool runtime
+    (``ScopeResolver()`` takes the user from the context, then ``config["configurable"]``), or None (the global
+    space). When a callable finds no scope, or there is no memory, the tools answer "memory ... did not run:
+    <reason>" rather than "no memories".
     """
+    scope = check_scope_spec(scope)
 
     def target(runtime: ToolRuntime) -> tuple[Any, Any]:
         """The memory and the scope this call works in (scope from the runtime's context, then config)."""
-        sc = resolve_scope(scope, getattr(runtime, "config", None), getattr(runtime, "context", None),
-                           tenant=tenant)
+        sc = resolve_scope(scope, getattr(runtime, "config", None), getattr(runtime, "context", None))
         return _memory_for(memory, runtime), sc
 
     def memory_search(query: str, runtime: ToolRuntime, limit: int = limit) -> str:

@@ -15,9 +15,10 @@ Typical wiring::
     from remem.integrations.llamaindex import RememMemoryBlock, memory_agent, run_and_remember
 
     mem = Memory(path="./memory")
-    block = RememMemoryBlock(memory=mem, tenant="acme", user="alice")
+    alice = Scope(tenant="acme", user="alice")
+    block = RememMemoryBlock(memory=mem, scope=alice)
     chat = ChatMemory.from_defaults(session_id="s1", memory_blocks=[block])
-    agent = memory_agent(llm, mem, Scope(tenant="acme", user="alice"))
+    agent = memory_agent(llm, mem, alice)
     result = await run_and_remember(agent, "What do I drink?", memory=chat)
 """
 

@@ -1,14 +1,13 @@
-"""What the LlamaIndex adapter's parts share: one sync and one async handle on the store, scopes, message text."""
+"""What the LlamaIndex adapter's parts share: one sync and one async handle on the store, message text."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 from llama_index.core.llms import ChatMessage
 
 from ...core.aio import AsyncMemory
 from ...core.memory import Memory
-from ...core.types import Scope
 
 CAPTURED_ROLES = ("user", "assistant")
 """Only what people said is distilled. Tool results (memory_search output above all) and system prompts
@@ -25,10 +24,6 @@ def sync_and_async(memory: Any) -> tuple[Any, Any]:
         return None, None
     # A duck-typed stand-in (a service client, a test double): use it as-is for both.
     return memory, getattr(memory, "aio", None) or memory
-
-
-def coerce_scope(scope: Scope | Mapping[str, Any] | None) -> Scope | None:
-    return None if scope is None else Scope.coerce(scope)
 
 
 def message_text(message: ChatMessage) -> str:

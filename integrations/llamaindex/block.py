@@ -18,13 +18,14 @@ import time
 from concurrent.futures import Future
 from typing import Any, List, Optional, Sequence
 
-from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, field_validator
 from llama_index.core.llms import ChatMessage
 from llama_index.core.memory import BaseMemoryBlock
 
 from ...core.recall.rendering import render_context
 from ...core.recall.tokens import count_tokens
-from ...core.tooling import BackgroundCapture, default_capture, wait_for
+from ...core.scope import check_scope_spec
+from ...core.tooling import BackgroundCapture, call_scope, default_capture, wait_for
 from ...core.types import Scope
 from ._common import last_user_text, sync_and_async, to_capture_dicts
 
@@ -34,9 +35,12 @@ _CACHE_SECONDS = 10.0  # Memory.aget runs several times per agent run; recall (a
 
 
 class RememMemoryBlock(BaseMemoryBlock[str]):
-    """Recall from and capture into remem for one user (and tenant/agent), per LlamaIndex session.
+    """Recall from and capture into remem for one scope, per LlamaIndex session.
 
-    Recall uses ``Scope(tenant, user, agent)``, so memories from earlier sessions come back; the current
+    ``scope``: a ``Scope`` or mapping, a zero-argument callable returning one per call (None from it = no
+    recall or capture for that call), or None (the global space). ``tenant=``/``user=``/``agent=`` still build
+    ``Scope(tenant, user, agent)`` when ``scope`` is not given (not both). Unknown fields are rejected.
+    Recall uses that scope, so memories from earlier sessions come back; the current
     session's own summary is left out (the chat history already holds it). ``session_scoped=True`` recalls
     only memories captured from the current ``Memory.session_id``. Captures are stored in that scope with
     ``remember(..., session=session_id)`` (the session is recorded in each memory's metadata). Recall never
@@ -45,10 +49,14 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
 
     name: str = Field(default="long_term_memory", description="Tag the recall is rendered under.")
     description: Optional[str] = Field(default="Relevant memories from earlier conversations (remem).")
+    model_config = ConfigDict(extra="forbid")
+
     memory: Any = Field(description="A remem Memory or AsyncMemory.", exclude=True)
-    tenant: Optional[str] = Field(default=None, description="Hard partition; None = the global space.")
-    user: Optional[str] = Field(default=None, description="Whose memories to recall and capture.")
-    agent: Optional[str] = Field(default=None, description="Narrow to one agent's memories when set.")
+    scope: Any = Field(default=None, exclude=True,
+                       description="Scope | mapping | zero-argument callable | None (= the global space).")
+    tenant: Optional[str] = Field(default=None, description="Shorthand for scope=Scope(tenant=...).")
+    user: Optional[str] = Field(default=None, description="Shorthand for scope=Scope(user=...).")
+    agent: Optional[str] = Field(default=None, description="Shorthand for scope=Scope(agent=...).")
     token_budget: int = Field(default=800, description="Maximum tokens of recall text (tiktoken).")
     limit: int = Field(default=20, description="Candidates considered before the token budget cuts.")
     recall_turns: int = Field(default=1, description="How many latest user messages form the recall query.")
@@ -58,7 +66,6 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
 
     _sync: Any = PrivateAttr(default=None)
     _async: Any = PrivateAttr(default=None)
-    _scope: Scope = PrivateAttr(default_factory=Scope)
     _turn_sessions: set = PrivateAttr(default_factory=set)
     _pending: set = PrivateAttr(default_factory=set)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
@@ -66,26 +73,34 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
 
     def model_post_init(self, __context: Any) -> None:
         self._sync, self._async = sync_and_async(self.memory)
-        self._scope = Scope(tenant=self.tenant, user=self.user, agent=self.agent)  # invalid labels fail here
+        if self.tenant is not None or self.user is not None or self.agent is not None:
+            if self.scope is not None:
+                raise ValueError("pass either scope= or tenant=/user=/agent=, not both")
+            self.scope = Scope(tenant=self.tenant, user=self.user, agent=self.agent)  # invalid labels fail here
 
-    @property
-    def scope(self) -> Scope:
-        """The remem scope this block recalls from and captures into."""
-        return self._scope
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _check_scope(cls, value: Any) -> Any:
+        return check_scope_spec(value)
+
+    def current_scope(self) -> Scope | None:
+        """The scope of this call: the fixed one, or what the callable returns now (None = skip this call)."""
+        return call_scope(self.scope)
 
     # ------------------------------------------------------------------ recall
     async def _aget(self, messages: Optional[List[ChatMessage]] = None, session_id: Optional[str] = None,
                     **block_kwargs: Any) -> str:
         query = last_user_text(messages, turns=max(1, self.recall_turns))
-        if self._async is None or not query:
+        scope = self.current_scope()
+        if self._async is None or not query or scope is None:
             return ""
         where = {"meta.session": session_id} if self.session_scoped and session_id else None
-        key = (session_id, query)
+        key = (scope, session_id, query)
         hit = self._cache.get(key)
         if hit is not None and time.monotonic() - hit[0] < _CACHE_SECONDS:
             return hit[1]
         try:
-            hits = await self._async.search(query, scope=self._scope, limit=self.limit, where=where)
+            hits = await self._async.search(query, scope=scope, limit=self.limit, where=where)
         except Exception as exc:  # noqa: BLE001 - no memory is better than a crashed agent step
             log.warning("remem recall failed: %s", exc)
             return ""
@@ -131,9 +146,13 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
         dicts = to_capture_dicts(messages)
         if not dicts or self._sync is None:
             return None
+        scope = self.current_scope()
+        if scope is None:
+            log.info("remem capture skipped: no memory scope for this call")
+            return None
         try:
             runner: BackgroundCapture = self.capture or default_capture()
-            fut = runner.submit(self._sync, dicts, self._scope, session_id)
+            fut = runner.submit(self._sync, dicts, scope, session_id)
         except Exception as exc:  # noqa: BLE001
             log.warning("remem capture could not start: %s", exc)
             return None

@@ -9,7 +9,9 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from ...core.types import MemoryRecord, Scope, SearchHit
+from ...core.scope import ScopeSpec, check_scope_spec
+from ...core.tooling import call_scope
+from ...core.types import MemoryRecord, SearchHit
 from ._common import sync_and_async
 
 log = logging.getLogger("remem.llamaindex")
@@ -59,22 +61,26 @@ class RememRetriever(BaseRetriever):
     logs and returns no nodes, so a broken store degrades an answer instead of crashing it.
     """
 
-    def __init__(self, memory: Any, scope: Scope | Mapping[str, Any] | None = None, *, limit: int = 5,
+    def __init__(self, memory: Any, scope: ScopeSpec = None, *, limit: int = 5,
                  kind: str | Iterable[str] | None = None, tags: Iterable[str] | None = None,
                  where: Mapping[str, Any] | None = None, token_budget: int | None = None,
                  callback_manager: CallbackManager | None = None, verbose: bool = False) -> None:
-        """``memory``: a ``remem.Memory`` or ``AsyncMemory``; ``scope=None`` means the global space (``Scope()``)."""
+        """``memory``: a ``remem.Memory`` or ``AsyncMemory``; ``scope``: a Scope or mapping, a zero-argument
+        callable resolved per query (None from it = no nodes), or None (the global space)."""
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         self._sync, self._async = sync_and_async(memory)
-        self.scope = Scope.coerce(scope)
+        self.scope = check_scope_spec(scope)
         self.limit = limit
         self.kind = kind
         self.tags = list(tags) if tags else None
         self.where = dict(where) if where else None
         self.token_budget = token_budget
 
-    def _search_kwargs(self) -> dict[str, Any]:
-        return {"scope": self.scope, "limit": self.limit, "kind": self.kind, "tags": self.tags,
+    def _search_kwargs(self) -> dict[str, Any] | None:
+        scope = call_scope(self.scope)
+        if scope is None:
+            return None
+        return {"scope": scope, "limit": self.limit, "kind": self.kind, "tags": self.tags,
                 "where": self.where, "token_budget": self.token_budget}
 
     @staticmethod
@@ -82,16 +88,22 @@ class RememRetriever(BaseRetriever):
         return [record_to_node(h.record, h.score) for h in hits]
 
     def _retrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+        kwargs = self._search_kwargs()
+        if kwargs is None:
+            return []
         try:
-            hits = self._sync.search(query_bundle.query_str, **self._search_kwargs())
+            hits = self._sync.search(query_bundle.query_str, **kwargs)
         except Exception as exc:  # noqa: BLE001 - retrieval failure means "no memories", not a crashed query
             log.warning("remem retrieval failed: %s", exc)
             return []
         return self._nodes(hits)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+        kwargs = self._search_kwargs()
+        if kwargs is None:
+            return []
         try:
-            hits = await self._async.search(query_bundle.query_str, **self._search_kwargs())
+            hits = await self._async.search(query_bundle.query_str, **kwargs)
         except Exception as exc:  # noqa: BLE001
             log.warning("remem retrieval failed: %s", exc)
             return []

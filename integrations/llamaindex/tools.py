@@ -7,16 +7,16 @@ memory is empty. The async variants run the store call in a worker thread, never
 """
 
 import asyncio
-from typing import Annotated, Any, List, Mapping, Optional, Sequence
+from typing import Annotated, Any, List, Optional, Sequence
 
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.tools import FunctionTool
 
+from ...core.scope import ScopeSpec, check_scope_spec
 from ...core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, run_memory_forget,
-                             run_memory_save, run_memory_search)
-from ...core.types import Scope
-from ._common import coerce_scope, sync_and_async
+                             call_scope, run_memory_save, run_memory_search)
+from ._common import sync_and_async
 
 SEARCH_TOOL = "memory_search"
 SAVE_TOOL = "memory_save"
@@ -36,24 +36,25 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-def memory_tools(memory: Any, scope: "Scope | Mapping[str, Any] | None", *, forget: bool = False,
+def memory_tools(memory: Any, scope: ScopeSpec = None, *, forget: bool = False,
                  search_limit: int = 5) -> List[FunctionTool]:
     """``[memory_search, memory_save]`` (+ ``memory_forget`` if ``forget``) bound to one scope.
 
-    ``scope=None`` keeps the tools in the agent but every call answers "memory … did not run: no memory
-    scope is configured …", so a misconfigured deployment is visible to the model and in traces.
+    ``scope``: a Scope or mapping, a zero-argument callable resolved per call, or None (the global space).
+    When the callable returns None every call answers "memory … did not run: no memory scope is configured …",
+    so a misconfigured deployment is visible to the model and in traces.
     """
     store, _ = sync_and_async(memory)
-    bound = coerce_scope(scope)
+    spec = check_scope_spec(scope)
 
     def memory_search(query: Query, limit: Limit = search_limit) -> str:
-        return run_memory_search(store, query, bound, limit=limit)
+        return run_memory_search(store, query, call_scope(spec), limit=limit)
 
     async def amemory_search(query: Query, limit: Limit = search_limit) -> str:
         return await asyncio.to_thread(memory_search, query, limit)
 
     def memory_save(text: Text, kind: Kind = "note", tags: Tags = None) -> str:
-        return run_memory_save(store, text, bound, kind=kind, tags=tags)
+        return run_memory_save(store, text, call_scope(spec), kind=kind, tags=tags)
 
     async def amemory_save(text: Text, kind: Kind = "note", tags: Tags = None) -> str:
         return await asyncio.to_thread(memory_save, text, kind, tags)
@@ -66,7 +67,7 @@ def memory_tools(memory: Any, scope: "Scope | Mapping[str, Any] | None", *, forg
     ]
     if forget:
         def memory_forget(memory_id: MemoryId) -> str:
-            return run_memory_forget(store, memory_id, bound)
+            return run_memory_forget(store, memory_id, call_scope(spec))
 
         async def amemory_forget(memory_id: MemoryId) -> str:
             return await asyncio.to_thread(memory_forget, memory_id)
@@ -76,7 +77,7 @@ def memory_tools(memory: Any, scope: "Scope | Mapping[str, Any] | None", *, forg
     return tools
 
 
-def memory_agent(llm: Any, memory: Any, scope: "Scope | Mapping[str, Any] | None", *,
+def memory_agent(llm: Any, memory: Any, scope: ScopeSpec = None, *,
                  tools: Sequence[Any] = (), system_prompt: Optional[str] = DEFAULT_SYSTEM_PROMPT,
                  search_first: bool = True, forget: bool = False, **agent_kwargs: Any) -> FunctionAgent:
     """A ``FunctionAgent`` with the memory tools and ``initial_tool_choice="memory_search"``.
@@ -85,6 +86,9 @@ def memory_agent(llm: Any, memory: Any, scope: "Scope | Mapping[str, Any] | None
     message (better than searching with the raw message); later steps choose freely. ``llm`` must be a
     function-calling LLM whose integration honours ``tool_choice`` with a tool name (OpenAI, Anthropic, … do).
     """
+    unknown = sorted(set(agent_kwargs) - set(FunctionAgent.model_fields))
+    if unknown:  # FunctionAgent keeps unknown fields silently; a typo must not pass unnoticed
+        raise TypeError(f"memory_agent() got unexpected keyword arguments: {', '.join(unknown)}")
     all_tools: list[Any] = [*memory_tools(memory, scope, forget=forget), *tools]
     return FunctionAgent(llm=llm, tools=all_tools, system_prompt=system_prompt,
                          initial_tool_choice=SEARCH_TOOL if search_first else None, **agent_kwargs)

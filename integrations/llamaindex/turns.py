@@ -57,9 +57,9 @@ def remember_turn(handler: Any, memory: Optional[LIMemory] = None,
         try:
             await handler.stop_event_result()
         except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise  # we were cancelled ourselves, not the run
+            cancelled = getattr(handler, "cancelled", None)
+            if not (callable(cancelled) and cancelled()):
+                raise  # we were cancelled ourselves, not the run (Task.cancelling() would need Python 3.11)
             return None
         except Exception:  # noqa: BLE001 - a failed/cancelled run has no turn worth remembering
             return None

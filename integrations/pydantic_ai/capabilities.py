@@ -18,6 +18,7 @@ from pydantic_ai.messages import SystemPromptPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.run import AgentRunResult
 
+from ...core.scope import check_scope_spec
 from ...core.tooling import BackgroundCapture, default_capture, recall_context, sync_memory
 from .messages import MEMORY_TOOL_NAMES, REMEM_MARK, latest_user_text, to_openai_messages, user_content_text
 from .scope import ScopeSource, resolve_scope
@@ -42,7 +43,7 @@ class RecallMemories(AbstractCapability[Any]):
     per run (per query), which keeps the instructions identical across the run's requests (prompt caching).
     ``placement="history"``: one system-prompt message added before the run's first request; it stays in the
     history (a stable, cache-friendly prefix for providers that cache it) and is marked so capture skips it.
-    Nothing is added when the scope is unknown, nothing matches, or recall fails.
+    ``scope`` follows :mod:`.scope` (None = the global space). Nothing is added when a scope callable finds none, nothing matches, or recall fails.
     """
 
     memory: Any
@@ -53,6 +54,7 @@ class RecallMemories(AbstractCapability[Any]):
     _recalled: dict[tuple[str | None, str], str] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.scope = check_scope_spec(self.scope)
         if self.placement not in ("instructions", "history"):
             raise ValueError(f"placement must be 'instructions' or 'history', got {self.placement!r}")
 
@@ -105,7 +107,8 @@ class CaptureMemories(AbstractCapability[Any]):
     it, e.g. in tests or at shutdown; it is also flushed at interpreter exit). What is sent: the user's
     prompts and the assistant's replies, converted by ``to_openai_messages``; system prompts, recalled
     memories and memory-tool traffic are left out, and other tools' calls and results too unless
-    ``include_tools=True``. Runs without a scope are not captured (logged).
+    ``include_tools=True``. ``scope`` follows :mod:`.scope` (None = the global space); runs whose scope
+    callable returns None are not captured (logged).
 
     The session passed to ``remember`` is ``session(ctx)`` if given, else the scope's session, else the run's
     ``conversation_id`` -- which Pydantic AI keeps across runs that continue a ``message_history``, so a
@@ -118,6 +121,9 @@ class CaptureMemories(AbstractCapability[Any]):
     include_tools: bool = False
     exclude_tools: tuple[str, ...] = MEMORY_TOOL_NAMES
     session: Callable[[RunContext[Any]], "str | None"] | None = None
+
+    def __post_init__(self) -> None:
+        self.scope = check_scope_spec(self.scope)
 
     async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
         try:

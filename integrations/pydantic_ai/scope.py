@@ -1,30 +1,24 @@
-"""Which memory scope a run uses: from its deps (a small protocol) or an explicit scope / callable.
+"""Which memory scope a run uses: ``scope=`` of every Pydantic AI entry point follows remem's one scope rule.
 
-There is no fallback to the global space: a run whose scope cannot be resolved gets no memory (tools answer
-"memory ... did not run: no memory scope is configured for this conversation"), because silently reading or
-writing ``Scope()`` would mix every user's memories.
+- a ``Scope`` (or a mapping of its fields): that scope for every run of the agent;
+- a callable ``(ctx: RunContext) -> Scope | None``, computed per run, e.g. :func:`from_deps` (reads
+  ``ctx.deps.memory_scope``) or ``lambda ctx: Scope(tenant=ctx.deps.org, user=ctx.deps.user_id)``; when it
+  returns None the run gets no memory (tools answer "memory ... did not run: ...");
+- ``None``: the global space (``Scope()``), shared by every run. Pass ``scope=from_deps`` for per-user memory.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Any, Callable, Mapping, Protocol, Union, runtime_checkable
+from typing import Any, Mapping, Protocol, runtime_checkable
 
 from pydantic_ai import RunContext
 
+from ...core.scope import ScopeSpec
+from ...core.tooling import call_scope
 from ...core.types import Scope
 
-log = logging.getLogger("remem.pydantic_ai")
-
-ScopeLike = Union[Scope, Mapping[str, Any]]
-ScopeSource = Union[ScopeLike, Callable[[RunContext[Any]], Union[ScopeLike, None]], None]
-"""What adapters accept as ``scope=``:
-
-- ``None`` (default): read it from the run's deps (see :class:`MemoryScoped`);
-- a ``Scope`` (or a mapping of its fields): that scope for every run of the agent, stated explicitly;
-- a callable ``(ctx: RunContext) -> Scope | None``: computed per run, e.g.
-  ``lambda ctx: Scope(tenant=ctx.deps.org, user=ctx.deps.user_id)``.
-"""
+ScopeSource = ScopeSpec
+"""What adapters accept as ``scope=``: Scope | mapping | ``(ctx) -> Scope | None`` | None (the global space)."""
 
 
 @runtime_checkable
@@ -38,36 +32,21 @@ class MemoryScoped(Protocol):
     def memory_scope(self) -> Scope | None: ...
 
 
-def _coerce(value: Any) -> Scope | None:
-    if value is None:
-        return None
-    if isinstance(value, Scope):
-        return value
-    if isinstance(value, Mapping):
-        return Scope.coerce(value)
-    raise TypeError(f"a memory scope must be a Scope, a mapping or None, got {type(value).__name__}")
-
-
-def scope_from_deps(deps: Any) -> Scope | None:
+def scope_from_deps(deps: Any) -> Scope | Mapping[str, Any] | None:
+    """The scope deps carry (see :class:`MemoryScoped`), or None when they carry none."""
     if isinstance(deps, Scope):
         return deps
     if isinstance(deps, Mapping):
-        return _coerce(deps.get("memory_scope"))
-    return _coerce(getattr(deps, "memory_scope", None))
+        return deps.get("memory_scope")
+    return getattr(deps, "memory_scope", None)
+
+
+def from_deps(ctx: RunContext[Any]) -> Scope | Mapping[str, Any] | None:
+    """``scope=from_deps``: each run's scope is ``ctx.deps.memory_scope``; runs without one get no memory."""
+    return scope_from_deps(ctx.deps)
 
 
 def resolve_scope(source: ScopeSource, ctx: RunContext[Any]) -> Scope | None:
-    """The run's scope, or None when none is configured or resolving it failed (logged, never raised)."""
-    try:
-        if source is None:
-            return scope_from_deps(ctx.deps)
-        if isinstance(source, (Scope, Mapping)):
-            return _coerce(source)
-        if callable(source):
-            return _coerce(source(ctx))
-        raise TypeError(f"scope= must be a Scope, a mapping, a callable or None, got {type(source).__name__}")
-    except Exception as exc:  # noqa: BLE001 - a bad scope means "no memory", not a crashed turn
-        log.warning("memory scope could not be resolved: %s", exc)
-        return None
-
-
+    """The run's scope (``None`` source = the global space), or None when a callable finds none or fails
+    (logged, never raised)."""
+    return call_scope(source, ctx)

@@ -13,6 +13,7 @@ from pydantic_ai import FunctionToolset, RunContext
 
 from ...core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, run_memory_forget,
                              run_memory_save, run_memory_search, sync_memory)
+from ...core.scope import check_scope_spec
 from .scope import ScopeSource, resolve_scope
 
 MemoryKind = Literal["fact", "preference", "decision", "event", "lesson", "summary", "note"]
@@ -36,13 +37,14 @@ def memory_toolset(memory: Any, *, scope: ScopeSource = None, limit: int = 5, to
     """A toolset with ``memory_search`` (and ``memory_save`` / ``memory_forget`` unless turned off).
 
     ``memory`` is a ``Memory`` or ``AsyncMemory``. Each call uses the scope of the run it belongs to:
-    ``scope=None`` reads ``ctx.deps.memory_scope`` (see ``MemoryScoped``); pass a ``Scope`` or a
-    ``(ctx) -> Scope | None`` callable otherwise. With no scope the tools answer
-    ``"memory <action> did not run: <reason>"`` instead of touching the global space. The tools never raise
+    ``scope``: a ``Scope`` or mapping, a ``(ctx) -> Scope | None`` callable such as ``from_deps`` (reads
+    ``ctx.deps.memory_scope``), or None (the global space). When the callable finds no scope the tools answer
+    ``"memory <action> did not run: <reason>"`` instead of touching another space. The tools never raise
     into the agent; their results are plain text lines that carry each memory's id (used by memory_forget).
     The functions are synchronous on purpose: Pydantic AI runs them in a worker thread, off the event loop.
     """
     store = sync_memory(memory)
+    scope = check_scope_spec(scope)
     default_limit = max(1, min(int(limit), 20))
     toolset: FunctionToolset[Any] = FunctionToolset(id=id, max_retries=max_retries)
 

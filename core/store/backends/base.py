@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
-SparseVec = tuple[list[int], list[float]]
+from ...types import SparseVec
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import qdrant_edge as qe
 
+from ...config import loose_paths, private_dir, private_opener, private_umask, repair_permissions
 from ...types import StoreLockedError
 from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
                    PointData, PrefetchSpec)
@@ -56,7 +57,8 @@ class EdgeBackend:
     def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = Path(folder).expanduser().resolve()
         self.location = str(self.folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        private_dir(self.folder)
+        repair_permissions(self.folder)  # modes left loose by older versions or a permissive umask
         self._shard: Any = None
         self._lock = threading.RLock()
         self._writes_since_optimize = 0
@@ -72,7 +74,8 @@ class EdgeBackend:
     def write_meta(self, meta: dict[str, Any]) -> None:
         path = self.folder / META_FILE
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(meta, indent=2, sort_keys=True), "utf-8")
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
+            fh.write(json.dumps(meta, indent=2, sort_keys=True))
         os.replace(tmp, path)  # atomic: a crash leaves the old or the new file, never half of one
 
     # -- lifecycle --------------------------------------------------------------------------------------
@@ -84,15 +87,16 @@ class EdgeBackend:
     def ensure(self, dense_dim: int) -> None:
         shard_dir = self.folder / SHARD_DIR
         try:
-            if (shard_dir / "edge_config.json").exists():
-                self._shard = qe.EdgeShard.load(str(shard_dir))
-                info = self._shard.info()
-                self._size_at_optimize = int(info.points_count)
-                self._create_indexes(skip=set(info.payload_schema))  # fields added by a newer remem
-            else:
-                shard_dir.mkdir(parents=True, exist_ok=True)
-                self._shard = qe.EdgeShard.create(str(shard_dir), self._config(dense_dim))
-                self._create_indexes()
+            with private_umask():  # Edge creates its WAL and segment files now: 0600, not 0644
+                if (shard_dir / "edge_config.json").exists():
+                    self._shard = qe.EdgeShard.load(str(shard_dir))
+                    info = self._shard.info()
+                    self._size_at_optimize = int(info.points_count)
+                    self._create_indexes(skip=set(info.payload_schema))  # fields added by a newer remem
+                else:
+                    private_dir(shard_dir)
+                    self._shard = qe.EdgeShard.create(str(shard_dir), self._config(dense_dim))
+                    self._create_indexes()
         except Exception as exc:  # noqa: BLE001 - Edge raises a bare Exception for a held WAL lock
             if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
                 raise StoreLockedError(
@@ -131,9 +135,10 @@ class EdgeBackend:
                 finally:
                     self._shard.close()
                     self._shard = None
+                    loose_paths(self.folder, fix=True)  # files Edge created after open, under the caller's umask
 
     def optimize(self) -> None:
-        with self._lock:
+        with self._lock, private_umask():  # new segment files
             self._shard.optimize()
             self._writes_since_optimize = 0
             self._size_at_optimize = int(self._shard.info().points_count)

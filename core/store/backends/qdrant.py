@@ -64,6 +64,9 @@ class QdrantClientBackend:
         self.collection = collection
         self.meta_collection = f"{collection}_meta"
         self._lock = threading.RLock()
+        from .qdrant_state import CollectionState
+
+        self.state = CollectionState(self._client, self.meta_collection)  # queue and ledger: nothing on the app machine
 
     def read_meta(self) -> dict[str, Any] | None:
         if not self._client.collection_exists(self.meta_collection):

@@ -1,0 +1,210 @@
+"""What the remem plugin adds to a headless Claude Code turn, measured on the real ``claude`` CLI.
+
+    python -m remem.bench.bench_claude_code [--runs 10] [--memories 300] [--embedder none|auto] [--claude PATH]
+
+Both sides run the same ``claude -p PROMPT`` against a fake Anthropic API on 127.0.0.1 that answers at once
+(tests/anthropic_server.py), alternating bare and with ``--plugin-dir <this checkout>`` so machine load hits
+both alike. The plugin side uses a store seeded with ``--memories`` memories of the project and a warm local
+service (the steady state). Reported, medians and p95 over the runs:
+
+- wall time of the whole ``claude -p`` process, and time until its first API request (what the user waits for
+  before the model even starts), from the process start and the ``--debug-file`` timestamps;
+- the CPU time of claude and of the processes it waits for (hooks, the MCP server): the load-independent cost;
+- the MCP server's connect time as Claude Code logs it;
+- each remem hook's own time (its process start to its last log line, from ``$REMEM_HOME/logs/hooks.log``);
+  Stop and SessionEnd run detached, so theirs is off the turn's critical path.
+- the first prompt after the service is gone ("first prompt of the day"): whether recall still arrived.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+PROMPT = "How do the workers claim jobs from the queue, and why did we move off Redis?"
+TOPICS = ["job queue", "postgres", "redis", "retry policy", "deploy", "CI", "billing", "auth tokens", "migrations",
+          "logging", "dashboards", "feature flags", "caching", "rate limits", "backups"]
+_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z) ")
+_MCP = re.compile(r'MCP server "plugin:remem:remem": Successfully connected .* in (\d+)ms')
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def _stamp(line: str) -> float | None:
+    m = _TS.match(line)
+    if not m:
+        return None
+    return datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+
+
+def debug_timings(path: Path, started: float) -> dict[str, float]:
+    """From a --debug-file: ms from process start to the first API request, and the MCP connect time."""
+    out: dict[str, float] = {}
+    try:
+        lines = path.read_text("utf-8", "replace").splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        if "[API REQUEST] /v1/messages" in line and "first_request" not in out:
+            ts = _stamp(line)
+            if ts is not None:
+                out["first_request"] = (ts - started) * 1000
+        m = _MCP.search(line)
+        if m:
+            out["mcp_connect"] = float(m.group(1))
+    return out
+
+
+def hook_timings(log: Path, since: float) -> dict[str, float]:
+    """Per hook event: its process's time from start to its last log line (hooks.log ``ms``)."""
+    per_pid: dict[int, tuple[str, float]] = {}
+    try:
+        lines = log.read_text("utf-8").splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        when = time.mktime(time.strptime(row.get("ts", "1970-01-01T00:00:00"), "%Y-%m-%dT%H:%M:%S"))
+        if when + 1 < since or row.get("event") not in HOOK_EVENTS:
+            continue
+        pid = int(row.get("pid", 0))
+        per_pid[pid] = (HOOK_EVENTS[row["event"]], max(float(row.get("ms", 0)), per_pid.get(pid, ("", 0.0))[1]))
+    out: dict[str, float] = {}
+    for event, ms in per_pid.values():
+        out[event] = max(out.get(event, 0.0), ms)
+    return out
+
+
+HOOK_EVENTS = {"sessionstart": "SessionStart", "userpromptsubmit": "UserPromptSubmit", "stop": "Stop",
+               "sessionend": "SessionEnd"}
+
+
+def seed(home: Path, tenant: str, n: int, embedder: str) -> None:
+    env = {**os.environ, "REMEM_HOME": str(home), "REMEM_SERVICE": "off", "REMEM_EMBEDDER": embedder}
+    code = ("import json, sys; from remem import Memory, Scope; items = json.load(sys.stdin); "
+            "m = Memory(); m.add_many(items, scope=Scope(tenant=sys.argv[1])); m.close()")
+    kinds = ["decision", "fact", "lesson", "preference"]
+    items = [{"text": f"Decision {i}: for {TOPICS[i % len(TOPICS)]} we use option {i % 7} because of constraint "
+                      f"{i % 11} (see ticket Q-{1000 + i}).", "kind": kinds[i % 4]} for i in range(n)]
+    items.append({"text": "The job queue claims jobs with SELECT ... FOR UPDATE SKIP LOCKED in Postgres; we moved "
+                          "off Redis because a crashed worker lost its job.", "kind": "decision"})
+    subprocess.run([sys.executable, "-c", code, tenant], input=json.dumps(items), text=True, env=env, check=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--memories", type=int, default=300)
+    ap.add_argument("--embedder", default="none")
+    ap.add_argument("--claude", default=None)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    from anthropic_server import AnthropicServer, find_claude
+
+    claude = args.claude or find_claude()
+    if claude is None:
+        print("no claude CLI found (npm install --prefix ~/.cache/remem-ci/claude-code @anthropic-ai/claude-code)")
+        return 2
+
+    tmp = Path(tempfile.mkdtemp(prefix="remem-bench-cc-"))
+    project = tmp / "project"
+    (project / ".git").mkdir(parents=True)
+    remem_home = tmp / "remem"
+    seed(remem_home, str(project), args.memories, args.embedder)
+    rows: dict[str, dict[str, list[float]]] = {"bare": {}, "remem": {}}
+    recalled = 0
+    try:
+        with AnthropicServer() as api:
+            base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp / "home"),
+                    "ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "test",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "REMEM_HOME": str(remem_home),
+                    "REMEM_EMBEDDER": args.embedder, "REMEM_PYTHON": sys.executable, "REMEM_SERVICE_IDLE": "300",
+                    "LANG": "C.UTF-8"}
+            (tmp / "home").mkdir()
+
+            def turn(kind: str, i: int) -> dict[str, float]:
+                dbg = tmp / f"debug-{kind}-{i}.txt"
+                extra = ["--plugin-dir", str(ROOT)] if kind == "remem" else []
+                api.reset()
+                r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                t0 = time.time()
+                proc = subprocess.run([claude, "-p", PROMPT, "--debug-file", str(dbg), *extra], env=base,
+                                      cwd=project, capture_output=True, text=True, timeout=120)
+                wall = (time.time() - t0) * 1000
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000
+                if proc.returncode != 0:
+                    raise RuntimeError(f"claude failed: {proc.stderr[-500:]}")
+                out = {"wall": wall, "cpu": cpu, **debug_timings(dbg, t0)}
+                if kind == "remem":
+                    out.update(hook_timings(remem_home / "logs" / "hooks.log", t0))
+                    reqs = api.requests()
+                    out["recalled"] = float(bool(reqs) and "SKIP LOCKED" in json.dumps(reqs[0]))
+                return out
+
+            # the first prompt of the day: no service running yet
+            first = turn("remem", -1)
+            turn("bare", -1)
+            for i in range(args.runs):
+                for kind in ("bare", "remem") if i % 2 == 0 else ("remem", "bare"):
+                    for key, value in turn(kind, i).items():
+                        rows[kind].setdefault(key, []).append(value)
+            recalled = int(sum(rows["remem"].get("recalled", [])))
+    finally:
+        subprocess.run([sys.executable, "-m", "remem.cli", "serve", "--stop", "--path", str(remem_home / "store")],
+                       env={**os.environ, "REMEM_HOME": str(remem_home)}, capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    def cell(kind: str, key: str, q: float) -> str:
+        values = rows[kind].get(key, [])
+        return f"{pct(values, q):.0f}" if values else "-"
+
+    table = [("one `claude -p` turn (wall)", "wall"), ("until the first API request", "first_request"),
+             ("CPU of claude and the hooks it waits for", "cpu"),
+             ("MCP server connect", "mcp_connect"), ("SessionStart hook", "SessionStart"),
+             ("UserPromptSubmit hook (recall)", "UserPromptSubmit"), ("Stop hook (detached)", "Stop"),
+             ("SessionEnd hook (detached)", "SessionEnd")]
+    if args.json:
+        print(json.dumps({kind: {k: {"p50": pct(v, .5), "p95": pct(v, .95)} for k, v in data.items()}
+                          for kind, data in rows.items()} | {"first_prompt_of_day": first}))
+        return 0
+    bare, rem = statistics.median(rows["bare"]["wall"]), statistics.median(rows["remem"]["wall"])
+    print(f"claude -p, bare vs with remem: {args.runs} alternating runs each, {args.memories} memories, "
+          f"embedder={args.embedder}, cpus={os.cpu_count()}, load average={os.getloadavg()[0]:.1f}")
+    print("| measure (ms) | bare p50 | bare p95 | remem p50 | remem p95 |")
+    print("|---|---|---|---|---|")
+    for label, key in table:
+        print(f"| {label} | {cell('bare', key, .5)} | {cell('bare', key, .95)} | {cell('remem', key, .5)} | "
+              f"{cell('remem', key, .95)} |")
+    verdict = "injected" if first.get("recalled") else "MISSING"
+    print(f"\nadded per turn: {rem - bare:+.0f} ms (x{rem / bare:.2f}); recall injected in {recalled}/{args.runs} "
+          f"turns; first prompt of the day: {first['wall']:.0f} ms, recall {verdict}, UserPromptSubmit "
+          f"{first.get('UserPromptSubmit', 0):.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

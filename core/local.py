@@ -1,0 +1,66 @@
+"""``LocalMemory``: every public operation, in this process, on one open store.
+
+The store engine (:mod:`remem.core.store.engine`) does storage and recall; this layer adds what is built on
+top of it — distillation, audits, the usage ledger, re-scans of redaction, export/import/backup and re-embedding
+— so the engine never imports the layers above it. The facades and the service run this object; its method
+signatures are those of :mod:`remem.core.operations` (a test checks each one).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .distill import drain, pipeline
+from .redact.redactor import configured
+from .redact.rescan import redact_store
+from .store import migration, transfer
+from .store.engine import Engine
+from .store.plan import Plan, planned
+
+
+class LocalMemory(Engine):
+    """The in-process implementation of every operation (see :class:`~remem.core.operations.MemoryOperations`)."""
+
+    def export(self, path: str | os.PathLike[str], *, scope: Any = None) -> int:
+        return transfer.export(self, path, scope=scope)
+
+    @planned
+    def import_(self, path: str | os.PathLike[str], *, scope: Any = None,
+                progress: Callable[[int], None] | None = None) -> Plan[int]:
+        return (yield from transfer.import_plan(self, path, scope=scope, progress=progress))
+
+    def backup(self, directory: str | os.PathLike[str] | None = None, *, keep: int = 10) -> Path:
+        return transfer.backup(self, directory, keep=keep)
+
+    @planned
+    def reembed(self, *, pending_only: bool = False, progress: Callable[[int], None] | None = None) -> Plan[int]:
+        return (yield from migration.reembed_plan(self, pending_only=pending_only, progress=progress))
+
+    def remember(self, messages: Sequence[Mapping[str, Any]] | str, *, scope: Any = None,
+                 session: str | None = None, distiller: Any = None, pii: bool | None = None,
+                 metadata: Mapping[str, Any] | None = None, source: str | None = None,
+                 tags: Iterable[str] | None = None, queue: bool = True) -> Any:
+        return pipeline.remember(self, messages, scope=scope, session=session, distiller=distiller, pii=pii,
+                                 metadata=metadata, source=source, tags=tags, queue=queue)
+
+    async def aremember(self, messages: Any, **arguments: Any) -> Any:
+        """``remember`` for AsyncMemory: LLM calls with the async client, store work in worker threads."""
+        return await pipeline.aremember(self, messages, **arguments)
+
+    def audit(self, *, scope: Any = None) -> dict[str, Any]:
+        return pipeline.audit(self, scope=scope).as_dict()
+
+    def usage(self) -> dict[str, Any]:
+        return {**pipeline.usage_totals(self), "pending_captures": drain.pending_count(self)}
+
+    def drain_pending(self) -> int:
+        return drain.drain_pending(self)
+
+    def rescan_redactions(self, *, scope: Any = None, pii: bool = False, dry_run: bool = True) -> dict[str, Any]:
+        with self.write_lock:
+            return redact_store(self, configured(pii), scope=scope, dry_run=dry_run)
+
+
+__all__ = ["LocalMemory"]

@@ -1,0 +1,161 @@
+"""The service's sockets: bind (replacing a stale socket, refusing one that is not ours), authenticate each
+peer before reading more than a handshake line, serve JSON lines, and drain on shutdown.
+
+Every connection is authenticated before its first request is read: on a Unix socket the peer must run as this
+account (kernel credentials), over TCP it must pass the challenge-response of :mod:`.peer`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import socketserver
+import time
+import threading
+from typing import Any, Protocol
+
+from ..config import private_opener
+from .paths import ServicePaths, clear_socket_path, make_socket_dir
+from .peer import HANDSHAKE_TIMEOUT, peer_is_us, server_handshake
+from .wire import MAX_LINE, dumps_line, encode_error
+
+log = logging.getLogger("remem.service")
+GRACE = 2.0  # seconds connections accepted before the socket was removed still get served at shutdown
+
+
+class Service(Protocol):
+    """What the sockets need of :class:`remem.core.service.server.Service` (which imports this module)."""
+
+    paths: ServicePaths
+    transport: str
+    secret: str | None
+    started: float
+    active: int
+    server: socketserver.BaseServer | None
+    _state: threading.Lock
+
+    def handle_line(self, line: bytes) -> bytes: ...
+
+
+def unlink_own(paths: ServicePaths) -> None:
+    for p in (paths.socket, paths.state):
+        try:
+            p.unlink()
+        except OSError:
+            pass
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    timeout = 600  # a client that connects and never sends is dropped eventually
+
+    def authenticated(self, svc: Service) -> bool:
+        """Unix: the peer runs as our account. TCP: it proved it knows the secret, within a few KB and seconds."""
+        if svc.secret is None:
+            if peer_is_us(self.connection):
+                return True
+            log.warning("refused a connection from another account's process")
+            return False
+        self.connection.settimeout(HANDSHAKE_TIMEOUT)
+        try:
+            if not server_handshake(self.rfile, self.wfile, svc.secret, self.server.server_address[1]):
+                return False
+        except PermissionError as exc:
+            self.wfile.write(dumps_line({"e": encode_error(exc)}))
+            return False
+        self.connection.settimeout(self.timeout)
+        return True
+
+    def handle(self) -> None:
+        svc: Service = self.server.remem  # type: ignore[attr-defined]
+        conns: set[Any] = self.server.remem_conns  # type: ignore[attr-defined]
+        if not self.authenticated(svc):
+            return
+        conns.add(self.connection)
+        try:
+            while True:
+                line = self.rfile.readline(MAX_LINE)
+                if not line:
+                    return
+                self.wfile.write(svc.handle_line(line))
+        except OSError:
+            return
+        finally:
+            conns.discard(self.connection)
+
+
+class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+
+class _TCPServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    request_queue_size = 128
+    allow_reuse_address = True
+
+
+def bind(svc: Service) -> socketserver.BaseServer:
+    paths = svc.paths
+    if svc.transport == "unix":
+        make_socket_dir(paths)
+        removed = clear_socket_path(paths.socket)  # we hold the lock, so nobody else serves this folder
+        if removed:
+            log.info("replaced %s at %s", removed, paths.socket)
+        old = os.umask(0o177)
+        try:
+            server: socketserver.BaseServer = _UnixServer(str(paths.socket), _Handler)
+        finally:
+            os.umask(old)
+        os.chmod(paths.socket, 0o600)
+    else:
+        server = _TCPServer(("127.0.0.1", 0), _Handler)
+    server.remem = svc  # type: ignore[attr-defined]
+    server.remem_conns = set()  # type: ignore[attr-defined]
+    return server
+
+
+def write_state(svc: Service) -> None:
+    state: dict[str, Any] = {"pid": os.getpid(), "transport": svc.transport, "started_at": svc.started,
+                             "socket": str(svc.paths.socket)}
+    if svc.transport == "tcp":
+        state["port"] = svc.server.server_address[1]  # type: ignore[union-attr]
+        state["secret"] = svc.secret
+    tmp = svc.paths.state.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
+        json.dump(state, fh)
+    os.replace(tmp, svc.paths.state)
+
+
+def drain(server: socketserver.BaseServer, svc: Service) -> None:
+    """Serve connections that were accepted (or queued) before the socket was removed, let running requests
+    finish, then close what is left (idle connections, never one mid-request)."""
+    sock: socket.socket = server.socket  # type: ignore[attr-defined]
+    sock.setblocking(False)
+    grace_end = time.monotonic() + GRACE
+    conns: set[Any] = server.remem_conns  # type: ignore[attr-defined]
+    while True:
+        try:
+            request, addr = sock.accept()
+        except (BlockingIOError, InterruptedError):
+            with svc._state:
+                busy = svc.active
+            if busy == 0 and (not conns or time.monotonic() > grace_end):
+                break
+            time.sleep(0.01)
+            continue
+        except OSError:
+            break
+        request.setblocking(True)
+        server.process_request(request, addr)  # type: ignore[attr-defined]
+    for conn in list(conns):
+        try:
+            conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    while True:  # a request that slipped in between the check and the shutdown
+        with svc._state:
+            if svc.active == 0:
+                return
+        time.sleep(0.01)

@@ -1,0 +1,96 @@
+"""Idempotent and near-duplicate writes: the same text in a scope is stored once, a near-duplicate is merged.
+
+Merging is guarded by what makes two statements different even when they are close in meaning: numbers,
+identifiers, proper nouns, negation and conflicting metadata, so "v1.6" vs "v1.7" and "likes" vs "doesn't
+like" are never merged.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+from typing import Any, Mapping
+
+from ..recall import lexical
+from ..types import MemoryRecord, utcnow
+from .backends.base import Backend, Cond, PrefetchSpec
+from .records import build_filter, from_payload, normalize_text
+
+_NEGATIONS = re.compile(r"\b(not|no|never|don't|doesn't|didn't|isn't|wasn't|won't|can't|cannot|without|stopped|"
+                        r"dislikes?|hates?)\b", re.I)
+_NUMBER_RE = re.compile(
+    r"\d+(?:[.,:]\d+)*|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|first|second|"
+    r"third|fourth|fifth|last|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|"
+    r"march|april|may|june|july|august|september|october|november|december)s?\b", re.I)
+_PROPER_RE = re.compile(r"(?<=[\w,;:] )[A-Z][\w-]+")
+_WORD_RE = re.compile(r"[a-z0-9]+")
+MAX_SOURCES = 64
+
+
+def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | None, *, threshold: float,
+                   rrf_k: int) -> MemoryRecord | None:
+    """The current memory ``rec`` repeats, if any: the same content hash, else a guarded near-duplicate."""
+    now_ts = time.time()
+    flt = build_filter(rec.scope, kind=rec.kind, valid_ts=now_ts)  # a superseded memory is never revived
+    flt.must.append(Cond("content_hash", eq=rec.content_hash))
+    for f in backend.scroll(flt, limit=5)[0]:
+        same = from_payload(f.id, f.payload)
+        if not conflicting(same.metadata, rec.metadata):
+            return same
+    flt = build_filter(rec.scope, kind=rec.kind, valid_ts=now_ts)
+    if dense is not None:
+        # stored vectors are text+context sums (Dot); relative to the new one's squared norm the score is the
+        # cosine for memories without context, and the mean similarity to text and context otherwise
+        norm2 = sum(x * x for x in dense) or 1.0
+        cands = [replace(c, score=c.score / norm2)
+                 for c in backend.query([PrefetchSpec("dense", dense, 5)], flt, 5, rrf_k)]
+        cutoff: float | None = threshold
+    else:
+        cands = backend.query([PrefetchSpec("bm25", lexical.bm25_query(rec.text), 5)], flt, 5, rrf_k)
+        cutoff = None
+    for cand in cands:
+        other = from_payload(cand.id, cand.payload)
+        if other.scope != rec.scope or conflicting(other.metadata, rec.metadata):
+            continue
+        if same_meaning(rec.text, other.text, cand.score if cutoff is not None else None, cutoff):
+            return other
+    return None
+
+
+def merge_into(backend: Backend, existing: MemoryRecord, new: MemoryRecord) -> MemoryRecord:
+    """Fold ``new`` into ``existing``: tags and provenance accumulate, importance keeps the higher value."""
+    merged_tags = tuple(dict.fromkeys([*existing.tags, *new.tags]))
+    meta = {**new.metadata, **existing.metadata}
+    sources = tuple(dict.fromkeys([*existing.sources, *new.sources]))[:MAX_SOURCES]
+    update = {"tags": list(merged_tags), "sources": list(sources),
+              "importance": max(existing.importance, new.importance), "meta": meta,
+              "merged_count": existing.merged_count + 1, "updated_ts": time.time()}
+    backend.set_payload([existing.id], update)
+    return replace(existing, tags=merged_tags, importance=update["importance"], metadata=meta, sources=sources,
+                   merged_count=update["merged_count"], updated_at=utcnow())
+
+
+def conflicting(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return any(k in b and b[k] != v for k, v in a.items())
+
+
+def same_meaning(a: str, b: str, cosine: float | None, threshold: float | None) -> bool:
+    """Near-duplicate test: close in meaning (or in words, without vectors), with the same numbers,
+    identifiers and polarity, so "v1.6" vs "v1.7" or "likes" vs "doesn't like" are never merged."""
+    if [n.lower() for n in _NUMBER_RE.findall(a)] != [n.lower() for n in _NUMBER_RE.findall(b)]:
+        return False
+    if set(_PROPER_RE.findall(a)) != set(_PROPER_RE.findall(b)):
+        return False
+    if set(lexical.identifiers(a)) != set(lexical.identifiers(b)):
+        return False
+    if bool(_NEGATIONS.search(a)) != bool(_NEGATIONS.search(b)):
+        return False
+    wa, wb = set(_WORD_RE.findall(normalize_text(a))), set(_WORD_RE.findall(normalize_text(b)))
+    jaccard = len(wa & wb) / max(1, len(wa | wb))
+    if cosine is not None and threshold is not None:
+        return cosine >= threshold and jaccard >= 0.5
+    return jaccard >= 0.8
+
+
+__all__ = ["conflicting", "find_duplicate", "merge_into", "same_meaning"]

@@ -1,0 +1,139 @@
+"""Export, import and backup: JSONL (gzip when the name ends in .gz), a header with the embedder fingerprint,
+then one record a line. Files are written 0600 through a temporary file and renamed into place.
+
+An import writes only into the scope it was given (``ALL_TENANTS`` restores every tenant), passes every record
+through the same validation and redaction as a new one (an export may predate a rule), and never lets a line
+reuse the id of a memory in another tenant: a crafted file cannot move someone else's record.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+
+from ..config import private_dir, private_file
+from ..scope import ALL_TENANTS, coerce_scope
+from ..types import MemoryRecord, ScopeError, utcnow
+from .plan import EmbedDocuments, Plan
+from .records import content_hash
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+BATCH = 64
+
+
+def export(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = None) -> int:
+    from .engine import FORMAT_VERSION
+
+    engine.check_usable()
+    path = Path(path)
+    private_dir(path.parent)
+    tmp = path.with_name(path.name + ".part")
+    opener = gzip.open if path.suffix == ".gz" else open
+    n = 0
+    with private_file(tmp):
+        with opener(tmp, "wt", encoding="utf-8") as fh:  # type: ignore[operator]
+            fh.write(json.dumps({"remem_export": FORMAT_VERSION, **engine.fingerprint(),
+                                 "exported_at": utcnow().isoformat()}) + "\n")
+            for rec in engine.iter_records(scope):
+                fh.write(json.dumps(rec.as_dict(), ensure_ascii=False) + "\n")
+                n += 1
+    os.replace(tmp, path)
+    return n
+
+
+def read_export(path: str | os.PathLike[str]) -> Iterator[MemoryRecord]:
+    """The records of an export file, with a clear error naming the line that is not one."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        for lineno, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: not JSON ({exc})") from exc
+            if lineno == 1 and isinstance(data, dict) and "remem_export" in data:
+                continue
+            try:
+                yield MemoryRecord.from_dict(data)
+            except (KeyError, ValueError, TypeError, AttributeError) as exc:
+                raise ValueError(f"{path}:{lineno}: not a remem record ({exc})") from exc
+
+
+def import_plan(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = None,
+                progress: Callable[[int], None] | None = None) -> Plan[int]:
+    """Load an export into ``scope``; ids, times and supersede links are kept, vectors rebuilt by this embedder.
+    The whole file is checked before anything is written, so a bad line loses nothing and writes nothing."""
+    from .engine import in_scope
+
+    engine.check_usable()
+    wanted = coerce_scope(scope, admin=True)
+    records = list(read_export(path))
+    for rec in records:
+        if not in_scope(rec, wanted):
+            raise ScopeError(f"record {rec.id} belongs to {rec.scope}, outside the scope of this import "
+                             f"({wanted}); import with that scope, or scope=ALL_TENANTS to restore every tenant")
+    n = 0
+    for start in range(0, len(records), BATCH):
+        batch = [_checked(engine, r) for r in records[start:start + BATCH]]
+        vectors = yield EmbedDocuments(batch, engine.settings.on_embed_error == "keep")
+        n += _write(engine, batch, vectors)
+        if progress:
+            progress(len(batch))
+    return n
+
+
+def _checked(engine: "Engine", r: MemoryRecord) -> MemoryRecord:
+    check = engine.check
+    r = replace(r, text=check.text(r.text), kind=check.kind(r.kind), tags=check.tags(r.tags),
+                importance=check.importance(r.importance), metadata=check.metadata(r.metadata),
+                source=check.source(r.source), context=check.context(r.context), sources=check.sources(r.sources))
+    return replace(r, content_hash=content_hash(r.text, r.scope))
+
+
+def _write(engine: "Engine", recs: Sequence[MemoryRecord], vectors: Sequence[list[float] | None]) -> int:
+    with engine.write_lock:
+        engine.check_usable()
+        existing = {f.id: f.payload.get("tenant") for f in engine.backend.retrieve([r.id for r in recs])}
+        for r in recs:
+            if r.id in existing and existing[r.id] != r.scope.stored_tenant:
+                raise ScopeError(f"record {r.id} already exists in another tenant; an import cannot move it")
+        by_tenant: dict[Any, int] = {}
+        for r in recs:
+            if r.id not in existing:
+                by_tenant[r.scope] = by_tenant.get(r.scope, 0) + 1
+        for sc, adding in by_tenant.items():
+            engine._check_quota(sc, adding)
+        points = [engine.point(replace(r, embedded=v is not None or not engine.dense), v) for r, v in zip(recs, vectors)]
+        engine.backend.upsert(points)
+    return len(points)
+
+
+def backup(engine: "Engine", directory: str | os.PathLike[str] | None = None, *, keep: int = 10) -> Path:
+    """A timestamped, gzipped export of every tenant next to the store (or in ``directory``); keeps ``keep``."""
+    base = Path(directory) if directory else default_backup_dir(engine)
+    stamp = utcnow().strftime("%Y%m%dT%H%M%S%fZ")
+    path = base / f"remem-{stamp}.jsonl.gz"
+    export(engine, path, scope=ALL_TENANTS)
+    olds = sorted(base.glob("remem-*.jsonl.gz"))
+    for stale in olds[:-keep] if keep > 0 else []:
+        stale.unlink(missing_ok=True)
+    return path
+
+
+def default_backup_dir(engine: "Engine") -> Path:
+    from ..config import remem_home
+
+    folder = getattr(engine.backend, "folder", None)
+    return Path(folder) / "backups" if folder is not None else remem_home() / "backups"
+
+
+__all__ = ["backup", "export", "import_plan", "read_export"]

@@ -1,0 +1,152 @@
+"""What a write must look like before it reaches the store: types, sizes, and redaction of every field.
+
+Limits keep one caller from hurting the others sharing a service (a 1 MB tag, 10k tags, a 5 MB metadata
+blob); each failure is a clear ``ValueError``/``TypeError`` that names the field and the limit.
+The redactor is looked up per write (a cached, mtime-checked object), so edits to ``redact.json`` apply to a
+long-lived service's ``add()`` as they do to ``remember()``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Iterable, Mapping
+
+from ..redact.redactor import Redactor, configured
+from ..types import KINDS
+
+MAX_TEXT_CHARS = 32_000
+MAX_CONTEXT_CHARS = 4 * MAX_TEXT_CHARS
+MAX_TAGS = 64
+MAX_TAG_CHARS = 200
+MAX_METADATA_BYTES = 64 * 1024
+MAX_SOURCE_CHARS = 1_000
+MAX_SOURCES = 64
+MAX_SOURCE_ID_CHARS = 200
+_KIND_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
+class Validator:
+    """Checks and redacts the fields of a write; ``redact=False`` turns redaction off (never the checks)."""
+
+    def __init__(self, *, redact: bool = True, pii: bool = False) -> None:
+        self.redact_enabled = redact
+        self.pii = pii
+
+    @property
+    def redactor(self) -> Redactor | None:
+        return configured(self.pii) if self.redact_enabled else None
+
+    def redact(self, text: str | None) -> str | None:
+        red = self.redactor
+        return red.redact(text).text if red is not None and text else text
+
+    def text(self, text: Any) -> str:
+        """Validated and redacted: no secret (or PII, when enabled) reaches the store or an embedding API."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        stripped = text.strip()
+        if not stripped:
+            raise ValueError("text is empty")
+        if len(stripped) > MAX_TEXT_CHARS:
+            raise ValueError(f"text is {len(stripped)} characters; the limit is {MAX_TEXT_CHARS} "
+                             f"(distil long content with remember(), or split it)")
+        return self.redact(stripped) or stripped
+
+    def context(self, context: Any) -> str | None:
+        if context is None:
+            return None
+        if not isinstance(context, str):
+            raise TypeError(f"context must be a string, got {type(context).__name__}")
+        context = " ".join(context.split())[:MAX_CONTEXT_CHARS]
+        return self.redact(context) if context else None
+
+    @staticmethod
+    def kind(kind: Any) -> str:
+        if not isinstance(kind, str) or not _KIND_RE.match(kind):
+            raise ValueError(f"kind must be a short lowercase identifier like {', '.join(KINDS)}; got {kind!r}")
+        return kind
+
+    @staticmethod
+    def importance(importance: Any) -> int:
+        if isinstance(importance, bool) or not isinstance(importance, (int, float)) or not 1 <= importance <= 10:
+            raise ValueError(f"importance must be a number from 1 to 10, got {importance!r}")
+        return int(round(importance))
+
+    def tags(self, tags: Iterable[str] | None) -> tuple[str, ...]:
+        if tags is None:
+            return ()
+        if isinstance(tags, str):
+            tags = [tags]
+        out: list[str] = []
+        for tag in tags:
+            if not isinstance(tag, str) or not tag.strip():
+                raise ValueError(f"tags must be non-empty strings, got {tag!r}")
+            if len(tag) > MAX_TAG_CHARS:
+                raise ValueError(f"a tag is {len(tag)} characters; the limit is {MAX_TAG_CHARS}")
+            tag = self.redact(tag.strip()) or tag.strip()
+            if tag not in out:
+                out.append(tag)
+            if len(out) > MAX_TAGS:
+                raise ValueError(f"more than {MAX_TAGS} tags")
+        return tuple(out)
+
+    def metadata(self, metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+        if metadata is None:
+            return {}
+        if not isinstance(metadata, Mapping):
+            raise TypeError("metadata must be a mapping")
+        try:
+            encoded = json.dumps(dict(metadata), default=str, allow_nan=False)
+        except ValueError as exc:
+            raise ValueError(f"metadata must be JSON: {_nan_hint(exc)}") from exc
+        except TypeError as exc:
+            raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
+        if len(encoded) > MAX_METADATA_BYTES:
+            raise ValueError(f"metadata is {len(encoded)} bytes as JSON; the limit is {MAX_METADATA_BYTES}")
+        clean = json.loads(encoded)
+        red = self.redactor
+        return red.redact_data(clean)[0] if red is not None else clean
+
+    def source(self, source: Any) -> str | None:
+        if source is None:
+            return None
+        if not isinstance(source, str):
+            raise TypeError(f"source must be a string, got {type(source).__name__}")
+        if len(source) > MAX_SOURCE_CHARS:
+            raise ValueError(f"source is {len(source)} characters; the limit is {MAX_SOURCE_CHARS}")
+        return self.redact(source)
+
+    @staticmethod
+    def sources(sources: Iterable[str] | None) -> tuple[str, ...]:
+        """Provenance ids: short strings, at most 64 (a memory comes from a few messages, not a whole log)."""
+        if sources is None:
+            return ()
+        if isinstance(sources, str):
+            sources = [sources]
+        out = tuple(dict.fromkeys(str(s) for s in sources))
+        if len(out) > MAX_SOURCES or any(not s or len(s) > MAX_SOURCE_ID_CHARS for s in out):
+            raise ValueError(f"sources must be at most {MAX_SOURCES} non-empty ids of at most "
+                             f"{MAX_SOURCE_ID_CHARS} characters")
+        return out
+
+
+def check_limit(name: str, value: Any, *, low: int = 1, high: int = 10_000) -> int:
+    """An integer argument within bounds (limit, offset, token_budget): clear errors instead of Qdrant's."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+    return value
+
+
+def _nan_hint(exc: ValueError) -> str:
+    return "NaN and infinity are not allowed" if "Out of range float" in str(exc) else str(exc)
+
+
+def finite(name: str, value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite time")
+    return value
+
+
+__all__ = ["MAX_TEXT_CHARS", "Validator", "check_limit", "finite"]

@@ -1,0 +1,56 @@
+"""Bookkeeping after the answer: a hook's output goes to Claude Code first, its writes follow.
+
+Whatever a hook writes (the session's injected-memory record, the last-recall record for ``/remem:memory last``, log
+lines) passes the redactor, and loading the redactor costs more than the recall itself. None of it changes what
+Claude receives, so :func:`run` does it in a forked child that has let go of Claude Code's pipes, and the hook
+process exits as soon as its output is out. Where that is not safe (no ``fork``, or a worker thread still
+running, e.g. a recall that missed its deadline) the writes happen in place, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable
+
+_PENDING: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
+
+
+def defer(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Run ``fn(*args, **kwargs)`` after the hook's output was written (see :func:`run`)."""
+    _PENDING.append((fn, args, kwargs))
+
+
+def _drain() -> None:
+    while _PENDING:
+        fn, args, kwargs = _PENDING.pop(0)
+        try:
+            fn(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - bookkeeping never breaks a hook
+            pass
+
+
+def run(detach: bool = True) -> None:
+    """Do the deferred work: in a detached child when possible, else here. Call it after flushing stdout."""
+    if not _PENDING:
+        return
+    if not (detach and hasattr(os, "fork") and threading.active_count() == 1
+            and os.environ.get("REMEM_HOOK_DETACH", "1") != "0"):
+        _drain()
+        return
+    try:
+        pid = os.fork()
+    except OSError:
+        _drain()
+        return
+    if pid:  # the hook itself: its output is out, the child does the rest
+        _PENDING.clear()
+        return
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        _drain()
+    finally:
+        os._exit(0)

@@ -1,0 +1,238 @@
+"""First-run setup of the Claude Code plugin: a private venv under ``${CLAUDE_PLUGIN_DATA}`` built from the plugin
+folder, in the background, so a user who only ran ``/plugin install`` gets memory from their next prompt.
+
+Runs with whatever ``python3`` the machine has (3.10+) and imports nothing from remem: the launcher calls it as a
+script when it finds no remem, and again when the plugin was updated (its stamp no longer matches the venv's).
+
+    python3 hooks/bootstrap.py ensure --stamp S [--event EVENT]  # start the setup if needed; say so once
+    python3 hooks/bootstrap.py install --stamp S                         # the detached worker (pip install)
+
+State lives in ``${CLAUDE_PLUGIN_DATA}`` (0700): ``venv/`` with ``venv/remem-stamp``, ``setup.json`` (what was
+said and when, never any prompt text), ``setup.log`` (pip's output, 0600) and ``setup.lock``. Every path is
+fail-open: a setup that cannot start or fails says so once and the session carries on without memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+MIN_PYTHON = (3, 10)
+STAMP_FILE = "remem-stamp"
+STALE_AFTER = 1800.0  # seconds: a setup still "running" after this long is considered dead and restarted
+EXTRAS = "mcp"
+SAY_AT = "UserPromptSubmit"  # the hook whose output Claude Code always waits for and shows (SessionStart may not)
+
+
+def data_dir() -> Path | None:
+    value = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
+    return Path(value) if value else None
+
+
+def plugin_root() -> Path:
+    value = os.environ.get("CLAUDE_PLUGIN_ROOT", "").strip()
+    return Path(value) if value else Path(__file__).resolve().parents[1]
+
+
+def _private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        os.chmod(path, 0o700)
+    except OSError:
+        pass
+    return path
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write(path: Path, data: dict) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, path)
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def installed_stamp(data: Path) -> str | None:
+    try:
+        return (data / "venv" / STAMP_FILE).read_text("utf-8").strip()
+    except OSError:
+        return None
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# ---------------------------------------------------------------------------------------------- ensure
+def ensure(stamp: str, event: str = "") -> str:
+    """Start the setup when the venv is missing or stale; returns what to tell the session (maybe "")."""
+    data = data_dir()
+    if data is None:
+        return ("remem is not installed and CLAUDE_PLUGIN_DATA is not set, so it cannot set itself up; "
+                "see docs/claude-code.md") if event == SAY_AT else ""
+    if sys.version_info < MIN_PYTHON:
+        return _say_once(data, "python", f"remem needs Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]}+ to set itself up; "
+                         f"found {sys.version.split()[0]} at {sys.executable}.", event)
+    _private_dir(data)
+    state = _read(data / "setup.json")
+    if installed_stamp(data) == stamp:
+        return ""
+    running = state.get("stamp") == stamp and _alive(state.get("pid")) and \
+        time.time() - float(state.get("started") or 0) < STALE_AFTER
+    if state.get("stamp") == stamp and state.get("status") == "failed":
+        return _say_once(data, f"failed:{stamp}", f"remem could not set up its Python environment "
+                         f"(see {data / 'setup.log'}); the session continues without memory.", event)
+    updating = (data / "venv").exists()
+    if not running:
+        pid = _spawn_install(stamp)
+        state = {"stamp": stamp, "pid": pid, "started": time.time(), "status": "running",
+                 "said": state.get("said", [])}
+        _write(data / "setup.json", state)
+    kind = "updating" if updating else "setting up"
+    return _say_once(data, f"start:{stamp}", f"remem is {kind} its Python environment in the background "
+                     f"({data / 'venv'}, about a minute); memory works from the next prompt after that.", event)
+
+
+def _say_once(data: Path, key: str, message: str, event: str) -> str:
+    """Say ``message`` once, at a prompt (keys remembered in setup.json)."""
+    if event != SAY_AT:
+        return ""
+    path = data / "setup.json"
+    state = _read(path)
+    said = [k for k in state.get("said", []) if isinstance(k, str)]
+    if key in said:
+        return ""
+    state["said"] = (said + [key])[-20:]
+    try:
+        _write(path, state)
+    except OSError:
+        pass
+    return message
+
+
+def _spawn_install(stamp: str) -> int:
+    data = _private_dir(data_dir())  # type: ignore[arg-type]
+    log = os.open(data / "setup.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "install", "--stamp", stamp],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True,
+                                start_new_session=True, env={**os.environ, "REMEM_HOOKS": "0"})
+    finally:
+        os.close(log)
+    return proc.pid
+
+
+# ---------------------------------------------------------------------------------------------- install
+def _run(cmd: list[str]) -> None:
+    print("$ " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL)
+
+
+SKIP = shutil.ignore_patterns(".git", ".venv", "venv", "node_modules", "__pycache__", "*.egg-info", "build", "dist",
+                              "tests", "results", ".pytest_cache")
+
+
+def _source_copy(root: Path, dest: Path) -> Path:
+    """The package sources copied out of the plugin folder, so pip's build never writes into it."""
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(root, dest, ignore=SKIP)
+    return dest
+
+
+def install(stamp: str) -> int:
+    """Build or upgrade ``venv`` from the plugin folder; only a complete install gets the stamp."""
+    data = _private_dir(data_dir())  # type: ignore[arg-type]
+    root = plugin_root()
+    venv = data / "venv"
+    state_path = data / "setup.json"
+    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] remem setup from {root} (stamp {stamp})", flush=True)
+    try:
+        import fcntl
+
+        lock = open(data / "setup.lock", "a")
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # one setup at a time; a second one waits, then finds it done
+    except (ImportError, OSError):
+        lock = None
+    try:
+        if installed_stamp(data) == stamp:
+            return 0
+        fresh = not venv_python(venv).exists()
+        target = data / "venv.new" if fresh else venv
+        if fresh:
+            shutil.rmtree(target, ignore_errors=True)
+            _run([sys.executable, "-m", "venv", str(target)])
+        source = _source_copy(root, data / "src")
+        try:
+            _run([str(venv_python(target)), "-m", "pip", "install", "--disable-pip-version-check", "--quiet",
+                  "--upgrade", f"{source}[{EXTRAS}]"])
+        finally:
+            shutil.rmtree(source, ignore_errors=True)
+        (target / STAMP_FILE).write_text(stamp + "\n", "utf-8")
+        if fresh:
+            shutil.rmtree(venv, ignore_errors=True)  # a broken leftover without a python
+            os.replace(target, venv)
+        state = _read(state_path)
+        state.update(status="ready", finished=time.time(), pid=None)
+        _write(state_path, state)
+        print("remem setup done", flush=True)
+        return 0
+    except (OSError, subprocess.CalledProcessError) as exc:
+        print(f"remem setup failed: {exc}", flush=True)
+        state = _read(state_path)
+        state.update(status="failed", finished=time.time(), pid=None, stamp=stamp)
+        _write(state_path, state)
+        return 1
+    finally:
+        if lock is not None:
+            lock.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="bootstrap.py")
+    p.add_argument("action", choices=["ensure", "install"])
+    p.add_argument("--stamp", required=True)
+    p.add_argument("--event", default="")
+    args = p.parse_args(argv)
+    if args.action == "install":
+        return install(args.stamp)
+    try:
+        message = ensure(args.stamp, args.event)
+    except Exception as exc:  # noqa: BLE001 - setup trouble must never break the session
+        sys.stderr.write(f"remem setup: {type(exc).__name__}: {exc}\n")
+        return 0
+    if message and args.event == SAY_AT:
+        sys.stdout.write(json.dumps({"systemMessage": message,
+                                     "hookSpecificOutput": {"hookEventName": SAY_AT,
+                                                            "additionalContext": message}}) + "\n")
+    elif message:
+        sys.stderr.write(message + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

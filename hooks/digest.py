@@ -1,0 +1,98 @@
+"""The project digest: the last session's summary, then decisions, open threads and lessons.
+
+It is injected once per context: with the first prompt of a session (together with that prompt's recall, so it
+leaves out what the recall brings) and again at SessionStart after a compaction. Sized by characters (~3.5 a
+token) so building it never pays for loading a tokenizer.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Callable
+
+from .common import MAX_CONTEXT_CHARS
+
+DIGEST_PREAMBLE = "remem project memory (from earlier Claude Code sessions; may be outdated):"
+CHARS_PER_TOKEN = 3.5
+_OPEN_TAGS = {"open", "todo", "open-thread", "open_thread", "followup", "follow-up", "next", "unresolved"}
+_SECTIONS = (("Decisions", 8), ("Open threads", 5), ("Lessons", 5))
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def said(text: str) -> str:
+    """A text's words, lowercased: what it says, for spotting one memory quoting another."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def covered(words: str, already: list[str]) -> bool:
+    """Whether ``words`` says nothing beyond one of ``already`` (or is quoted whole by it, or quotes it)."""
+    if not words:
+        return False
+    padded = f" {words} "
+    return any(padded in f" {other} " or f" {other} " in padded for other in already if other)
+
+
+def _section(rec: Any) -> str | None:
+    tags = {t.lower() for t in getattr(rec, "tags", ())}
+    meta = getattr(rec, "metadata", {}) or {}
+    if tags & _OPEN_TAGS or str(meta.get("status", "")).lower() == "open":
+        return "Open threads"
+    return {"decision": "Decisions", "lesson": "Lessons"}.get(rec.kind)
+
+
+def day(rec: Any) -> str:
+    when = getattr(rec, "occurred_at", None) or getattr(rec, "valid_from", None) or rec.created_at
+    return when.strftime("%Y-%m-%d")
+
+
+def build_digest(records: list[Any], budget_tokens: int, now: float | None = None,
+                 keep: Callable[[Any], bool] | None = None) -> tuple[str, list[Any]]:
+    """(digest text, the records it shows). ``keep`` filters records out (already shown, recalled now)."""
+    now = now or time.time()
+    records = [r for r in records if getattr(r, "superseded_by", None) is None and (keep is None or keep(r))]
+
+    def rank(rec: Any) -> float:
+        age_days = max(0.0, (now - rec.created_at.timestamp()) / 86400)
+        return rec.importance / 10 + 0.5 ** (age_days / 14)
+
+    groups: dict[str, list[Any]] = {name: [] for name, _ in _SECTIONS}
+    summary = next((r for r in records if r.kind == "summary"), None)  # records come newest first
+    for rec in records:
+        name = _section(rec)
+        if name:
+            groups[name].append(rec)
+    lines = [DIGEST_PREAMBLE]
+    used_records: list[Any] = []
+    limit = int(budget_tokens * CHARS_PER_TOKEN)
+    used = len(lines[0])
+
+    def add(line: str) -> bool:
+        nonlocal used
+        if used + len(line) + 1 > limit:
+            return False
+        lines.append(line)
+        used += len(line) + 1
+        return True
+
+    seen: list[str] = []
+    if summary is not None and add(f"Last session ({day(summary)}): {' '.join(summary.text.split())[:600]}"):
+        used_records.append(summary)
+        seen.append(said(summary.text))
+    for name, cap in _SECTIONS:
+        chosen = [r for r in sorted(groups[name], key=rank, reverse=True) if not covered(said(r.text), seen)][:cap]
+        if not chosen or not add(f"{name}:"):
+            continue
+        for rec in chosen:
+            if not add(f"- [{day(rec)}] {' '.join(rec.text.split())}"):
+                break
+            used_records.append(rec)
+            seen.append(said(rec.text))
+        if lines[-1] == f"{name}:":
+            lines.pop()
+    if len(lines) == 1:
+        return "", []
+    return "\n".join(lines)[:MAX_CONTEXT_CHARS], used_records
+
+
+__all__ = ["DIGEST_PREAMBLE", "build_digest", "day"]

@@ -1,0 +1,227 @@
+"""The MCP server over HTTP: bearer tokens, one parsed identity per request, and rate limits.
+
+Every request is authenticated, loopback included (any local account can reach 127.0.0.1): with no token
+configured ``remem mcp --http`` creates one in a 0600 file and says where. The middleware is the only place
+that reads the headers: a header it relies on that appears twice is a 400 (one copy would authenticate, the
+other choose the tenant), and what it decided — the token, the tenant it may use — travels to the tools in the
+ASGI scope (:func:`identity_of`), never re-read from the headers. Failed token guesses are limited per client
+address (429 + Retry-After) in a table of bounded size.
+
+Standard library only at import time: ``remem mcp`` over stdio never loads any of this.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+import threading
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .core.config import private_dir, remem_home, tighten
+from .core.types import RememError
+
+IDENTITY_KEY = "remem.identity"
+TOKEN_FILE = "mcp-token"
+# headers a request may carry once: ours, and the ones the MCP transport routes on
+SINGLE_HEADERS = frozenset({"authorization", "x-remem-tenant", "x-remem-user", "mcp-session-id",
+                            "mcp-protocol-version", "last-event-id", "content-type", "content-length", "host"})
+
+
+@dataclass(frozen=True)
+class Token:
+    value: str
+    tenants: frozenset[str] = frozenset()  # empty: any tenant
+
+    def allows(self, tenant: str | None) -> bool:
+        return not self.tenants or tenant in self.tenants
+
+
+def parse_tokens(text: str | None) -> dict[str, Token]:
+    """``TOKEN`` or ``TOKEN:tenant1|tenant2`` entries, comma- or newline-separated; ``#`` comments."""
+    out: dict[str, Token] = {}
+    for raw in (text or "").replace(",", "\n").splitlines():
+        entry = raw.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        value, _, pins = entry.partition(":")
+        value = value.strip()
+        if len(value) < 16:
+            raise ValueError("MCP tokens must be at least 16 characters (use `python -c 'import secrets; "
+                             "print(secrets.token_urlsafe(32))'`)")
+        out[value] = Token(value, frozenset(p.strip() for p in pins.split("|") if p.strip()))
+    return out
+
+
+def load_tokens(tokens_file: str | os.PathLike[str] | None = None) -> dict[str, Token]:
+    tokens = parse_tokens(os.environ.get("REMEM_MCP_TOKENS"))
+    if tokens_file:
+        tokens.update(parse_tokens(Path(tokens_file).expanduser().read_text("utf-8")))
+    return tokens
+
+
+def default_token(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, Token], Path]:
+    """The token of ``$REMEM_HOME/mcp-token`` (0600), created on first use: ``--http`` without configured
+    tokens still authenticates every request, and the user's own clients read the token from that file."""
+    target = Path(path) if path is not None else remem_home() / TOKEN_FILE
+    private_dir(target.parent)
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        tighten(target)
+    else:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(secrets.token_urlsafe(32) + "\n")
+    return parse_tokens(target.read_text("utf-8")), target
+
+
+@dataclass
+class Limits:
+    """HTTP options: requests per minute per token, and memories per tenant (both optional)."""
+
+    rate_per_minute: int | None = None
+    quota: int | None = None
+    _hits: dict[str, deque[float]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def retry_after(self, key: str, now: float | None = None) -> int:
+        """0 when the request may go ahead (and counts it), else the seconds until it may."""
+        if not self.rate_per_minute:
+            return 0
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            hits = self._hits.setdefault(key, deque())
+            while hits and hits[0] <= now - 60.0:
+                hits.popleft()
+            if len(hits) >= self.rate_per_minute:
+                return max(1, math.ceil(hits[0] + 60.0 - now))
+            hits.append(now)
+            return 0
+
+
+class FailedAuth:
+    """Failed token guesses per client address: after ``per_minute`` in a minute that address gets 429 (valid
+    token or not, or guessing would go on) until the oldest failure is a minute old. At most ``max_clients``
+    addresses are tracked (least recently failing dropped first), so a flood of addresses cannot grow it."""
+
+    def __init__(self, per_minute: int = 10, max_clients: int = 4096, window: float = 60.0) -> None:
+        self.per_minute, self.max_clients, self.window = per_minute, max_clients, window
+        self._fails: OrderedDict[str, deque[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _recent(self, key: str, now: float) -> deque[float] | None:
+        fails = self._fails.get(key)
+        while fails and fails[0] <= now - self.window:
+            fails.popleft()
+        return fails
+
+    def retry_after(self, key: str, now: float | None = None) -> int:
+        """Seconds this address must wait (0: it may try)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            fails = self._recent(key, now)
+            if fails is None or len(fails) < self.per_minute:
+                return 0
+            return max(1, math.ceil(fails[0] + self.window - now))
+
+    def failed(self, key: str, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            fails = self._recent(key, now)
+            if fails is None:
+                fails = self._fails[key] = deque(maxlen=self.per_minute)
+            fails.append(now)
+            self._fails.move_to_end(key)
+            while len(self._fails) > self.max_clients:
+                self._fails.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._fails)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What the middleware decided about one request; the tools read this, never the headers."""
+
+    token: Token
+    tenant: str | None = None   # chosen with X-Remem-Tenant (already checked against the token's pins)
+    user: str | None = None     # X-Remem-User
+
+
+def identity_of(request: Any) -> Identity | None:
+    """The authenticated identity of an HTTP request (None if it did not pass our middleware)."""
+    scope = getattr(request, "scope", None)
+    ident = scope.get(IDENTITY_KEY) if isinstance(scope, dict) else None
+    return ident if isinstance(ident, Identity) else None
+
+
+class AuthMiddleware:
+    """ASGI: one copy of each header we rely on (400), a valid bearer token (401; guesses limited per address,
+    429), a tenant the token may use (403), and a per-token rate limit (429 + Retry-After)."""
+
+    def __init__(self, app: Any, tokens: Mapping[str, Token], limits: Limits,
+                 failures: FailedAuth | None = None) -> None:
+        self.app, self.tokens, self.limits = app, dict(tokens), limits
+        self.failures = failures if failures is not None else FailedAuth()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        scope.pop(IDENTITY_KEY, None)  # only this middleware sets it
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in scope.get("headers", []):
+            name = raw_name.decode("latin-1").lower()
+            if name in headers and name in SINGLE_HEADERS:
+                return await _reply(send, 400, f"the {name} header may appear only once")
+            headers[name] = raw_value.decode("latin-1")
+        client = (scope.get("client") or ("unknown", 0))[0]
+        wait = self.failures.retry_after(client)
+        if wait:
+            return await _reply(send, 429, "too many failed authentication attempts",
+                                [(b"retry-after", str(wait).encode())])
+        auth = headers.get("authorization", "")
+        given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+        match = next((t for t in self.tokens.values() if secrets.compare_digest(t.value.encode(), given.encode())),
+                     None)
+        if match is None:
+            self.failures.failed(client)
+            return await _reply(send, 401, "a valid bearer token is required",
+                                [(b"www-authenticate", b'Bearer realm="remem"')])
+        tenant = headers.get("x-remem-tenant", "").strip() or None
+        if tenant is None and len(match.tenants) == 1:
+            tenant = next(iter(match.tenants))
+        if tenant is not None and not match.allows(tenant):
+            return await _reply(send, 403, f"this token may not use tenant {tenant!r}")
+        wait = self.limits.retry_after(match.value)
+        if wait:
+            return await _reply(send, 429, "rate limit exceeded", [(b"retry-after", str(wait).encode())])
+        scope[IDENTITY_KEY] = Identity(match, tenant, headers.get("x-remem-user", "").strip() or None)
+        return await self.app(scope, receive, send)
+
+
+async def _reply(send: Any, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *(extra or [])]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_app(server: Any, *, host: str = "127.0.0.1", tokens: Mapping[str, Token] | None = None,
+             limits: Limits | None = None, failures: FailedAuth | None = None) -> Any:
+    """The Streamable HTTP ASGI app behind the auth middleware; refuses to serve without tokens (loopback
+    too: every local account can reach it)."""
+    tokens = dict(tokens or {})
+    if not tokens:
+        raise RememError(f"refusing to serve MCP on {host} without bearer tokens: set REMEM_MCP_TOKENS or "
+                         f"--tokens-file (`remem mcp --http` creates one in $REMEM_HOME/{TOKEN_FILE})")
+    return AuthMiddleware(server.streamable_http_app(host=host), tokens, limits or Limits(), failures)
+
+
+__all__ = ["AuthMiddleware", "FailedAuth", "Identity", "Limits", "Token", "default_token", "http_app",
+           "identity_of", "load_tokens", "parse_tokens"]

@@ -1,0 +1,376 @@
+"""The stdio MCP server's fast start: answer the handshake at once, load the SDK server only when it is needed.
+
+Claude Code waits for its MCP servers before the first request of a session, and importing the MCP SDK alone
+takes most of a second. Yet what it asks first (``initialize``, ``tools/list``, ``prompts/list``, ...) has a fixed
+answer. This front answers those from ``data/mcp_manifest.json`` (recorded from the real SDK server, see
+:func:`record_manifest`) using nothing but the standard library, and hands the connection to the real server
+(:func:`remem.mcp_server.build_server`) on the first message it cannot answer itself, typically the first tool
+call. The handoff replays the handshake into the SDK server and drops its replies to what was answered already,
+so the client sees one continuous session. The SDK is imported in a background thread once the handshake is
+done, at low priority, so a tool call rarely waits for it.
+
+The manifest carries a fingerprint of the files that define the tools; when it does not match (an edited tool,
+a remem without the manifest) the front steps aside and the SDK server answers everything.
+
+Run as a script from the plugin folder (``python3 mcp_stdio.py --setup`` / ``--off``) it needs nothing but the
+standard library: while remem sets itself up, or when remem is switched off (``REMEM_HOOKS=0``), the plugin's
+server still connects and answers (tool calls get a clear error), because Claude Code stops trying a stdio
+server whose connection failed for a while, even after the cause is gone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent
+MANIFEST = ROOT / "data" / "mcp_manifest.json"
+FINGERPRINT_FILES = ("mcp_server.py", "core/tooling.py", "__init__.py")
+LISTINGS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
+WARM_DELAY = 3.0  # seconds after the handshake before the SDK is imported in the background (a short
+# `claude -p` is over by then and never pays for it; a session that lives on gets fast tool calls)
+
+
+def fingerprint(root: Path = ROOT) -> str:
+    """What the recorded answers depend on: the tool definitions (``build_server`` in mcp_server.py, the shared
+    descriptions in core/tooling.py) and remem's version; not the HTTP transport or anything else."""
+    h = hashlib.sha256()
+    for name in FINGERPRINT_FILES:
+        data = (root / name).read_bytes()
+        if name == "mcp_server.py":
+            data = _top_level_block(data, b"def build_server(")
+        h.update(name.encode() + b"\0" + data + b"\0")
+    return h.hexdigest()[:24]
+
+
+def _top_level_block(source: bytes, start: bytes) -> bytes:
+    """From the top-level statement beginning with ``start`` to the next top-level one (or the end)."""
+    i = source.find(b"\n" + start)
+    if i < 0:
+        return source
+    j = i + 1
+    while True:
+        j = source.find(b"\n", j + 1)
+        if j < 0 or (j + 1 < len(source) and source[j + 1:j + 2] not in b" \n\t)" and source[j + 1:j + 2] != b""):
+            return source[i:j if j >= 0 else len(source)]
+
+
+def load_manifest(path: Path = MANIFEST) -> dict[str, Any] | None:
+    """The recorded answers, or None when they are missing or were recorded from other tool definitions."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        if data.get("fingerprint") == fingerprint() and isinstance(data.get("versions"), dict):
+            return data
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- the front
+class Front:
+    """Reads JSON-RPC lines from fd 0 and answers the fixed ones from the manifest until it must hand off."""
+
+    def __init__(self, manifest: dict[str, Any], build: Callable[[], Any] | None,
+                 unavailable: str = "") -> None:
+        self.manifest = manifest
+        self.build = build
+        self.unavailable = unavailable  # with no build: why tool calls cannot run
+        self.version: str | None = None
+        self.replay: list[bytes] = []          # the handshake, to replay into the SDK server
+        self.answered: set[Any] = set()        # ids the SDK server must not answer again
+        self.buffer = b""
+        self._server: Any = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._warming = False
+
+    # -- lines in, lines out
+    def _readline(self) -> bytes | None:
+        while b"\n" not in self.buffer:
+            chunk = os.read(0, 65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line + b"\n"
+
+    @staticmethod
+    def _send(payload: dict[str, Any]) -> None:
+        data = (json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        while data:
+            data = data[os.write(1, data):]
+
+    def _answers(self) -> dict[str, Any] | None:
+        versions = self.manifest["versions"]
+        return versions.get(self.version or "") or versions.get(self.manifest.get("counter_offer", ""))
+
+    def _negotiate(self, requested: Any) -> str:
+        if requested in self.manifest["versions"] or (self.manifest.get("any_version") and isinstance(requested, str)):
+            return requested
+        return self.manifest["counter_offer"]
+
+    def handle(self, line: bytes) -> bool:
+        """Answer ``line`` if it is part of the fixed handshake; False means: hand off, starting with it."""
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
+            return False
+        method, mid = msg.get("method"), msg.get("id")
+        if method == "initialize" and mid is not None and self.version is None:
+            self.version = self._negotiate((msg.get("params") or {}).get("protocolVersion"))
+            result = dict(self._answers()["initialize"])  # type: ignore[index]
+            result["protocolVersion"] = self.version
+            self.replay.append(line)
+            self.answered.add(mid)
+            self._send({"jsonrpc": "2.0", "id": mid, "result": result})
+            return True
+        if self.version is None:
+            if self.build is None and mid is not None:  # e.g. a newer client's server/discover probe
+                self._send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": f"{method} is not "
+                            "supported here; use initialize"}})
+                return True
+            return False
+        if method == "notifications/initialized" and mid is None:
+            self.replay.append(line)
+            self._warm_later()
+            return True
+        if method == "ping" and mid is not None:
+            self._send({"jsonrpc": "2.0", "id": mid, "result": {}})
+            return True
+        answers = self._answers() or {}
+        if method in LISTINGS and method in answers and mid is not None and not (msg.get("params") or {}).get("cursor"):
+            self._send({"jsonrpc": "2.0", "id": mid, "result": answers[method]})
+            return True
+        if self.build is None:  # nothing to hand off to: say why, and stay connected
+            if method == "tools/call" and mid is not None:
+                self._send({"jsonrpc": "2.0", "id": mid, "result": {
+                    "content": [{"type": "text", "text": self.unavailable}], "isError": True}})
+            elif mid is not None and method:
+                self._send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": self.unavailable}})
+            return True
+        return False
+
+    # -- the real server
+    def _warm_later(self) -> None:
+        if self._warming:
+            return
+        self._warming = True
+        timer = threading.Timer(WARM_DELAY, self._warm)
+        timer.daemon = True
+        timer.start()
+
+    def _warm(self) -> None:
+        """Import the SDK and build the server in the background, at low priority (Linux: per thread)."""
+        try:
+            if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
+                try:
+                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+                except OSError:
+                    pass
+            if self._server is None:
+                self._server = self.build()
+        except BaseException as exc:  # noqa: BLE001 - reported at handoff
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    def serve(self) -> int:
+        while True:
+            line = self._readline()
+            if line is None:
+                return 0  # the client went away during the handshake
+            if not line.strip() or self.handle(line):
+                continue
+            return self.hand_off(line)
+
+    def hand_off(self, pending: bytes) -> int:
+        """Give the connection to the SDK server: fd 0 becomes a pipe fed with the handshake, this message and
+        the rest of the real stdin; fd 1 a pipe whose replies to the replayed handshake are dropped."""
+        if self._server is None and not self._warming:
+            self._warming = True
+            self._warm()
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+        real_in, real_out = os.dup(0), os.dup(1)
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        os.dup2(in_r, 0)
+        os.dup2(out_w, 1)
+        os.close(in_r)
+        os.close(out_w)
+        head = b"".join(self.replay) + pending + self.buffer
+        threading.Thread(target=_pump_in, args=(head, real_in, in_w), daemon=True, name="mcp-in").start()
+        threading.Thread(target=_filter_out, args=(out_r, real_out, set(self.answered)), daemon=True,
+                         name="mcp-out").start()
+        self._server.run()
+        return 0
+
+
+def _pump_in(head: bytes, src: int, dest: int) -> None:
+    try:
+        _write_all(dest, head)
+        while True:
+            chunk = os.read(src, 65536)
+            if not chunk:
+                break
+            _write_all(dest, chunk)
+    except OSError:
+        pass
+    finally:
+        os.close(dest)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _filter_out(src: int, dest: int, answered: set[Any]) -> None:
+    """Copy the SDK server's lines to the real stdout, minus its replies to requests the front answered."""
+    buffer = b""
+    try:
+        while True:
+            chunk = os.read(src, 65536)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n" in buffer:
+                line, _, buffer = buffer.partition(b"\n")
+                if answered and _is_reply_to(line, answered):
+                    continue
+                _write_all(dest, line + b"\n")
+    except OSError:
+        pass
+
+
+def _is_reply_to(line: bytes, answered: set[Any]) -> bool:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return False
+    if isinstance(msg, dict) and "method" not in msg and msg.get("id") in answered:
+        answered.discard(msg["id"])
+        return True
+    return False
+
+
+def _exit_at_once(signum: int, frame: Any) -> None:
+    os._exit(0)
+
+
+def bare_manifest(tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Answers for a server with no remem behind it (set-up or off): the handshake and the given tools."""
+    init = {"capabilities": {"tools": {"listChanged": False}}, "serverInfo": {"name": "remem", "version": "setup"}}
+    answers = {"initialize": init, "tools/list": {"tools": tools or []}}
+    return {"versions": {"2025-11-25": answers}, "counter_offer": "2025-11-25", "any_version": True}
+
+
+def serve(build: Callable[[], Any]) -> int:
+    """Serve MCP on stdio: the fast front when the manifest fits, else the SDK server from the start.
+
+    SIGINT/SIGTERM end the process at once: that is how Claude Code closes a stdio server, and it waits for
+    the server's exit before it exits itself (a server that lingers adds to every ``claude -p`` turn)."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, _exit_at_once)
+        except (ValueError, OSError):  # not the main thread, or no such signal here
+            pass
+    manifest = load_manifest()
+    if manifest is None:
+        sys.stderr.write("remem mcp: no matching data/mcp_manifest.json; starting the full server\n")
+        build().run()
+        return 0
+    return Front(manifest, build).serve()
+
+
+# ---------------------------------------------------------------------------------------------- recording
+def record_manifest(path: Path = MANIFEST, timeout: float = 60.0) -> dict[str, Any]:
+    """Ask the real SDK server (over stdio, in a subprocess) every fixed answer, once per handshake version."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+
+    code = ("import sys; from remem.mcp_server import build_server, Scope; "
+            "build_server(scope=Scope(tenant='manifest')).run()")
+    versions: dict[str, Any] = {}
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": version, "capabilities": {},
+                             "clientInfo": {"name": "remem-manifest", "version": "1"}}},
+                 {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+        lines += [{"jsonrpc": "2.0", "id": 2 + i, "method": m} for i, m in enumerate(LISTINGS)]
+        replies = _ask(code, lines, timeout)
+        if 1 not in replies or "result" not in replies[1]:
+            raise RuntimeError(f"the MCP server did not answer initialize: {replies.get(1)}")
+        answers = {"initialize": replies[1]["result"]}
+        for i, method in enumerate(LISTINGS):
+            if "result" in replies.get(2 + i, {}):
+                answers[method] = replies[2 + i]["result"]
+        versions[version] = answers
+    data = {"fingerprint": fingerprint(), "counter_offer": LATEST_HANDSHAKE_VERSION, "versions": versions}
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", "utf-8")
+    return data
+
+
+def _ask(code: str, lines: list[dict[str, Any]], timeout: float) -> dict[Any, dict[str, Any]]:
+    """Send ``lines`` to a server started by ``code`` and collect one reply per request id (then close)."""
+    import subprocess
+    import time
+
+    wanted = {m["id"] for m in lines if "id" in m}
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env={**os.environ, "REMEM_HOOKS": "0"})
+    replies: dict[Any, dict[str, Any]] = {}
+    deadline = time.monotonic() + timeout
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(json.dumps(x) + "\n" for x in lines))
+        proc.stdin.flush()
+        while wanted - set(replies) and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            msg = json.loads(line)
+            if "id" in msg and "method" not in msg:
+                replies[msg["id"]] = msg
+    finally:
+        proc.kill()
+        proc.wait()
+    return replies
+
+
+SETUP_MESSAGE = ("remem is still setting up its Python environment (see the message at the start of this session); "
+                 "its memory tools work in the next session.")
+OFF_MESSAGE = "remem is switched off for this process (REMEM_HOOKS=0)."
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--setup``: the tools are listed but answer that remem is being set up; ``--off``: no tools;
+    ``--record``: re-record data/mcp_manifest.json after editing a tool."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--record" in args:
+        record_manifest()
+        print(f"wrote {MANIFEST}")
+        return 0
+    if "--off" in args:
+        manifest, message = bare_manifest(), OFF_MESSAGE
+    else:
+        recorded = load_manifest()
+        tools = recorded["versions"][recorded["counter_offer"]]["tools/list"]["tools"] if recorded else []
+        manifest, message = bare_manifest(tools), SETUP_MESSAGE
+    try:
+        return Front(manifest, None, message).serve()
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

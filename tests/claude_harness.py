@@ -1,0 +1,176 @@
+"""One user's machine for the real ``claude`` CLI: a temporary HOME, a REMEM_HOME, projects, the fake API.
+
+    env = ClaudeMachine(tmp_path, api, claude_bin)
+    run = env.run("prompt", env.project("a"))          # claude -p ... --plugin-dir <checkout> --debug-file ...
+    run.requests[0]                                     # what the model received
+    env.wait_for_captures()                             # the detached Stop/SessionEnd captures are stored
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+from anthropic_server import AnthropicServer, request_text
+
+ROOT = Path(__file__).resolve().parents[1]
+MCP_PREFIX = "mcp__plugin_remem_remem__"
+_MCP_CONNECT = re.compile(r'MCP server "plugin:remem:remem": Successfully connected .* in (\d+)ms')
+_CONTEXT = re.compile(r"Hook UserPromptSubmit .*remem-hook.* provided additionalContext \((\d+) chars\)")
+_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z) ")
+
+
+@dataclass
+class Run:
+    proc: subprocess.CompletedProcess
+    requests: list[dict[str, Any]]
+    debug: Path
+    wall_ms: float
+
+    @property
+    def first_request_text(self) -> str:
+        return request_text(self.requests[0]) if self.requests else ""
+
+    def tool_names(self) -> list[str]:
+        return [t.get("name", "") for t in (self.requests[0].get("tools") or [])] if self.requests else []
+
+    def timings(self) -> dict[str, Any]:
+        """What --debug-file says: ms from the first log line to the first API request, the MCP server's
+        connect time, the recall context that arrived, and ms from the last reply to SessionEnd's completion."""
+        lines = self.debug.read_text("utf-8", "replace").splitlines() if self.debug.exists() else []
+        stamps = [(_stamp(ln), ln) for ln in lines]
+        stamps = [(t, ln) for t, ln in stamps if t is not None]
+        out: dict[str, Any] = {"wall_ms": round(self.wall_ms)}
+        if not stamps:
+            return out
+        start = stamps[0][0]
+        requests = [t for t, ln in stamps if "[API REQUEST] /v1/messages" in ln]
+        if requests:
+            out["first_request_ms"] = round((requests[0] - start) * 1000)
+        for t, ln in stamps:
+            m = _MCP_CONNECT.search(ln)
+            if m and "mcp_connect_ms" not in out:
+                out["mcp_connect_ms"] = int(m.group(1))
+            m = _CONTEXT.search(ln)
+            if m:
+                out["recall_context_chars"] = int(m.group(1))
+            if "SessionEnd" in ln and "completed with status" in ln and requests:
+                out["session_end_after_reply_ms"] = round((t - requests[-1]) * 1000)
+        return out
+
+
+def _stamp(line: str) -> float | None:
+    m = _TS.match(line)
+    if not m:
+        return None
+    return datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+
+
+@dataclass
+class ClaudeMachine:
+    tmp: Path
+    api: AnthropicServer
+    claude: str
+    python: str | None = sys.executable     # REMEM_PYTHON for the launcher; None: let it find (or set up) remem
+    path: str = "/usr/bin:/bin"
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.home = self.tmp / "home"
+        self.remem_home = self.tmp / "remem-home"
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.runs = 0
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {"PATH": self.path, "HOME": str(self.home), "LANG": "C.UTF-8",
+               "ANTHROPIC_BASE_URL": self.api.base_url, "ANTHROPIC_API_KEY": "test",
+               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "REMEM_HOME": str(self.remem_home),
+               "REMEM_EMBEDDER": "none", "REMEM_SERVICE_IDLE": "120"}
+        env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})  # the package index pip uses here
+        if self.python:
+            env["REMEM_PYTHON"] = self.python
+        env.update(self.extra_env)
+        return env
+
+    def project(self, name: str) -> Path:
+        path = self.tmp / "projects" / name
+        (path / ".git").mkdir(parents=True, exist_ok=True)
+        return path.resolve()
+
+    def run(self, prompt: str, project: Path, *, allowed: Sequence[str] = (), plugin_dir: Path = ROOT,
+            timeout: float = 180) -> Run:
+        self.runs += 1
+        debug = self.tmp / f"debug-{self.runs}.txt"
+        before = len(self.api.requests())
+        args = [self.claude, "-p", prompt, "--debug-file", str(debug), "--plugin-dir", str(plugin_dir)]
+        if allowed:
+            args += ["--allowedTools", " ".join(MCP_PREFIX + a for a in allowed)]
+        t0 = time.perf_counter()
+        proc = subprocess.run(args, env=self.env, cwd=project, capture_output=True, text=True, timeout=timeout)
+        wall = (time.perf_counter() - t0) * 1000
+        assert proc.returncode == 0, f"claude failed ({proc.returncode}): {proc.stderr[-2000:]}"
+        return Run(proc, self.api.requests()[before:], debug, wall)
+
+    # ------------------------------------------------------------------ what remem did in the background
+    def hook_log(self) -> list[dict[str, Any]]:
+        path = self.remem_home / "logs" / "hooks.log"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def wait_for_captures(self, timeout: float = 90, expected: int | None = None) -> None:
+        """Until every run's Stop and SessionEnd captured what it had to, everything spooled was handed to
+        remem and no drainer runs (captures run detached, after claude -p has exited)."""
+        spool = self.remem_home / "hooks" / "spool"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            captured = sum(1 for r in self.hook_log() if r.get("event") in ("stop", "sessionend"))
+            if captured >= (2 * self.runs if expected is None else expected) and not any(spool.glob("*.json")) \
+                    and not self._draining():
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"captures not stored within {timeout:g}s; log: {self.hook_log()[-5:]}")
+
+    def _draining(self) -> bool:
+        lock = self.remem_home / "hooks" / "drain.lock"
+        if not lock.exists():
+            return False
+        with open(lock, "a") as fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            return False
+
+    def stop_service(self, python: str | None = None) -> None:
+        subprocess.run([python or sys.executable, "-m", "remem.cli", "serve", "--stop", "--path",
+                        str(self.remem_home / "store")], env={**os.environ, "REMEM_HOME": str(self.remem_home)},
+                       capture_output=True, timeout=60)
+
+    def files_containing(self, needle: bytes, under: Path | None = None) -> list[Path]:
+        """Every file under ``under`` (default REMEM_HOME) whose bytes contain ``needle``."""
+        hits = []
+        for folder, _, names in os.walk(under or self.remem_home):
+            for name in names:
+                path = Path(folder) / name
+                try:
+                    with open(path, "rb") as fh:
+                        tail = b""
+                        while chunk := fh.read(1 << 20):
+                            if needle in tail + chunk:
+                                hits.append(path)
+                                break
+                            tail = chunk[-len(needle):]
+                except OSError:
+                    continue
+        return hits

@@ -1,0 +1,97 @@
+"""A new user: nothing but Claude Code and a system Python 3.10+. The plugin sets up its own venv under
+${CLAUDE_PLUGIN_DATA} from the plugin folder in the background, says so once, remembers from the next prompt,
+and upgrades that venv when the plugin is updated. Real ``claude`` CLI, fresh HOME, no remem on PATH.
+
+Slow (a real ``pip install`` of remem and its dependencies, from the package index pip is configured with).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from anthropic_server import AnthropicServer, find_claude, text
+from claude_harness import ROOT, ClaudeMachine
+
+CLAUDE = find_claude()
+SYSTEM_PATH = "/usr/bin:/bin"
+
+
+def system_python() -> str | None:
+    """A python3 on the system PATH that is 3.10+, can make venvs and does not have remem."""
+    exe = shutil.which("python3", path=SYSTEM_PATH)
+    if exe is None:
+        return None
+    probe = subprocess.run([exe, "-c", "import sys, ensurepip, venv, importlib.util as u; "
+                            "sys.exit(0 if sys.version_info >= (3, 10) and u.find_spec('remem') is None else 1)"],
+                           capture_output=True, timeout=30)
+    return exe if probe.returncode == 0 else None
+
+
+pytestmark = [
+    pytest.mark.skipif(CLAUDE is None, reason="the claude CLI is not installed (.ci/run installs it with npm)"),
+    pytest.mark.skipif(system_python() is None,
+                       reason=f"no python3 3.10+ with venv and without remem on {SYSTEM_PATH}"),
+    pytest.mark.timeout(900),
+]
+
+
+def wait_for(check: Any, what: str, timeout: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.5)
+    tail = log.read_text()[-3000:] if log.exists() else "(no setup log)"
+    raise AssertionError(f"{what} did not happen within {timeout:g}s; setup log:\n{tail}")
+
+
+def test_a_fresh_machine_sets_itself_up_and_remembers_from_the_next_prompt(tmp_path: Path) -> None:
+    with AnthropicServer() as api:
+        machine = ClaudeMachine(tmp_path, api, CLAUDE, python=None, path=SYSTEM_PATH)  # type: ignore[arg-type]
+        data = machine.home / ".claude" / "plugins" / "data" / "remem-inline"
+        venv_python = data / "venv" / "bin" / "python"
+        stamp = data / "venv" / "remem-stamp"
+        app = machine.project("app")
+        try:
+            api.reply(text("Hello."))
+            first = machine.run("Hello there, what can you do for this project?", app)
+            said = first.first_request_text
+            assert "remem is setting up its Python environment in the background" in said
+            assert str(data / "venv") in said
+            wait_for(stamp.exists, "the venv setup", 600, data / "setup.log")
+            assert data.stat().st_mode & 0o777 == 0o700
+            assert (data / "setup.log").stat().st_mode & 0o777 == 0o600
+            assert not (ROOT / "build").exists() or (ROOT / "build").stat().st_mtime < first.debug.stat().st_mtime
+
+            api.reply(text("Noted."))
+            second = machine.run("Decision: we deploy with blue-green releases, and only on Tuesdays, because "
+                                 "the on-call rota is fullest then.", app)
+            assert "setting up" not in second.first_request_text                    # said once
+            machine.wait_for_captures(expected=2)
+            api.reply(text("Blue-green, on Tuesdays."))
+            third = machine.run("How do we deploy our releases, and on which day?", app)
+            assert "blue-green" in third.first_request_text.lower()
+            assert any(t.startswith("mcp__plugin_remem_remem__") for t in third.tool_names())
+
+            # an updated plugin (new folder, new version): the next SessionStart upgrades the venv in the background
+            v2 = tmp_path / "plugin-v2"
+            shutil.copytree(ROOT, v2, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info",
+                                                                   "build", "tests", "results"))
+            manifest = json.loads((v2 / ".claude-plugin" / "plugin.json").read_text())
+            (v2 / ".claude-plugin" / "plugin.json").write_text(json.dumps({**manifest, "version": "0.1.1-test"}))
+            api.reply(text("Hi."))
+            machine.run("Hello again, anything new in this project?", app, plugin_dir=v2)
+            wait_for(lambda: str(v2) in stamp.read_text(), "the venv upgrade", 600, data / "setup.log")
+            api.reply(text("Blue-green."))
+            after = machine.run("Remind me how we deploy our releases?", app, plugin_dir=v2)
+            assert "blue-green" in after.first_request_text.lower()                  # memory survived the upgrade
+        finally:
+            if venv_python.exists():
+                machine.stop_service(str(venv_python))
