@@ -8,6 +8,7 @@ signatures are those of :mod:`remem.core.operations` (a test checks each one).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -41,9 +42,10 @@ class LocalMemory(Engine):
     def remember(self, messages: Sequence[Mapping[str, Any]] | str, *, scope: Any = None,
                  session: str | None = None, distiller: Any = None, pii: bool | None = None,
                  metadata: Mapping[str, Any] | None = None, source: str | None = None,
-                 tags: Iterable[str] | None = None, queue: bool = True) -> Any:
+                 tags: Iterable[str] | None = None, queue: bool = True, episodes: bool = True) -> Any:
+        _check_capture_size(messages)
         return pipeline.remember(self, messages, scope=scope, session=session, distiller=distiller, pii=pii,
-                                 metadata=metadata, source=source, tags=tags, queue=queue)
+                                 metadata=metadata, source=source, tags=tags, queue=queue, episodes=episodes)
 
     async def aremember(self, messages: Any, **arguments: Any) -> Any:
         """``remember`` for AsyncMemory: LLM calls with the async client, store work in worker threads."""
@@ -63,4 +65,15 @@ class LocalMemory(Engine):
             return redact_store(self, configured(pii), scope=scope, dry_run=dry_run)
 
 
-__all__ = ["LocalMemory"]
+MAX_CAPTURE_CHARS = 2_000_000  # one capture; a 10 MB paste would hold a shared service's CPU for seconds
+
+
+def _check_capture_size(messages: Any) -> None:
+    """Refuse an oversized capture at once, before redaction and distillation spend seconds on it."""
+    size = len(messages) if isinstance(messages, str) else len(json.dumps(list(messages), default=str))
+    if size > MAX_CAPTURE_CHARS:
+        raise ValueError(f"this capture is {size:,} characters; the limit is {MAX_CAPTURE_CHARS:,} per remember() "
+                         f"call (capture the conversation in parts, e.g. per session or per turn)")
+
+
+__all__ = ["LocalMemory", "MAX_CAPTURE_CHARS"]

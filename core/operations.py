@@ -103,9 +103,10 @@ class MemoryOperations:
     def remember(self, messages: Sequence[Mapping[str, Any]] | str, *, scope: Any = None,
                  session: str | None = None, distiller: Any = None, pii: bool | None = None,
                  metadata: Mapping[str, Any] | None = None, source: str | None = None,
-                 tags: Iterable[str] | None = None, queue: bool = True) -> Any:
-        """Distil a conversation into memories (facts, preferences, decisions, lessons, a session summary);
-        redaction runs before anything is stored or sent to an LLM."""
+                 tags: Iterable[str] | None = None, queue: bool = True, episodes: bool = True) -> Any:
+        """Keep a conversation as episodes (what was said, with message ids and event times) and distil it into
+        memories (facts, preferences, decisions, lessons, a session summary) that name their ``sources``;
+        redaction runs before anything is stored or sent to an LLM. ``episodes=False`` keeps only the memories."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ reading

@@ -13,7 +13,7 @@ from typing import Any
 
 from openai_server import OpenAIServer
 from remem import Memory, Scope
-from remem.core.distill.pipeline import LLMDistiller, remember
+from remem.core.distill.pipeline import LLMDistiller
 
 SCOPE = Scope(tenant="acme", user="dana")
 UTC = dt.timezone.utc
@@ -102,9 +102,8 @@ def test_a_capture_of_only_the_new_messages_keeps_positions_and_context(mem: Mem
 
 
 def test_episodes_can_be_turned_off_and_bad_timestamps_never_fail_a_capture(mem: Memory) -> None:
-    # the switch is remember()'s (the facade's signature gains it when the lead wires it through)
-    res = remember(mem, [msg("user", "I prefer tabs over spaces in Go files.", "not a date")], scope=SCOPE,
-                   session="x", episodes=False)
+    res = mem.remember([msg("user", "I prefer tabs over spaces in Go files.", "not a date")], scope=SCOPE,
+                       session="x", episodes=False)
     assert res.episodes == [] and mem.count(scope=SCOPE, kind="episode") == 0
     [pref] = res.added
     assert pref.occurred_at is None and len(pref.sources) == 1  # a derived message id still names its source

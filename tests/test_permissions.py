@@ -139,7 +139,14 @@ async def _mcp_over_http(env: dict[str, str], home: Path) -> None:
 
 async def test_a_full_run_leaves_nothing_other_accounts_can_read(tmp_path: Path, srv: Any,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """Service, MCP over HTTP, hooks, export, backup and the pending queue with the LLM down, in one home."""
+    """Service, MCP over HTTP, hooks, export, backup and the pending queue with the LLM down, in one home: no
+    file readable by other accounts, and none of the secrets fed in anywhere on disk (WAL and segments too)."""
+    gh = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    aws_id, aws_secret = "AKIA" + "QX7DL2PZ4MNB6TRW", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "ZuR3xKp9Lm"
+    jwt = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFkYSJ9."
+           + "Yb9s0Kx2Lm3Nq4Rt5Uv6Wx7Yz8Ab9Cd0Ef1Gh2Ij3Kl")
+    db_pass = "Sup3rS3cretPw9"
+    secrets_fed = [gh, aws_id, aws_secret, jwt, db_pass]
     home, exports, project = tmp_path / "home", tmp_path / "exports", tmp_path / "proj"
     (project / ".git").mkdir(parents=True)
     env_vars = {"REMEM_HOME": str(home), "REMEM_SERVICE": "auto", "REMEM_EMBEDDER": "none",
@@ -155,8 +162,9 @@ async def test_a_full_run_leaves_nothing_other_accounts_can_read(tmp_path: Path,
     store = home / "store"
     try:
         mem = Memory(embedder="none", service="require")  # the service creates the store from scratch
-        mem.add("The acme deploy token lives in the vault", scope=S)
-        res = mem.remember([{"role": "user", "content": "We moved the nightly export to 03:00 UTC."},
+        mem.add(f"The acme deploy token lives in the vault; it is {gh}", scope=S)
+        res = mem.remember([{"role": "user", "content": f"We moved the nightly export to 03:00 UTC. The export "
+                                                        f"bucket key is {aws_id} / {aws_secret}"},
                             {"role": "assistant", "content": "Noted: the export runs at 03:00 UTC."}],
                            scope=S, session="outage-1")
         assert res.queued
@@ -166,10 +174,12 @@ async def test_a_full_run_leaves_nothing_other_accounts_can_read(tmp_path: Path,
         transcript.write_text(TRANSCRIPT.read_text().replace("__PROJECT__", str(project)))
         _hook(env, "Stop", {"session_id": "sess-1", "transcript_path": str(transcript), "cwd": str(project),
                             "permission_mode": "default", "stop_hook_active": False,
-                            "last_assistant_message": "Decision: jobs are claimed with SKIP LOCKED."}, project)
+                            "last_assistant_message": f"Decision: jobs are claimed with SKIP LOCKED. Session "
+                                                      f"token {jwt}"}, project)
         _hook(env, "UserPromptSubmit", {"session_id": "sess-2", "transcript_path": str(transcript),
                                         "cwd": str(project), "permission_mode": "default",
-                                        "prompt": "How do workers claim jobs from the queue?"}, project)
+                                        "prompt": "How do workers claim jobs from the queue? The DB is "
+                                                  f"postgres://app:{db_pass}@db.internal:5432/jobs"}, project)
         await _mcp_over_http(env, home)
         paths = service_paths(store)
         running = every_path(home, exports)
@@ -186,3 +196,15 @@ async def test_a_full_run_leaves_nothing_other_accounts_can_read(tmp_path: Path,
         assert expected in names, (expected, sorted(names))
     assert backup in written and any(p.parent.name == "pending" and p.suffix == ".json" for p in written)
     assert open_to_others(written) == []
+    # the secrets did reach these files, redacted: the test would see them if redaction missed one
+    assert b"[REDACTED:" in (exports / "all.jsonl").read_bytes()
+    assert any(b"[REDACTED:" in p.read_bytes() for p in written if p.parent.name == "pending" and p.suffix == ".json")
+    for path in written:
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            if path.suffix == ".gz":
+                import gzip
+
+                data += gzip.decompress(data)
+            leaked = [s for s in secrets_fed if s.encode() in data]
+            assert not leaked, (path, [s[:6] for s in leaked])

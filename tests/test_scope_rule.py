@@ -118,3 +118,12 @@ def test_close_waits_for_background_captures(memory_factory) -> None:
     assert fut.done() and fut.result() is not None
     with Memory(path=mem.backend.folder, embedder="none", service="off") as again:
         assert "Postgres 16" in again.context("which database for orders", scope=ACME)
+
+
+def test_an_oversized_capture_is_refused_at_once_and_stores_nothing(mem: Memory) -> None:
+    from remem.core.local import MAX_CAPTURE_CHARS
+
+    huge = [{"role": "user", "content": "We use Postgres. " * (MAX_CAPTURE_CHARS // 16)}]
+    with pytest.raises(ValueError, match="limit is"):
+        mem.remember(huge, scope=ACME)
+    assert mem.count(scope=ALL_TENANTS) == 0

@@ -1,8 +1,7 @@
 """What makes a recalled line a repeat of another: the rule :func:`distinct` applies to ranked hits.
 
 Hits mix distilled memories and episodes (what was said). A memory whose source episodes are among the hits is
-replaced by them at its rank; a hit whose source messages were all shown already is dropped; a session summary
-ranked below a turn or memory of its own session is dropped (they said the part that matters); a hit whose words
+replaced by them at its rank; a hit whose source messages were all shown already is dropped; a hit whose words
 are nearly all in one line already shown (a session summary quoting a request) is dropped. No tiktoken here:
 the Claude Code hooks import this on their hot path.
 """
@@ -78,7 +77,7 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
             continue
         session = (rec.scope, rec.metadata.get("session"))
         if rec.kind == "summary" and session[1] is not None and session in sessions:
-            continue  # the session's own turns or memories, ranked higher, already said the part that matters
+            continue  # the session's own turns or memories, ranked higher, already said the relevant part
         sessions.add(session)
         words = _words(rec.text)
         if words and any(len(words - prev) <= (1.0 - CONTAINED) * len(words) for prev in seen_words):
