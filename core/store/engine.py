@@ -16,20 +16,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..providers.embedders import Embedder, NoEmbedder
-from ..recall import indexing, lexical
+from ..recall import indexing, planner
 from ..recall.rendering import fit_hits, render_context
 from ..scope import ALL_TENANTS, AllTenants, coerce_scope
 from ..settings import Settings
 from ..types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, RememError, Scope,
                      ScopeError, SearchHit, Stats, to_datetime, to_ts, utcnow)
 from . import dedupe
-from .backends.base import Backend, Cond, FilterSpec, Found, PointData, PrefetchSpec
+from .backends.base import Backend, Cond, FilterSpec, Found, PointData
+from . import retrieval
+from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
 from .records import build_filter, content_hash, from_payload, to_payload
 from .validation import MAX_TEXT_CHARS, Validator, check_limit, finite
 
 FORMAT_VERSION = 1
-DENSE_WEIGHT = 0.5  # BM25 over text+context leads; the dense list refines (LoCoMo: +0.004 R@10, steadier MRR)
 
 
 class QuotaExceededError(RememError):
@@ -319,39 +320,30 @@ class Engine:
                tags: Iterable[str] | None = None, where: Mapping[str, Any] | None = None, since: Any = None,
                until: Any = None, as_of: Any = None, token_budget: int | None = None,
                reinforce: bool | None = None) -> Plan[list[SearchHit]]:
+        """The recall plan (:func:`~remem.core.recall.planner.plan`: time-aware, repeats dropped) over
+        :func:`~.retrieval.ranked`. Its extra searches (a time window, an anchor event) reuse the question's
+        vector: they are the same question, narrowed."""
         self.check_usable()
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         check_limit("limit", limit, high=1000)
         if token_budget is not None:
             check_limit("token_budget", token_budget, low=0, high=1_000_000)
-        flt = self.filter(scope, kind=kind, tags=tags, where=where, since=since, until=until,
-                          valid_ts=finite("as_of", to_ts(as_of)) if as_of is not None else time.time())
+        valid_ts = finite("as_of", to_ts(as_of)) if as_of is not None else time.time()
+        base = dict(kind=kind, tags=tags, since=since, until=until, valid_ts=valid_ts)
+        self.filter(scope, where=where, **base)  # a bad scope or filter fails before anything is embedded
         query = query.strip()
         if not query:
             return []
         qvec = yield EmbedQuery(query)
-        return self.ranked(query, qvec, flt, limit=limit, token_budget=token_budget, reinforce=reinforce)
-
-    def ranked(self, query: str, qvec: list[float] | None, flt: FilterSpec, *, limit: int,
-               token_budget: int | None, reinforce: bool | None) -> list[SearchHit]:
-        """BM25, dense and identifier candidates fused inside Qdrant, then decay and the token budget."""
         now_ts = time.time()
-        depth = max(self.settings.prefetch, limit * 3)
-        prefetches = [PrefetchSpec("bm25", lexical.bm25_query(query), depth)]
-        if qvec:
-            prefetches.append(PrefetchSpec("dense", qvec, depth, weight=DENSE_WEIGHT))
-        ident = lexical.ident_vector(query)
-        if ident[0]:
-            prefetches.append(PrefetchSpec("ident", ident, depth))
-        prefetches = [p for p in prefetches if not isinstance(p.vector, tuple) or p.vector[0]]
-        if not prefetches:
-            return []
-        found = self.backend.query(prefetches, flt, max(limit * 3, 20), self.settings.rrf_k)
-        hits = [SearchHit(record=(rec := from_payload(f.id, f.payload)), relevance=f.score,
-                          score=self.settings.decay.score(f.score, rec, now_ts)) for f in found]
-        hits.sort(key=lambda h: h.score, reverse=True)
-        hits = fit_hits(hits[:limit], token_budget) if token_budget is not None else hits[:limit]
+
+        def one(q: str, w: Mapping[str, Any] | None, n: int) -> list[SearchHit]:
+            return retrieval.ranked(self.backend, self.settings, q, qvec, self.filter(scope, where=w, **base), n,
+                                    now_ts)
+
+        hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
+        hits = fit_hits(hits, token_budget) if token_budget is not None else hits
         if hits and (self.settings.reinforce if reinforce is None else reinforce):
             self._reinforce(hits, now_ts)
         return hits
