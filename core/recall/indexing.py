@@ -54,7 +54,7 @@ def dense_docs(rec: MemoryRecord) -> list[str]:
 
 
 def combine_dense(vectors: Sequence[Sequence[float]]) -> list[float]:
-    """text + context, or 2 x text: the same scale for every memory."""
+    """2 x text (or, for a caller embedding two documents, their sum): the scale every stored vector has."""
     if len(vectors) == 1:
         return [2.0 * x for x in vectors[0]]
     return [float(a) + float(b) for a, b in zip(vectors[0], vectors[1])]

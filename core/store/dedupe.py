@@ -43,8 +43,8 @@ def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | Non
         return None
     flt = build_filter(rec.scope, kind=rec.kind, valid_ts=now_ts)
     if dense is not None:
-        # stored vectors are text+context sums (Dot); relative to the new one's squared norm the score is the
-        # cosine for memories without context, and the mean similarity to text and context otherwise
+        # stored vectors are 2 x the text's embedding (Dot; older stores: text + context); relative to the new
+        # one's squared norm the score is the cosine
         norm2 = sum(x * x for x in dense) or 1.0
         cands = [replace(c, score=c.score / norm2)
                  for c in backend.query([PrefetchSpec("dense", dense, 5)], flt, 5, rrf_k)]

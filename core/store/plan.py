@@ -24,7 +24,7 @@ Plan = Generator["EmbedDocuments | EmbedQuery", Any, T]
 
 @dataclass(frozen=True)
 class EmbedDocuments:
-    """Embed these records as they will be indexed (text + context); ``strict``: a provider failure raises
+    """Embed these records as they will be indexed (:func:`~remem.core.recall.indexing.dense_docs`); ``strict``: a provider failure raises
     instead of yielding None vectors (a migration must not store vector-less copies)."""
 
     records: Sequence[MemoryRecord]
