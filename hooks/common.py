@@ -196,6 +196,12 @@ def store_folder() -> Path:
     return Path(env).expanduser() if env else remem_home() / "store"
 
 
+def uses_service() -> bool:
+    """Whether ``Memory()`` goes through the local service here (REMEM_SERVICE not off, no REMEM_URL)."""
+    mode = (os.environ.get("REMEM_SERVICE") or "auto").strip().lower()
+    return mode not in ("off", "0", "false", "no", "none") and not os.environ.get("REMEM_URL")
+
+
 def service_running() -> bool:
     """Whether the store's local service is up (its state file names a live pid), checked without connecting.
 

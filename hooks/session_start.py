@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import HookInput, log, service_running
+from .common import HookInput, log, service_running, uses_service
 from .injected import Shown, state_path
 
 def session_start(inp: HookInput) -> str:
@@ -35,8 +35,6 @@ def session_start(inp: HookInput) -> str:
             shown.save()
         except OSError as exc:
             log("session-start", f"could not write the session record: {exc}")
-    from .recall import uses_service
-
     if uses_service() and not service_running():
         warm_in_background()
     return ""
