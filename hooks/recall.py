@@ -10,7 +10,6 @@ plus one listing for the digest. Nothing the session was already shown is inject
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
