@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import os
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any, Iterator
 from . import transcript
 from remem.core.config import private_dir, private_opener
 
-from .common import HookInput, env_flag, hooks_dir, log, open_memory, read_json, safe_name, scrub, warn, write_json
+from .common import HookInput, env_flag, hook_command, hooks_dir, log, open_memory, read_json, safe_name, scrub, warn, write_json
 
 MAX_CAPTURE_CHARS = 40_000
 
@@ -172,7 +171,7 @@ def start_drainer() -> str:
     if mode == "inline":
         return f"inline:{drain()}"
     try:
-        subprocess.Popen([sys.executable, "-m", "remem.hooks.main", "drain"], stdin=subprocess.DEVNULL,
+        subprocess.Popen(hook_command("drain"), stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
                          start_new_session=True)
         return "spawned"

@@ -59,6 +59,18 @@ def hooks_dir() -> Path:
     return remem_home() / "hooks"
 
 
+# ---------------------------------------------------------------------------------------------- processes
+# ``python -m remem.hooks.main`` would put the working directory (the user's project) first on sys.path, so a
+# project with a ``remem`` folder of its own (this repository's parent, say) would shadow the installed remem.
+# ``-c`` with that entry dropped runs the installed one wherever Claude Code starts the hook.
+ENTRY_CODE = "import sys; sys.path[:1] = []; from remem.hooks.main import main; sys.exit(main())"
+
+
+def hook_command(*args: str) -> list[str]:
+    """The command line of a detached remem hook process (``warm``, ``drain``) with this Python."""
+    return [sys.executable, "-c", ENTRY_CODE, *args]
+
+
 # ---------------------------------------------------------------------------------------------- log
 def _process_age() -> float:
     """Seconds since this process started (Linux /proc; elsewhere 0, i.e. since this module loaded)."""
