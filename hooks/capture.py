@@ -123,7 +123,9 @@ def capture(inp: HookInput) -> dict[str, Any]:
         messages = transcript.to_messages(found, inp.last_assistant_message, already)
         final = transcript.normalize(inp.last_assistant_message) or already  # redacted by write_json
         if not messages:
-            _save_state(state_path, state, offset, last_uuid, final, tenant)
+            if (offset, last_uuid, final, tenant) != tuple(state.get(k) for k in ("offset", "last_uuid", "final",
+                                                                                   "tenant")):
+                _save_state(state_path, state, offset, last_uuid, final, tenant)  # else: nothing to write
             return {"status": "nothing new", "note": note, **_flush_held(inp)}
         messages, counts = _redact(_fit(messages))
         item = {"id": str(uuid.uuid4()), "tenant": tenant, "session": inp.session_id, "event": inp.event,

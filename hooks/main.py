@@ -69,7 +69,10 @@ def run_hook(event_arg: str | None, background: bool = False) -> int:
             from .capture import capture
 
             result = capture(inp)
-            log(event.lower(), result.get("status", ""), **{k: v for k, v in result.items() if k != "status"})
+            if result.get("status") != "nothing new" or result.get("note") or result.get("drainer"):
+                # (the routine "nothing new", e.g. SessionEnd after the Stop that captured the turn, writes
+                # nothing at all: no redactor to load in a process that has nothing to redact)
+                log(event.lower(), result.get("status", ""), **{k: v for k, v in result.items() if k != "status"})
         else:
             warn(event or "hook", f"unknown hook event {event or '(none)'!r}; nothing to do")
     except Exception as exc:  # noqa: BLE001 - the session goes on without memory
