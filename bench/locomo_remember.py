@@ -12,8 +12,8 @@ the user, the second the assistant), with its ``dia_id`` as the message ``id`` a
   recalled text (``full``: questions whose every answer word is there). ISO dates in the text count as their
   words too ("2023-05-08" also reads "8 May 2023"), since that is how a reader takes them.
 
-Each store is measured twice: through the engine's ``search()``/``context()`` as they are, and through the
-time-aware, de-duplicating recall plan (:mod:`remem.core.recall.planner`) the engine is to adopt.
+Each store is measured through the public ``search()``/``context()`` (which run the time-aware,
+de-duplicating recall plan of :mod:`remem.core.recall.planner`).
 In the same run, for comparison: the same turns ``add()``ed one by one (each dated with ``occurred_at``, with
 its id in ``sources``, no ``context=``), and rank-bm25 over the dated turns (its context: the top turns
 rendered the same way until the budget is full).
@@ -38,7 +38,6 @@ from rich.console import Console
 from rich.table import Table
 
 from remem import Memory, Scope
-from remem.core.recall.planner import recall, recall_context
 from remem.core.recall.rendering import HEADER
 from remem.core.recall.timeframe import parse_timeframe
 from remem.core.recall.tokens import count_tokens
@@ -177,10 +176,8 @@ def load_add(mem: Memory, convs: list[dict[str, Any]], log: Callable[[str], None
     return {"index_s": time.perf_counter() - started, "kinds": {"note": n_items}}
 
 
-def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None,
-             planned: bool = False) -> tuple[Scores, dict[str, Any]]:
-    """Every question through ``search`` + ``context`` (``planned``: through the time-aware, de-duplicating
-    plan of :mod:`remem.core.recall.planner`, with ``now`` = the day after the conversation's last session)."""
+def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None) -> tuple[Scores, dict[str, Any]]:
+    """Every question through the public ``search`` + ``context``, as a user's agent asks it."""
     scores = Scores()
     lat: list[float] = []
     ctx_tokens: list[int] = []
@@ -190,18 +187,12 @@ def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None
         kw: dict[str, Any] = {"limit": context_limit} if context_limit else {}
         for q in questions_of(conv):
             t0 = time.perf_counter()
-            if planned:
-                hits = recall(mem, q["question"], scope=scope, limit=10, now=now)
-            else:
-                hits = mem.search(q["question"], scope=scope, limit=10, reinforce=False)
+            hits = mem.search(q["question"], scope=scope, limit=10, reinforce=False)
             lat.append(time.perf_counter() - t0)
             row = evidence_scores([h.record.sources for h in hits], q["evidence"])
             if parse_timeframe(q["question"], now) is not None:
                 row["t_any10"] = row["any10"]
-            if planned:
-                ctx = recall_context(mem, q["question"], scope=scope, token_budget=BUDGET, now=now, **kw)
-            else:
-                ctx = mem.context(q["question"], scope=scope, token_budget=BUDGET, reinforce=False, **kw)
+            ctx = mem.context(q["question"], scope=scope, token_budget=BUDGET, reinforce=False, **kw)
             row["ans"], full = answer_recall(q["answer"], ctx)
             row["full"] = float(full)
             ctx_tokens.append(count_tokens(ctx))
@@ -286,10 +277,8 @@ def main(argv: list[str] | None = None) -> int:
                 emb = mem.embedder.name
                 label = (f"remember() by session ({emb}, roles={args.roles})" if method == "remember"
                          else f"add() each dated turn ({emb})")
-                results = []
-                for planned in (False, True):
-                    s, extra = evaluate(mem, convs, args.context_limit, planned=planned)
-                    results.append((label + (" + recall plan" if planned else ""), s, {**extra, **load}))
+                s, extra = evaluate(mem, convs, args.context_limit)
+                results = [(label, s, {**extra, **load})]
                 mem.close()
         for name, s, extra in results:
             rows.append((name, s))

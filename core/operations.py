@@ -76,9 +76,10 @@ class MemoryOperations:
     def update(self, memory_id: str, *, text: str | None = None, tags: Iterable[str] | None = None,
                importance: int | None = None, metadata: Mapping[str, Any] | None = None, kind: str | None = None,
                valid_until: Any = None, context: str | None = None, scope: Any = None,
-               replace_metadata: bool = False) -> MemoryRecord:
+               replace_metadata: bool = False, sources: Iterable[str] | None = None,
+               occurred_at: Any = None) -> MemoryRecord:
         """Change a memory of ``scope`` in place. ``metadata`` is merged into the existing one unless
-        ``replace_metadata``."""
+        ``replace_metadata``; ``sources`` replaces the message ids it came from."""
         raise NotImplementedError
 
     @operation()

@@ -113,6 +113,19 @@ def test_update_changes_text_and_is_searchable(any_mem: Memory) -> None:
     assert any_mem.get(rec.id, scope=rec.scope).text.startswith("Standup moved")
 
 
+def test_update_sets_provenance_and_event_time(any_mem: Memory) -> None:
+    rec = any_mem.add("The orders DB runs Postgres 16", scope=ALICE, kind="decision", sources=["m1"])
+    when = dt.datetime(2024, 3, 4, 10, 0, tzinfo=dt.timezone.utc)
+    upd = any_mem.update(rec.id, sources=["m1", "m7"], occurred_at=when.isoformat(), scope=rec.scope)
+    got = any_mem.get(rec.id, scope=rec.scope)
+    assert upd.sources == got.sources == ("m1", "m7") and got.occurred_at == when
+    assert any_mem.search("orders DB in March 2024", scope=ALICE)[0].record.id == rec.id  # the event date is indexed
+    untouched = any_mem.update(rec.id, importance=9, scope=rec.scope)
+    assert untouched.sources == ("m1", "m7") and untouched.occurred_at == when  # not given: kept
+    with pytest.raises(ValueError):
+        any_mem.update(rec.id, sources=["x" * 500], scope=rec.scope)
+
+
 def test_forget_one_and_bulk_forget_is_a_dry_run_by_default(any_mem: Memory) -> None:
     a = any_mem.add("temporary note one", scope=ALICE, kind="note")
     any_mem.add("temporary note two", scope=ALICE, kind="note")

@@ -266,6 +266,25 @@ def test_llm_reconcile_add_merge_supersede_drop_end_to_end(mem: Memory, srv: Ope
     assert totals["by_model"]["test-mini"]["completion_tokens"] == res.usage["completion_tokens"]
 
 
+def test_llm_reconcile_keeps_provenance_and_event_time(mem: Memory, srv: OpenAIServer, llm: LLMDistiller) -> None:
+    vim = mem.add("User's favourite editor is Vim.", scope=SCOPE, kind="preference", sources=["old-1"])
+    compose = mem.add("User deploys with Docker Compose.", scope=SCOPE, kind="fact", sources=["old-2"])
+    said = [{"role": "user", "id": "u1", "timestamp": "2024-03-04T10:00:00Z",
+             "content": "I switched my favourite editor from Vim to Helix last week."},
+            {"role": "user", "id": "u2", "timestamp": "2024-03-04T10:02:00Z",
+             "content": "We deploy with Docker Compose on a Hetzner VPS now."}]
+    srv.reply(extraction(("User switched their favourite editor from Vim to Helix.", "preference"),
+                         ("User deploys with Docker Compose on a Hetzner VPS.", "fact")))
+    srv.reply(_reconcile_by_text({"User switched their favourite editor from Vim to Helix.": ("supersede", vim.text),
+                                  "User deploys with Docker Compose on a Hetzner VPS.": ("merge", compose.text)}, []))
+    res = mem.remember(said, scope=SCOPE, session="s2", distiller=llm)
+    new = next(r for r in res.added if "Helix" in r.text)
+    assert res.superseded == [(vim.id, new.id)]
+    assert new.sources == ("u1",) and new.occurred_at == _dt.datetime(2024, 3, 4, 10, 0, tzinfo=_dt.timezone.utc)
+    merged = mem.get(compose.id, scope=compose.scope)
+    assert [r.id for r in res.merged] == [compose.id] and merged.sources == ("old-2", "u2")
+
+
 def test_llm_request_uses_structured_output_and_never_sees_secrets(mem: Memory, srv: OpenAIServer,
                                                                    llm: LLMDistiller) -> None:
     msgs = CODING_CONVERSATION + [

@@ -149,7 +149,8 @@ class KeylessDistiller:
             if t.role == "tool_result":
                 errors.extend((ti, e) for e in error_lines(t.text)[-1:])
             elif t.role in ("user", "assistant"):
-                items.extend(_Said(sent, ti, t, self._score(sent, t.role)) for sent in self._sentences(t))
+                items.extend(_Said(sent, ti, t, self._score(sent, t.role, t.speaker))
+                             for sent in self._sentences(t))
         self._join_in_turns(items)
         self._join_across_turns(items)
         out: list[tuple[float, int, Candidate]] = []
@@ -188,17 +189,18 @@ class KeylessDistiller:
             out.extend([sent] if keep else clauses)
         return out
 
-    def _surface(self, sentence: str, role: str) -> str:
-        """How a sentence reads as (part of) a memory: clipped, the user's in the third person, ended."""
+    def _surface(self, sentence: str, role: str, speaker: str | None = None) -> str:
+        """How a sentence reads as (part of) a memory: clipped, the user's in the third person (by name when the
+        message named its speaker), ended."""
         text = _clip_words(sentence, self.max_words)
         if role == "user":
-            text = first_person_to_user(text)
+            text = first_person_to_user(text, speaker)
         else:
             text = LEAD_RE.sub("", text).strip()
             text = text[:1].upper() + text[1:]
         return _end(text)
 
-    def _score(self, sentence: str, role: str) -> tuple[float, Candidate] | None:
+    def _score(self, sentence: str, role: str, speaker: str | None = None) -> tuple[float, Candidate] | None:
         words = sentence.split()
         if len(words) < (2 if role == "user" else 3):
             return None
@@ -228,7 +230,7 @@ class KeylessDistiller:
             return None  # "It worked." alone says nothing later; the summary keeps the outcome
         if score < self.min_score:
             return None
-        text = self._surface(sentence, role)
+        text = self._surface(sentence, role, speaker)
         if not admit(text):
             return None
         tags = tuple(i for i in idents if len(i) <= 60)[:4]
@@ -237,7 +239,8 @@ class KeylessDistiller:
 
     def _join(self, kind: str, first: "_Said", second: "_Said", glue: str = " ") -> None:
         """``first`` becomes one memory of ``kind`` saying both; ``second`` is consumed."""
-        parts = [x.cand.text if x.cand is not None else self._surface(x.text, x.turn.role) for x in (first, second)]
+        parts = [x.cand.text if x.cand is not None else self._surface(x.text, x.turn.role, x.turn.speaker)
+                 for x in (first, second)]
         if glue != " ":  # a reason in the words it was given in
             raw = _AGREED_RE.sub("", LEAD_RE.sub("", _REASON_PREFIX_RE.sub("", second.text))).strip()
             parts[1] = _end(_clip_words(raw[:1].upper() + raw[1:], self.max_words // 2))

@@ -105,11 +105,8 @@ class _Prep:
 
 
 def _find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None:
-    try:
-        found = engine.list(scope=scope, kind="summary", where={"meta.session": session}, limit=5,
-                            include_superseded=False)
-    except TypeError:  # engines without include_superseded
-        found = engine.list(scope=scope, kind="summary", where={"meta.session": session}, limit=5)
+    found = engine.list(scope=scope, kind="summary", where={"meta.session": session}, limit=5,
+                        include_superseded=False)
     found = [r for r in found if r.scope == scope and r.superseded_by is None]
     return found[0] if found else None
 
@@ -220,12 +217,7 @@ def _add_candidates(engine: Any, prep: _Prep, cands: Sequence[Candidate], name: 
               "metadata": _memory_meta(prep, c, name), "source": prep.source,
               **({"sources": c.sources} if c.sources else {}),
               **({"occurred_at": c.occurred_at} if c.occurred_at is not None else {})} for c in cands]
-    add_many = getattr(engine, "add_many", None)
-    if callable(add_many):
-        recs = add_many(items, scope=prep.scope)
-    else:
-        recs = [engine.add(it.pop("text"), scope=prep.scope, **it) for it in items]
-    for rec in recs:
+    for rec in engine.add_many(items, scope=prep.scope):
         (prep.result.merged if rec.merged_count > 0 else prep.result.added).append(rec)
 
 
@@ -235,6 +227,7 @@ def _apply(engine: Any, prep: _Prep, cands: Sequence[Candidate], decisions: Sequ
     to_add: list[Candidate] = []
     for i, cand in enumerate(cands):
         d = by_index.get(i, Decision(i, "add"))
+        _attribute(prep, cand)  # merged and superseding memories keep their provenance too
         try:
             if d.action == "drop":
                 prep.result.dropped += 1
@@ -247,12 +240,14 @@ def _apply(engine: Any, prep: _Prep, cands: Sequence[Candidate], decisions: Sequ
                     text = red.text if admit(red.text) else cand.text
                 rec = engine.update(d.target, text=text, tags=list(dict.fromkeys([*old.tags, *cand.tags])),
                                     importance=max(old.importance, cand.importance),
-                                    metadata={"merged_from_session": prep.session}, scope=prep.scope)
+                                    metadata={"merged_from_session": prep.session}, scope=prep.scope,
+                                    sources=list(dict.fromkeys([*old.sources, *cand.sources]))[-64:] or None)
                 prep.result.merged.append(rec)
             elif d.action == "supersede" and d.target:
                 new = engine.supersede(d.target, {"text": cand.text, "kind": cand.kind, "tags": list(cand.tags),
                                                   "importance": cand.importance, "source": prep.source,
-                                                  "metadata": _memory_meta(prep, cand, name)}, scope=prep.scope)
+                                                  "metadata": _memory_meta(prep, cand, name), "sources": cand.sources,
+                                                  "occurred_at": cand.occurred_at}, scope=prep.scope)
                 prep.result.superseded.append((d.target, new.id))
                 prep.result.added.append(new)
             else:

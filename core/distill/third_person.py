@@ -40,34 +40,36 @@ def _conjugate(verb: str) -> str:
     return v + "s"
 
 
-def first_person_to_user(sentence: str) -> str:
+def first_person_to_user(sentence: str, who: str | None = None) -> str:
     """Rewrite a user's first-person sentence to the third person ("I prefer" -> "User prefers",
-    "My name is" -> "User's name is") so a memory reads right in any later prompt."""
+    "My name is" -> "User's name is") so a memory reads right in any later prompt. ``who``: the speaker's
+    name when the message gave one (a chat of several people: "Melanie prefers ..."), else "User"."""
+    who = (who or "").strip() or "User"
     s = LEAD_RE.sub("", sentence).strip()
-    out = _rewrite_subject(s)
-    if out.startswith("User"):
+    out = _rewrite_subject(s, who)
+    if out.startswith(who):
         return _INNER_FIRST_PERSON_RE.sub(lambda m: _INNER_FIRST_PERSON[m.group(0).lower()], out)
-    return f"User: {out}"  # not rewritable: keep the words, say who said them
+    return f"{who}: {out}"  # not rewritable: keep the words, say who said them
 
 
 _INNER_FIRST_PERSON = {"my": "their", "me": "them", "myself": "themselves", "mine": "theirs"}
 _INNER_FIRST_PERSON_RE = re.compile(r"\b(?:my|me|myself|mine)\b", re.I)
 
 
-def _rewrite_subject(s: str) -> str:
+def _rewrite_subject(s: str, who: str) -> str:
     low = s.lower()
     if low.startswith("my "):
-        return "User's " + s[3:]
+        return f"{who}'s " + s[3:]
     if low.startswith("call me "):
-        return "User wants to be called " + s[8:]
+        return f"{who} wants to be called " + s[8:]
     m = _I_VERB_RE.match(s)
     if m and (low.startswith(("i ", "i'")) ):
         contr, adv, verb = m.group("contr"), m.group("adv") or "", m.group("verb")
         if contr:
             rest = s[m.start("adv"):] if m.group("adv") is not None else s[m.end("contr"):].lstrip()
-            return f"User {_IRREGULAR[contr.lower()]} {rest.lstrip()}".rstrip()
+            return f"{who} {_IRREGULAR[contr.lower()]} {rest.lstrip()}".rstrip()
         if verb:
-            return f"User {adv}{_conjugate(verb)}{s[m.end('verb'):]}"
+            return f"{who} {adv}{_conjugate(verb)}{s[m.end('verb'):]}"
     return s[:1].upper() + s[1:] if s else s
 
 

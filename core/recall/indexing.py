@@ -1,6 +1,6 @@
 """What a memory is indexed as — the recall recipe measured on LoCoMo (bench/research/, README).
 
-Sparse ``bm25``: Qdrant BM25 of the dated text (text, tags, date words of the event time when known) plus BM25 (b=1) of the memory's context
+Sparse ``bm25``: Qdrant BM25 of the dated text (text, tags, date words of the event time when known) plus BM25 (b=1) of the memory's context, weighted by ``CONTEXT_WEIGHT``
 — the conversation around it, when given — summed into one vector (one merged vector beat two fused ones).
 Dense: embedding(text) + embedding(context), not renormalised (Dot distance), so a memory is found by what
 it says and by what was being discussed around it. Without a context the text stands in for it, which keeps
@@ -14,6 +14,9 @@ from typing import Sequence
 from . import lexical
 from ..types import SparseVec
 from ..types import MemoryRecord
+
+CONTEXT_WEIGHT = 0.6  # what was said around a memory counts 0.6 of what it says (LoCoMo via remember(), BM25
+# only: any@10 0.775 at 1.0, 0.799 at 0.6, 0.788 at 0.4): the turn itself should outrank its neighbours
 
 
 def dated_text(rec: MemoryRecord) -> str:
@@ -38,7 +41,8 @@ def _sum_sparse(a: SparseVec, b: SparseVec) -> SparseVec:
 
 
 def sparse_vectors(rec: MemoryRecord) -> dict[str, SparseVec]:
-    bm25 = _sum_sparse(lexical.bm25_document(dated_text(rec)), lexical.bm25_context(context_text(rec)))
+    idx, vals = lexical.bm25_context(context_text(rec))
+    bm25 = _sum_sparse(lexical.bm25_document(dated_text(rec)), (idx, [CONTEXT_WEIGHT * v for v in vals]))
     return {"bm25": bm25, "ident": lexical.ident_vector(rec.text)}
 
 

@@ -9,8 +9,9 @@
 3. fuse both rankings (reciprocal rank) with a boost for in-window hits, and drop what repeats a better-ranked hit (a memory and the
    episode it came from): :func:`~remem.core.recall.rendering.distinct`.
 
-Until the engine's ``search()``/``context()`` run this plan themselves, benchmarks and callers use these
-functions; they only call ``memory.search`` (sync or a service client alike).
+The engine's ``search()`` runs :func:`plan` over its own ranked search, with ``now`` = ``as_of`` or the clock.
+:func:`recall` and :func:`recall_context` run it through the public API with a caller's ``now`` (a replay, a
+test); they only call ``memory.search`` (sync or a service client alike).
 """
 
 from __future__ import annotations

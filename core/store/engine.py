@@ -232,7 +232,8 @@ class Engine:
     def update(self, memory_id: str, *, text: str | None = None, tags: Iterable[str] | None = None,
                importance: int | None = None, metadata: Mapping[str, Any] | None = None, kind: str | None = None,
                valid_until: Any = None, context: str | None = None, scope: Any = None,
-               replace_metadata: bool = False) -> Plan[MemoryRecord]:
+               replace_metadata: bool = False, sources: Iterable[str] | None = None,
+               occurred_at: Any = None) -> Plan[MemoryRecord]:
         self.check_usable()
         old = self.get(memory_id, scope=scope)
         new = replace(
@@ -245,11 +246,13 @@ class Engine:
             kind=self.check.kind(kind) if kind is not None else old.kind,
             valid_until=to_datetime(valid_until) if valid_until is not None else old.valid_until,
             context=self.check.context(context) if context is not None else old.context,
+            sources=self.check.sources(sources) if sources is not None else old.sources,
+            occurred_at=to_datetime(occurred_at) if occurred_at is not None else old.occurred_at,
             updated_at=utcnow(),
         )
         if new.valid_until is not None and new.valid_until <= (new.valid_from or new.created_at):
             raise ValueError("valid_until must be after the memory's valid_from")
-        reindex = text is not None or tags is not None or context is not None  # the point is rewritten
+        reindex = text is not None or tags is not None or context is not None or occurred_at is not None
         dense = (yield EmbedDocuments([new], self.settings.on_embed_error == "keep"))[0] if reindex else None
         with self.write_lock:
             self.get(memory_id, scope=scope)  # still there (and still ours) after embedding

@@ -41,7 +41,7 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
     recall or capture for that call), or None (the global space). ``tenant=``/``user=``/``agent=`` still build
     ``Scope(tenant, user, agent)`` when ``scope`` is not given (not both). Unknown fields are rejected.
     Recall uses that scope, so memories from earlier sessions come back; the current
-    session's own summary is left out (the chat history already holds it). ``session_scoped=True`` recalls
+    session's own summary and episodes (what was said in it) are left out: the chat history already holds them. ``session_scoped=True`` recalls
     only memories captured from the current ``Memory.session_id``. Captures are stored in that scope with
     ``remember(..., session=session_id)`` (the session is recorded in each memory's metadata). Recall never
     raises: a failing store yields an empty block and a log line.
@@ -88,24 +88,36 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
         return call_scope(self.scope)
 
     # ------------------------------------------------------------------ recall
+    async def _recall(self, query: str, scope: Scope, session_id: Optional[str]) -> list:
+        """The chat history already holds this session's own summary and (unless ``session_scoped``) its words:
+        recall other sessions' records and this session's distilled memories, not its episodes."""
+        search = self._async.search
+        if not session_id:
+            return await search(query, scope=scope, limit=self.limit)
+        mine = {"meta.session": session_id, "kind": {"$nin": ["summary"] if self.session_scoped
+                                                             else ["summary", "episode"]}}
+        if self.session_scoped:
+            return await search(query, scope=scope, limit=self.limit, where=mine)
+        other, own = await asyncio.gather(
+            search(query, scope=scope, limit=self.limit, where={"meta.session": {"$ne": session_id}}),
+            search(query, scope=scope, limit=self.limit, where=mine))
+        return sorted([*other, *own], key=lambda h: h.score, reverse=True)[:self.limit]
+
     async def _aget(self, messages: Optional[List[ChatMessage]] = None, session_id: Optional[str] = None,
                     **block_kwargs: Any) -> str:
         query = last_user_text(messages, turns=max(1, self.recall_turns))
         scope = self.current_scope()
         if self._async is None or not query or scope is None:
             return ""
-        where = {"meta.session": session_id} if self.session_scoped and session_id else None
         key = (scope, session_id, query)
         hit = self._cache.get(key)
         if hit is not None and time.monotonic() - hit[0] < _CACHE_SECONDS:
             return hit[1]
         try:
-            hits = await self._async.search(query, scope=scope, limit=self.limit, where=where)
+            hits = await self._recall(query, scope, session_id)
         except Exception as exc:  # noqa: BLE001 - no memory is better than a crashed agent step
             log.warning("remem recall failed: %s", exc)
             return ""
-        hits = [h for h in hits
-                if not (h.record.kind == "summary" and session_id and h.record.metadata.get("session") == session_id)]
         text = render_context(hits, self.token_budget)
         self._cache.clear()
         self._cache[key] = (time.monotonic(), text)
