@@ -13,7 +13,7 @@ service (the steady state). Reported, medians and p95 over the runs:
 - the MCP server's connect time as Claude Code logs it;
 - the time from the answer's first byte to the process exit (Stop, the MCP server's shutdown, SessionEnd);
 - each remem hook's own time (its process start to its last log line, from ``$REMEM_HOME/logs/hooks.log``):
-  recall, and Stop, which runs detached and async (off the turn's critical path). SessionStart (async, detached)
+  recall, and Stop, which runs detached (off the turn's critical path). SessionStart (async, detached)
   and a SessionEnd with nothing new write no log line (that would load the redactor), so they have no row.
 - the first prompt after the service is gone ("first prompt of the day"): whether recall still arrived.
 """
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     table = [("one `claude -p` turn (wall)", "wall"), ("until the first API request", "first_request"),
              ("CPU of claude and the hooks it waits for", "cpu"),
              ("from the answer to the process exit", "tail"), ("MCP server connect", "mcp_connect"),
-             ("UserPromptSubmit hook (recall)", "UserPromptSubmit"), ("Stop hook (async, detached)", "Stop")]
+             ("UserPromptSubmit hook (recall)", "UserPromptSubmit"), ("Stop hook (detached)", "Stop")]
     if args.json:
         print(json.dumps({kind: {k: {"p50": pct(v, .5), "p95": pct(v, .95)} for k, v in data.items()}
                           for kind, data in rows.items()} | {"first_prompt_of_day": first}))

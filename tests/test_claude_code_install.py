@@ -77,7 +77,7 @@ def test_a_fresh_machine_sets_itself_up_and_remembers_from_the_next_prompt(tmp_p
             second = machine.run("Decision: we deploy with blue-green releases, and only on Tuesdays, because "
                                  "the on-call rota is fullest then.", app)
             assert "setting up" not in second.first_request_text                    # said once
-            machine.wait_for_captures(expected=2)
+            machine.wait_for_captures(expected=1)  # the first run had no remem yet
             api.reply(text("Blue-green, on Tuesdays."))
             third = machine.run("How do we deploy our releases, and on which day?", app)
             assert "blue-green" in third.first_request_text.lower()

@@ -444,13 +444,12 @@ def test_plugin_manifests_wire_every_hook_to_the_launcher() -> None:
     # launcher runs it detached and the first prompt brings the digest
     starts = {g["matcher"]: g["hooks"][0]["command"].split()[2:] for g in hooks["SessionStart"]}
     assert starts == {"compact": [], "startup|resume|clear": ["--background"]}
-    # ... and Claude Code does not even wait for the launcher there, nor after a turn (Stop): both are "async".
-    # The captures that must not be lost stay synchronous (PreCompact, SessionEnd: the last chance in `claude -p`,
-    # which kills async hooks at teardown; the launcher has detached the work by then anyway)
+    # ... and Claude Code does not even wait for the launcher there ("async"). The captures stay synchronous:
+    # `claude -p` kills async hooks at teardown, which can catch the launcher before it has detached the work
     waits = {(event, g.get("matcher", "")): not g["hooks"][0].get("async", False)
              for event, groups in hooks.items() for g in groups}
     assert waits == {("SessionStart", "compact"): True, ("SessionStart", "startup|resume|clear"): False,
-                     ("UserPromptSubmit", ""): True, ("Stop", ""): False, ("PreCompact", "manual|auto"): True,
+                     ("UserPromptSubmit", ""): True, ("Stop", ""): True, ("PreCompact", "manual|auto"): True,
                      ("SessionEnd", ""): True}
     assert mcp["command"] == "${CLAUDE_PLUGIN_ROOT}/hooks/remem-hook" and mcp["args"] == ["mcp"]
     assert os.access(LAUNCHER, os.X_OK)
