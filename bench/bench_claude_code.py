@@ -11,8 +11,10 @@ service (the steady state). Reported, medians and p95 over the runs:
   before the model even starts), from the process start and the ``--debug-file`` timestamps;
 - the CPU time of claude and of the processes it waits for (hooks, the MCP server): the load-independent cost;
 - the MCP server's connect time as Claude Code logs it;
-- each remem hook's own time (its process start to its last log line, from ``$REMEM_HOME/logs/hooks.log``);
-  Stop and SessionEnd run detached, so theirs is off the turn's critical path.
+- the time from the answer's first byte to the process exit (Stop, the MCP server's shutdown, SessionEnd);
+- each remem hook's own time (its process start to its last log line, from ``$REMEM_HOME/logs/hooks.log``):
+  recall, and Stop, which runs detached (off the turn's critical path). SessionStart (async, detached)
+  and a SessionEnd with nothing new write no log line (that would load the redactor), so they have no row.
 - the first prompt after the service is gone ("first prompt of the day"): whether recall still arrived.
 """
 
@@ -69,6 +71,10 @@ def debug_timings(path: Path, started: float) -> dict[str, float]:
             ts = _stamp(line)
             if ts is not None:
                 out["first_request"] = (ts - started) * 1000
+        if "Stream started" in line and "answered" not in out:
+            ts = _stamp(line)
+            if ts is not None:
+                out["answered"] = (ts - started) * 1000
         m = _MCP.search(line)
         if m:
             out["mcp_connect"] = float(m.group(1))
@@ -159,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                 if proc.returncode != 0:
                     raise RuntimeError(f"claude failed: {proc.stderr[-500:]}")
                 out = {"wall": wall, "cpu": cpu, **debug_timings(dbg, t0)}
+                if "answered" in out:  # the answer streams in: what is left is Stop, MCP shutdown, SessionEnd, exit
+                    out["tail"] = wall - out.pop("answered")
                 if kind == "remem":
                     out.update(hook_timings(remem_home / "logs" / "hooks.log", t0))
                     reqs = api.requests()
@@ -184,9 +192,8 @@ def main(argv: list[str] | None = None) -> int:
 
     table = [("one `claude -p` turn (wall)", "wall"), ("until the first API request", "first_request"),
              ("CPU of claude and the hooks it waits for", "cpu"),
-             ("MCP server connect", "mcp_connect"), ("SessionStart hook", "SessionStart"),
-             ("UserPromptSubmit hook (recall)", "UserPromptSubmit"), ("Stop hook (detached)", "Stop"),
-             ("SessionEnd hook (detached)", "SessionEnd")]
+             ("from the answer to the process exit", "tail"), ("MCP server connect", "mcp_connect"),
+             ("UserPromptSubmit hook (recall)", "UserPromptSubmit"), ("Stop hook (detached)", "Stop")]
     if args.json:
         print(json.dumps({kind: {k: {"p50": pct(v, .5), "p95": pct(v, .95)} for k, v in data.items()}
                           for kind, data in rows.items()} | {"first_prompt_of_day": first}))

@@ -4,7 +4,9 @@ Whatever a hook writes (the session's injected-memory record, the last-recall re
 lines) passes the redactor, and loading the redactor costs more than the recall itself. None of it changes what
 Claude receives, so :func:`run` does it in a forked child that has let go of Claude Code's pipes, and the hook
 process exits as soon as its output is out. Where that is not safe (no ``fork``, or a worker thread still
-running, e.g. a recall that missed its deadline) the writes happen in place, as before.
+running, e.g. a recall that missed its deadline) the writes happen in place, as before. The child runs at a
+lower priority (nice 10): on a 2-core machine it would otherwise compete with Claude Code for the CPU while the
+turn goes on. It never starts the local service (which would inherit that priority), only writes files.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import threading
 from typing import Any, Callable
 
+BOOKKEEPING_NICE = 10
 _PENDING: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
 
 
@@ -48,6 +51,10 @@ def run(detach: bool = True) -> None:
         return
     try:
         os.setsid()
+        try:  # bookkeeping: Claude Code (busy with the turn this hook just answered) gets the CPU first
+            os.nice(BOOKKEEPING_NICE)
+        except OSError:
+            pass
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)

@@ -7,9 +7,12 @@ script when it finds no remem, and again when the plugin was updated (its stamp 
     python3 hooks/bootstrap.py ensure --stamp S [--event EVENT]  # start the setup if needed; say so once
     python3 hooks/bootstrap.py install --stamp S                         # the detached worker (pip install)
 
-State lives in ``${CLAUDE_PLUGIN_DATA}`` (0700): ``venv/`` with ``venv/remem-stamp``, ``setup.json`` (what was
-said and when, never any prompt text), ``setup.log`` (pip's output, 0600) and ``setup.lock``. Every path is
-fail-open: a setup that cannot start or fails says so once and the session carries on without memory.
+State lives in ``${CLAUDE_PLUGIN_DATA}`` (0700, every file 0600): ``venv/`` with ``venv/remem-stamp``,
+``setup.json`` (what was said and when), ``setup.log`` (pip's output) and ``setup.lock``. The stamp is two
+checksums (of the plugin folder's path and of its manifests) and setup.json holds only the stamp, numbers and
+fixed words (:func:`_clean` drops anything else) and passes remem's redactor when this Python has one, so no
+path or other text of the user's reaches the disk from here. Every path is fail-open: a setup that cannot start
+or fails says so once and the session carries on without memory.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -57,10 +61,57 @@ def _read(path: Path) -> dict:
         return {}
 
 
+_STAMP = re.compile(r"[0-9 |]{1,80}")
+_SAID = re.compile(r"(python|(start|failed):[0-9 |]{1,80})")
+_STATUS = ("running", "ready", "failed")
+
+
+def _clean(data: dict) -> dict:
+    """setup.json's schema and nothing else: the stamp (checksums), a pid, times, a status word and the keys of
+    what was said; any other value (a path, a message) is dropped rather than written."""
+    out: dict = {}
+    if isinstance(data.get("stamp"), str) and _STAMP.fullmatch(data["stamp"]):
+        out["stamp"] = data["stamp"]
+    if isinstance(data.get("pid"), int) or data.get("pid") is None:
+        out["pid"] = data.get("pid")
+    for key in ("started", "finished"):
+        if isinstance(data.get(key), (int, float)):
+            out[key] = float(data[key])
+    if data.get("status") in _STATUS:
+        out["status"] = data["status"]
+    out["said"] = [k for k in data.get("said", []) if isinstance(k, str) and _SAID.fullmatch(k)]
+    return out
+
+
+def _redacted(data: dict) -> dict:
+    """``data`` through remem's redactor when this Python has remem (an upgrade runs in the plugin's venv); the
+    first setup runs on a bare system Python, where :func:`_clean` alone guarantees there is no text."""
+    try:
+        from remem.core.redact.redactor import configured
+    except Exception:  # noqa: BLE001 - no remem here (yet)
+        return data
+    try:
+        return configured(True).redact_data(data)[0]
+    except Exception:  # noqa: BLE001 - a broken redact.json: the built-in rules
+        from remem.core.redact.redactor import Redactor
+
+        return Redactor(pii=True).redact_data(data)[0]
+
+
+def _private_file(path: Path) -> int:
+    """An fd for writing ``path`` (created or truncated) with mode 0600 whatever the umask or an old file's mode."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        pass
+    return fd
+
+
 def _write(path: Path, data: dict) -> None:
+    data = _redacted(_clean(data))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+    with os.fdopen(_private_file(tmp), "w", encoding="utf-8") as fh:
         json.dump(data, fh)
     os.replace(tmp, path)
 
@@ -139,6 +190,10 @@ def _spawn_install(stamp: str) -> int:
     data = _private_dir(data_dir())  # type: ignore[arg-type]
     log = os.open(data / "setup.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
+        os.fchmod(log, 0o600)
+    except OSError:
+        pass
+    try:
         proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "install", "--stamp", stamp],
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True,
                                 start_new_session=True, env={**os.environ, "REMEM_HOOKS": "0"})
@@ -174,7 +229,7 @@ def install(stamp: str) -> int:
     try:
         import fcntl
 
-        lock = open(data / "setup.lock", "a")
+        lock = os.fdopen(os.open(data / "setup.lock", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a")
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # one setup at a time; a second one waits, then finds it done
     except (ImportError, OSError):
         lock = None
@@ -192,7 +247,8 @@ def install(stamp: str) -> int:
                   "--upgrade", f"{source}[{EXTRAS}]"])
         finally:
             shutil.rmtree(source, ignore_errors=True)
-        (target / STAMP_FILE).write_text(stamp + "\n", "utf-8")
+        with os.fdopen(_private_file(target / STAMP_FILE), "w", encoding="utf-8") as fh:
+            fh.write(stamp + "\n")  # checksums only (see main)
         if fresh:
             shutil.rmtree(venv, ignore_errors=True)  # a broken leftover without a python
             os.replace(target, venv)
@@ -218,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stamp", required=True)
     p.add_argument("--event", default="")
     args = p.parse_args(argv)
+    if not _STAMP.fullmatch(args.stamp):  # not the launcher's checksums: a checksum of it, so no text is written
+        import zlib
+
+        args.stamp = str(zlib.crc32(args.stamp.encode("utf-8", "replace")))
     if args.action == "install":
         return install(args.stamp)
     try:

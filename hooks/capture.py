@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import os
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any, Iterator
 from . import transcript
 from remem.core.config import private_dir, private_opener
 
-from .common import HookInput, env_flag, hooks_dir, log, open_memory, read_json, safe_name, scrub, warn, write_json
+from .common import HookInput, env_flag, hook_command, hooks_dir, log, open_memory, read_json, safe_name, scrub, warn, write_json
 
 MAX_CAPTURE_CHARS = 40_000
 
@@ -124,7 +123,9 @@ def capture(inp: HookInput) -> dict[str, Any]:
         messages = transcript.to_messages(found, inp.last_assistant_message, already)
         final = transcript.normalize(inp.last_assistant_message) or already  # redacted by write_json
         if not messages:
-            _save_state(state_path, state, offset, last_uuid, final, tenant)
+            if (offset, last_uuid, final, tenant) != tuple(state.get(k) for k in ("offset", "last_uuid", "final",
+                                                                                   "tenant")):
+                _save_state(state_path, state, offset, last_uuid, final, tenant)  # else: nothing to write
             return {"status": "nothing new", "note": note, **_flush_held(inp)}
         messages, counts = _redact(_fit(messages))
         item = {"id": str(uuid.uuid4()), "tenant": tenant, "session": inp.session_id, "event": inp.event,
@@ -172,7 +173,7 @@ def start_drainer() -> str:
     if mode == "inline":
         return f"inline:{drain()}"
     try:
-        subprocess.Popen([sys.executable, "-m", "remem.hooks.main", "drain"], stdin=subprocess.DEVNULL,
+        subprocess.Popen(hook_command("drain"), stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
                          start_new_session=True)
         return "spawned"

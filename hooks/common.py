@@ -59,6 +59,18 @@ def hooks_dir() -> Path:
     return remem_home() / "hooks"
 
 
+# ---------------------------------------------------------------------------------------------- processes
+# ``python -m remem.hooks.main`` would put the working directory (the user's project) first on sys.path, so a
+# project with a ``remem`` folder of its own (this repository's parent, say) would shadow the installed remem.
+# ``-c`` with that entry dropped runs the installed one wherever Claude Code starts the hook.
+ENTRY_CODE = "import sys; sys.path[:1] = []; from remem.hooks.main import main; sys.exit(main())"
+
+
+def hook_command(*args: str) -> list[str]:
+    """The command line of a detached remem hook process (``warm``, ``drain``) with this Python."""
+    return [sys.executable, "-c", ENTRY_CODE, *args]
+
+
 # ---------------------------------------------------------------------------------------------- log
 def _process_age() -> float:
     """Seconds since this process started (Linux /proc; elsewhere 0, i.e. since this module loaded)."""
@@ -194,6 +206,12 @@ def store_folder() -> Path:
     """Where ``Memory()`` keeps the embedded store (REMEM_PATH, else $REMEM_HOME/store)."""
     env = os.environ.get("REMEM_PATH")
     return Path(env).expanduser() if env else remem_home() / "store"
+
+
+def uses_service() -> bool:
+    """Whether ``Memory()`` goes through the local service here (REMEM_SERVICE not off, no REMEM_URL)."""
+    mode = (os.environ.get("REMEM_SERVICE") or "auto").strip().lower()
+    return mode not in ("off", "0", "false", "no", "none") and not os.environ.get("REMEM_URL")
 
 
 def service_running() -> bool:

@@ -34,8 +34,10 @@ def _read_stdin() -> str:
     return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
 
 
-def run_hook(event_arg: str | None) -> int:
-    """One hook event (``--background``, the launcher's cue to run it detached, needs nothing more here)."""
+def run_hook(event_arg: str | None, background: bool = False) -> int:
+    """One hook event. ``background`` (``--background``: the launcher ran it detached, Claude Code is not waiting
+    for it) leaves out the routine "done" log line: writing it means loading the redactor, CPU the session's
+    start-up needs more (a failure is still logged)."""
     raw = _read_stdin()
     event = _BY_LOWER.get((event_arg or "").lower())
     inp = HookInput.parse(raw, event=event)
@@ -67,12 +69,15 @@ def run_hook(event_arg: str | None) -> int:
             from .capture import capture
 
             result = capture(inp)
-            log(event.lower(), result.get("status", ""), **{k: v for k, v in result.items() if k != "status"})
+            if result.get("status") != "nothing new" or result.get("note") or result.get("drainer"):
+                # (the routine "nothing new", e.g. SessionEnd after the Stop that captured the turn, writes
+                # nothing at all: no redactor to load in a process that has nothing to redact)
+                log(event.lower(), result.get("status", ""), **{k: v for k, v in result.items() if k != "status"})
         else:
             warn(event or "hook", f"unknown hook event {event or '(none)'!r}; nothing to do")
     except Exception as exc:  # noqa: BLE001 - the session goes on without memory
         warn(event, f"{type(exc).__name__}: {str(exc)[:300]}")
-    if event in ("UserPromptSubmit", "SessionStart"):
+    if event == "UserPromptSubmit" or (event == "SessionStart" and not background):
         from . import after
         from .common import elapsed
 
@@ -143,7 +148,7 @@ def dispatch(argv: Sequence[str]) -> int:
         return memory_main(list(argv[1:]))
     if cmd == "mcp":
         return run_mcp(argv[1:])
-    return run_hook(cmd or None)
+    return run_hook(cmd or None, background="--background" in argv[1:])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,6 @@ plus one listing for the digest. Nothing the session was already shown is inject
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -20,7 +19,7 @@ from typing import Any, Callable
 from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIGEST_TOKENS,
                      DEFAULT_RECALL_DEADLINE, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, HookInput, elapsed,
                      env_float, env_int, hooks_dir, log, open_memory, read_json, safe_name, service_running,
-                     write_json)
+                     uses_service, write_json)
 from .after import defer
 from .digest import CHARS_PER_TOKEN, build_digest, covered, said
 from .injected import Shown
@@ -78,11 +77,6 @@ def with_deadline(fn: Callable[[], Any], seconds: float) -> Any:
     if "error" in box:
         raise box["error"]
     return box.get("value")
-
-
-def uses_service() -> bool:
-    mode = (os.environ.get("REMEM_SERVICE") or "auto").strip().lower()
-    return mode not in ("off", "0", "false", "no", "none") and not os.environ.get("REMEM_URL")
 
 
 def recall_deadline() -> float:

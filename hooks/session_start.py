@@ -13,9 +13,8 @@ sessions already on disk (``/remem:memory import``).
 
 from __future__ import annotations
 
-import sys
 
-from .common import HookInput, log, service_running
+from .common import HookInput, hook_command, log, service_running, uses_service
 from .injected import Shown, state_path
 
 def session_start(inp: HookInput) -> str:
@@ -35,8 +34,6 @@ def session_start(inp: HookInput) -> str:
             shown.save()
         except OSError as exc:
             log("session-start", f"could not write the session record: {exc}")
-    from .recall import uses_service
-
     if uses_service() and not service_running():
         warm_in_background()
     return ""
@@ -47,7 +44,7 @@ def warm_in_background() -> None:
     import subprocess
 
     try:
-        subprocess.Popen([sys.executable, "-m", "remem.hooks.main", "warm"], stdin=subprocess.DEVNULL,
+        subprocess.Popen(hook_command("warm"), stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
                          start_new_session=True)
     except OSError as exc:

@@ -129,17 +129,33 @@ class ClaudeMachine:
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
     def wait_for_captures(self, timeout: float = 90, expected: int | None = None) -> None:
-        """Until every run's Stop and SessionEnd captured what it had to, everything spooled was handed to
-        remem and no drainer runs (captures run detached, after claude -p has exited)."""
+        """Until every run's turn was captured (by its Stop, or its SessionEnd; ``expected`` of them, default one
+        per run), no capture hook of
+        this machine still runs (a SessionEnd with nothing new writes no log line), everything spooled was
+        handed to remem and no drainer runs (captures run detached, after claude -p has exited)."""
         spool = self.remem_home / "hooks" / "spool"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             captured = sum(1 for r in self.hook_log() if r.get("event") in ("stop", "sessionend"))
-            if captured >= (2 * self.runs if expected is None else expected) and not any(spool.glob("*.json")) \
-                    and not self._draining():
+            if captured >= (self.runs if expected is None else expected) and not self._capturing() \
+                    and not any(spool.glob("*.json")) and not self._draining():
                 return
             time.sleep(0.2)
         raise AssertionError(f"captures not stored within {timeout:g}s; log: {self.hook_log()[-5:]}")
+
+    def _capturing(self) -> bool:
+        """Whether a Stop/PreCompact/SessionEnd hook process of this machine (its REMEM_HOME) is still running."""
+        home = f"REMEM_HOME={self.remem_home}".encode()
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                cmd = (proc / "cmdline").read_bytes().split(b"\0")
+                if not {b"Stop", b"PreCompact", b"SessionEnd"} & set(cmd):
+                    continue
+                if home in (proc / "environ").read_bytes().split(b"\0"):
+                    return True
+            except OSError:
+                continue
+        return False
 
     def _draining(self) -> bool:
         lock = self.remem_home / "hooks" / "drain.lock"

@@ -67,14 +67,17 @@ def test_a_fresh_machine_sets_itself_up_and_remembers_from_the_next_prompt(tmp_p
             assert str(data / "venv") in said
             wait_for(stamp.exists, "the venv setup", 600, data / "setup.log")
             assert data.stat().st_mode & 0o777 == 0o700
-            assert (data / "setup.log").stat().st_mode & 0o777 == 0o600
+            for written in ("setup.log", "setup.json", "setup.lock", "venv/remem-stamp"):
+                assert (data / written).stat().st_mode & 0o777 == 0o600, written
+            setup_state = (data / "setup.json").read_text() + stamp.read_text()
+            assert str(ROOT) not in setup_state and str(machine.home) not in setup_state  # checksums, no paths
             assert not (ROOT / "build").exists() or (ROOT / "build").stat().st_mtime < first.debug.stat().st_mtime
 
             api.reply(text("Noted."))
             second = machine.run("Decision: we deploy with blue-green releases, and only on Tuesdays, because "
                                  "the on-call rota is fullest then.", app)
             assert "setting up" not in second.first_request_text                    # said once
-            machine.wait_for_captures(expected=2)
+            machine.wait_for_captures(expected=1)  # the first run had no remem yet
             api.reply(text("Blue-green, on Tuesdays."))
             third = machine.run("How do we deploy our releases, and on which day?", app)
             assert "blue-green" in third.first_request_text.lower()
@@ -86,9 +89,10 @@ def test_a_fresh_machine_sets_itself_up_and_remembers_from_the_next_prompt(tmp_p
                                                                    "build", "tests", "results"))
             manifest = json.loads((v2 / ".claude-plugin" / "plugin.json").read_text())
             (v2 / ".claude-plugin" / "plugin.json").write_text(json.dumps({**manifest, "version": "0.1.1-test"}))
+            built_from = stamp.read_text()
             api.reply(text("Hi."))
             machine.run("Hello again, anything new in this project?", app, plugin_dir=v2)
-            wait_for(lambda: str(v2) in stamp.read_text(), "the venv upgrade", 600, data / "setup.log")
+            wait_for(lambda: stamp.read_text() != built_from, "the venv upgrade", 600, data / "setup.log")
             api.reply(text("Blue-green."))
             after = machine.run("Remind me how we deploy our releases?", app, plugin_dir=v2)
             assert "blue-green" in after.first_request_text.lower()                  # memory survived the upgrade

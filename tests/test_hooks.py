@@ -133,6 +133,24 @@ def test_session_two_recalls_what_session_one_decided(plugin: Plugin) -> None:
     assert last.returncode == 0 and b"sess-2" in last.stdout and b"SKIP LOCKED" in last.stdout
 
 
+def test_a_project_with_its_own_remem_folder_does_not_shadow_the_installed_remem(plugin: Plugin) -> None:
+    # Claude Code starts hooks in the project folder; `python -m remem...` would import the project's remem
+    proj = plugin.project("has-a-remem-package")
+    (proj / "remem").mkdir()
+    (proj / "remem" / "__init__.py").write_text("raise ImportError('the project\'s own remem, not ours')\n")
+    t1 = plugin.transcript("session1_decision.jsonl", proj)
+    stop = plugin.run("Stop", {"session_id": "s-1", "transcript_path": str(t1), "cwd": str(proj),
+                               "last_assistant_message": DECISION}, cwd=proj)
+    assert stop.returncode == 0 and b"ImportError" not in stop.stderr, stop.stderr
+    proc = plugin.run("UserPromptSubmit", {"session_id": "s-2", "cwd": str(proj),
+                                           "prompt": "Which database does the job queue use for claiming jobs?"},
+                      cwd=proj)
+    assert proc.returncode == 0 and b"ImportError" not in proc.stderr, proc.stderr
+    assert "SKIP LOCKED" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    last = plugin.run("memory", {}, args=["memory", "last"], cwd=proj)
+    assert last.returncode == 0 and b"s-2" in last.stdout
+
+
 def test_trivial_prompts_and_slash_commands_inject_nothing_and_keep_the_last_recall(plugin: Plugin) -> None:
     proj = plugin.project("p")
     plugin.stop(proj, "s1", plugin.transcript("session1_decision.jsonl", proj), DECISION)
@@ -426,6 +444,13 @@ def test_plugin_manifests_wire_every_hook_to_the_launcher() -> None:
     # launcher runs it detached and the first prompt brings the digest
     starts = {g["matcher"]: g["hooks"][0]["command"].split()[2:] for g in hooks["SessionStart"]}
     assert starts == {"compact": [], "startup|resume|clear": ["--background"]}
+    # ... and Claude Code does not even wait for the launcher there ("async"). The captures stay synchronous:
+    # `claude -p` kills async hooks at teardown, which can catch the launcher before it has detached the work
+    waits = {(event, g.get("matcher", "")): not g["hooks"][0].get("async", False)
+             for event, groups in hooks.items() for g in groups}
+    assert waits == {("SessionStart", "compact"): True, ("SessionStart", "startup|resume|clear"): False,
+                     ("UserPromptSubmit", ""): True, ("Stop", ""): True, ("PreCompact", "manual|auto"): True,
+                     ("SessionEnd", ""): True}
     assert mcp["command"] == "${CLAUDE_PLUGIN_ROOT}/hooks/remem-hook" and mcp["args"] == ["mcp"]
     assert os.access(LAUNCHER, os.X_OK)
     command = (ROOT / "commands" / "memory.md").read_text()
