@@ -83,6 +83,19 @@ def test_before_an_event_is_resolved_by_finding_the_event(mem: Memory) -> None:
     assert top[0].record.sources == ("old",)
 
 
+def test_search_itself_reads_the_time_a_question_names(mem: Memory) -> None:
+    now = dt.datetime.now(UTC)
+    last_thursday = now - dt.timedelta(days=now.weekday() + 4)  # inside "last week" whatever today is
+    _said(mem, "Rolled back the payments deploy after the 502 errors.", last_thursday, "recent", "s1")
+    _said(mem, "Moved CI from Jenkins to GitHub Actions.", now - dt.timedelta(days=90), "old", "s2")
+    _said(mem, "The orders DB moved to Postgres 16.", now - dt.timedelta(days=30), "pg", "s3")
+    # the question shares no word with what happened in the window: search() still answers with it
+    assert [h.record.sources for h in mem.search("what happened last week?", scope=SCOPE)][:1] == [("recent",)]
+    before = mem.search("what did we do before the Postgres move?", scope=SCOPE, limit=3)
+    assert ("old",) in [h.record.sources for h in before]
+    assert mem.context("what happened last week?", scope=SCOPE).count("Rolled back the payments deploy") == 1
+
+
 def test_recall_context_renders_each_thing_once_with_event_dates(mem: Memory) -> None:
     mem.remember([{"role": "user", "content": "I ran the Berlin half marathon last Sunday.",
                    "timestamp": "2023-05-25T10:00:00Z", "id": "run"}], scope=SCOPE, session="s1")

@@ -29,7 +29,8 @@ PAD_DAYS = 2  # a day named in a question, widened: it is often told of a day or
 
 
 Search = Callable[[str, "Mapping[str, Any] | None", int], Sequence[SearchHit]]
-"""``search(query, where, limit)``: one ranked search in the caller's scope and filters."""
+"""``search(query, where, limit)``: one ranked search in the caller's scope and filters; an empty ``query``
+asks for the newest records under ``where`` (the engine's search does so; a public ``search()`` returns none)."""
 
 
 def plan(search: Search, query: str, *, limit: int = 10, where: Mapping[str, Any] | None = None,
@@ -43,7 +44,10 @@ def plan(search: Search, query: str, *, limit: int = 10, where: Mapping[str, Any
     if frame is not None and frame.resolved and "occurred_at" not in (where or {}):
         if frame.start is not None and frame.end is not None and (frame.end - frame.start).days <= 1:
             frame = frame.padded(PAD_DAYS)
-        inside = search(without_phrase(query, frame), {**(where or {}), **frame.where()}, limit)
+        window = {**(where or {}), **frame.where()}
+        inside = search(without_phrase(query, frame), window, limit)
+        if not inside:  # nothing in the window shares a word with the question ("what happened last week"):
+            inside = search("", window, limit)  # what happened then, newest first
         hits = fuse(hits, inside, frame)
     return distinct(hits)[:limit]
 

@@ -27,6 +27,7 @@ from .backends.base import Backend, Cond, FilterSpec, Found, PointData
 from . import retrieval
 from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
+from .fields import ADD_FIELDS as _ADD_FIELDS, superseding_spec
 from .records import build_filter, content_hash, from_payload, to_payload
 from .validation import MAX_TEXT_CHARS, Validator, check_limit, finite
 
@@ -342,8 +343,11 @@ class Engine:
         now_ts = time.time()
 
         def one(q: str, w: Mapping[str, Any] | None, n: int) -> list[SearchHit]:
-            return retrieval.ranked(self.backend, self.settings, q, qvec, self.filter(scope, where=w, **base), n,
-                                    now_ts)
+            flt = self.filter(scope, where=w, **base)
+            if not q.strip():  # the plan asks what happened in a time window: newest first
+                return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
+                        for f in self.backend.newest(flt, n)]
+            return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts)
 
         hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
         hits = fit_hits(hits, token_budget) if token_budget is not None else hits
@@ -432,10 +436,6 @@ class Engine:
                 self.backend.close()
 
 
-_ADD_FIELDS = {"text", "scope", "kind", "tags", "importance", "metadata", "source", "valid_from", "valid_until",
-               "created_at", "context", "dedupe", "sources", "occurred_at"}
-
-
 def in_scope(rec: MemoryRecord, scope: Scope | AllTenants) -> bool:
     """Whether a record belongs to ``scope``: the same tenant (the global space is one), and the same
     user/agent/session where the scope sets them."""
@@ -447,30 +447,5 @@ def in_scope(rec: MemoryRecord, scope: Scope | AllTenants) -> bool:
                for k in ("user", "agent", "session"))
 
 
-def superseding_spec(new: Any, old: MemoryRecord, valid_from: Any, fields_: Mapping[str, Any]) -> dict[str, Any]:
-    """The superseding memory's fields: what was given, else the old memory's kind, tags, importance, metadata."""
-    if isinstance(new, MemoryRecord):
-        base: dict[str, Any] = {"text": new.text, "kind": new.kind, "tags": list(new.tags),
-                                "importance": new.importance, "metadata": dict(new.metadata), "source": new.source}
-    elif isinstance(new, Mapping):
-        base = dict(new)
-    elif isinstance(new, str):
-        base = {"text": new}
-    else:
-        raise TypeError("new must be the new text, a MemoryRecord or a mapping of add() fields")
-    unknown = set(base) - _ADD_FIELDS
-    if unknown:
-        raise TypeError(f"unknown fields for the superseding memory: {sorted(unknown)}")
-    base.update(fields_)
-    if "text" not in base:
-        raise ValueError("the superseding memory needs a text")
-    base.setdefault("kind", old.kind)
-    base.setdefault("tags", list(old.tags))
-    base.setdefault("importance", old.importance)
-    base.setdefault("metadata", dict(old.metadata))
-    base["valid_from"] = to_datetime(valid_from or base.get("valid_from")) or utcnow()
-    return base
-
-
 __all__ = ["ALL_TENANTS", "DENSE_WEIGHT", "Engine", "FORMAT_VERSION", "MAX_TEXT_CHARS", "QuotaExceededError",
-           "in_scope", "superseding_spec"]
+           "in_scope"]
