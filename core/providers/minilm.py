@@ -59,7 +59,8 @@ def machine_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file, read in 1 MB blocks (model files are tens of MB)."""
     h = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -84,7 +85,7 @@ def model_path() -> Path:
 
 
 def _checked(path: Path, sha256: str, what: str) -> Path:
-    if _sha256(path) != sha256:
+    if file_sha256(path) != sha256:
         raise RuntimeError(f"{path} is not the {what} file the embedder {MiniLMEmbedder.name!r} was built for")
     return path
 
@@ -187,4 +188,4 @@ class MiniLMEmbedder:
         return self.embed_documents([text])[0]
 
 
-__all__ = ["MiniLMEmbedder", "chunks_by_length", "minilm_available"]
+__all__ = ["MiniLMEmbedder", "chunks_by_length", "file_sha256", "machine_threads", "minilm_available"]
