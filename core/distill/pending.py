@@ -34,7 +34,32 @@ class PendingEntry:
         return int(self.data.get("attempts", 0))
 
 
-class PendingQueue:
+class _Queue:
+    """What both queues derive from ``ids()`` and ``claim()``: entry ids, the envelope, length, claiming in turn."""
+
+    @staticmethod
+    def _new_entry(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """A sortable id (oldest first) and the stored payload of a new entry."""
+        return f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}", {"attempts": 0, "queued_at": time.time(), **data}
+
+    def ids(self) -> list[str]:
+        raise NotImplementedError
+
+    def claim(self, entry_id: str) -> PendingEntry | None:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.ids())
+
+    def claimed(self) -> Iterator[PendingEntry]:
+        """Claim every available entry in turn (oldest first)."""
+        for entry_id in self.ids():
+            entry = self.claim(entry_id)
+            if entry is not None:
+                yield entry
+
+
+class PendingQueue(_Queue):
     """Folder-backed FIFO of JSON payloads; safe across threads and processes."""
 
     def __init__(self, folder: str | os.PathLike[str], *, stale_after: float = 600.0) -> None:
@@ -45,8 +70,7 @@ class PendingQueue:
     def put(self, data: dict[str, Any]) -> str:
         """Store ``data`` durably; returns the entry id (sortable: oldest first)."""
         private_dir(self.folder)
-        entry_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
-        payload = {"attempts": 0, "queued_at": time.time(), **data}
+        entry_id, payload = self._new_entry(data)
         self._write(self.folder / (entry_id + _SUFFIX), payload)
         return entry_id
 
@@ -65,9 +89,6 @@ class PendingQueue:
             return []
         self._release_stale()
         return sorted(p.name[: -len(_SUFFIX)] for p in self.folder.glob("*" + _SUFFIX) if not p.name.startswith("."))
-
-    def __len__(self) -> int:
-        return len(self.ids())
 
     def peek(self) -> list[PendingEntry]:
         """Every unclaimed entry, oldest first, without claiming it."""
@@ -103,13 +124,6 @@ class PendingQueue:
             dst.rename(self.folder / f".{entry_id}.corrupt")  # keep it for a human, out of the queue
             return None
 
-    def claimed(self) -> Iterator[PendingEntry]:
-        """Claim every available entry in turn (oldest first)."""
-        for entry_id in self.ids():
-            entry = self.claim(entry_id)
-            if entry is not None:
-                yield entry
-
     def done(self, entry: PendingEntry) -> None:
         """The entry was distilled: delete it."""
         (self.folder / f"{entry.id}{_CLAIMED}{os.getpid()}").unlink(missing_ok=True)
@@ -133,7 +147,7 @@ class PendingQueue:
                 continue
 
 
-class CollectionQueue:
+class CollectionQueue(_Queue):
     """The same queue in a Qdrant server's meta collection (``Memory(url=...)``): app servers keep no state.
 
     A claim writes this process's token onto the entry and reads it back; the one whose token is there
@@ -148,8 +162,8 @@ class CollectionQueue:
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
     def put(self, data: dict[str, Any]) -> str:
-        entry_id = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"
-        self.state.put(self.KIND, entry_id, {"attempts": 0, "queued_at": time.time(), **data})
+        entry_id, payload = self._new_entry(data)
+        self.state.put(self.KIND, entry_id, payload)
         return entry_id
 
     def _free(self, payload: dict[str, Any], now: float) -> bool:
@@ -158,9 +172,6 @@ class CollectionQueue:
     def ids(self) -> list[str]:
         now = time.time()
         return sorted(p["state_key"] for p in self.state.scan(self.KIND) if self._free(p, now))
-
-    def __len__(self) -> int:
-        return len(self.ids())
 
     def peek(self) -> list[PendingEntry]:
         now = time.time()
@@ -177,12 +188,6 @@ class CollectionQueue:
         if mine is None or mine.get("claimed_by") != self.owner:
             return None
         return PendingEntry(entry_id, dict(mine.get("data") or {}))
-
-    def claimed(self) -> Iterator[PendingEntry]:
-        for entry_id in self.ids():
-            entry = self.claim(entry_id)
-            if entry is not None:
-                yield entry
 
     def done(self, entry: PendingEntry) -> None:
         self.state.delete(self.KIND, entry.id)
