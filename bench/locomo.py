@@ -11,13 +11,11 @@ first evidence turn. Also: tokens of remem's recalled context at the default bud
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import re
 import statistics
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -25,15 +23,10 @@ from rich.console import Console
 from rich.table import Table
 
 from remem import Memory, Scope
+from remem.bench.locomo_remember import CATEGORIES, DEFAULT_DATA, Scores, session_date
 from remem.core.recall.tokens import count_tokens
 
 WINDOW = 2  # turns of context on each side (bench/research: ±2 within the session was best)
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
-
-
-def session_date(text: str) -> dt.datetime:
-    return dt.datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=dt.timezone.utc)
 
 
 def turns_of(conv: dict[str, Any]) -> list[dict[str, Any]]:
@@ -72,22 +65,6 @@ def score(ranked: list[str], evidence: set[str]) -> dict[str, float]:
 
     rr = next((1.0 / (i + 1) for i, d in enumerate(ranked) if d in evidence), 0.0)
     return {"r5": recall(5), "r10": recall(10), "mrr": rr}
-
-
-class Scores:
-    def __init__(self) -> None:
-        self.by_cat: dict[int, list[dict[str, float]]] = defaultdict(list)
-
-    def add(self, cat: int, s: dict[str, float]) -> None:
-        self.by_cat[cat].append(s)
-
-    def mean(self, metric: str, cat: int | None = None) -> float:
-        rows = self.by_cat[cat] if cat is not None else [r for v in self.by_cat.values() for r in v]
-        return statistics.fmean(r[metric] for r in rows) if rows else 0.0
-
-    @property
-    def n(self) -> int:
-        return sum(len(v) for v in self.by_cat.values())
 
 
 def run_bm25_baseline(convs: list[dict[str, Any]]) -> Scores:
