@@ -189,17 +189,7 @@ class Evaluator:
         out: list[Any] = []
         self.skip_nl()
         while self.peek()[1] != "}":
-            start = self.i
-            try:
-                out.append(self.expr())
-            except Unsupported:
-                self.i = start
-                self._skip_element()
-                out.append(None)  # counted as not evaluated
-            self.skip_nl()
-            if self.peek()[1] == ",":
-                self.take()
-                self.skip_nl()
+            out.append(self._element())
         self.take("}")
         return out
 
@@ -211,19 +201,25 @@ class Evaluator:
             self.expr()
             self.take(":")
             self.skip_nl()
-            start = self.i
-            try:
-                out.append(self.expr())
-            except Unsupported:
-                self.i = start
-                self._skip_element()
-                out.append(None)
-            self.skip_nl()
-            if self.peek()[1] == ",":
-                self.take()
-                self.skip_nl()
+            out.append(self._element())
         self.take("}")
         return out
+
+    def _element(self) -> Any:
+        """One element of a list or map literal and its trailing comma; None (counted as not evaluated) when
+        it uses something this evaluator does not support."""
+        start = self.i
+        try:
+            value = self.expr()
+        except Unsupported:
+            self.i = start
+            self._skip_element()
+            value = None
+        self.skip_nl()
+        if self.peek()[1] == ",":
+            self.take()
+            self.skip_nl()
+        return value
 
     def _skip_element(self) -> None:
         depth = 0
