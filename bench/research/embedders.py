@@ -163,14 +163,14 @@ def items_of(conv: dict[str, Any], with_context: bool = True) -> list[dict[str, 
 
 def through_remem(embedder: Any, convs: list[dict[str, Any]], qs: list[dict[str, Any]],
                   dense_context: bool = True) -> tuple[Recall, float]:
-    """``dense_context=False`` emulates an engine that embeds only the text (the context still feeds BM25):
-    a third of the tokens to embed, so ~3x the ingest rate; this measures what it costs in recall."""
+    """The engine embeds only a memory's text (the context feeds BM25); ``dense_context=True`` emulates the
+    earlier engine that also embedded the context and summed the two vectors (the study's default column)."""
     indexing = _indexing()
 
     out, lat = Recall(), []
     original = indexing.dense_docs
-    if not dense_context:
-        indexing.dense_docs = lambda rec: [rec.text]
+    if dense_context:
+        indexing.dense_docs = lambda rec: [rec.text, rec.context] if rec.context else [rec.text]
     try:
         return _through_remem(embedder, convs, qs, out, lat)
     finally:

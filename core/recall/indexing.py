@@ -54,7 +54,8 @@ def dense_docs(rec: MemoryRecord) -> list[str]:
 
 
 def combine_dense(vectors: Sequence[Sequence[float]]) -> list[float]:
-    """2 x text (or, for a caller embedding two documents, their sum): the scale every stored vector has."""
+    """2 x the text's vector, or the sum of two (text + context, as stores written before kept, and as
+    ``bench/research/embedders.py`` still measures): every stored vector has the same scale."""
     if len(vectors) == 1:
         return [2.0 * x for x in vectors[0]]
     return [float(a) + float(b) for a, b in zip(vectors[0], vectors[1])]

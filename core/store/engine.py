@@ -335,7 +335,7 @@ class Engine:
             check_limit("token_budget", token_budget, low=0, high=1_000_000)
         valid_ts = finite("as_of", to_ts(as_of)) if as_of is not None else time.time()
         base = dict(kind=kind, tags=tags, since=since, until=until, valid_ts=valid_ts)
-        self.filter(scope, where=where, **base)  # a bad scope or filter fails before anything is embedded
+        asked = self.filter(scope, where=where, **base)  # a bad scope or filter fails before anything is embedded
         query = query.strip()
         if not query:
             return []
@@ -343,7 +343,7 @@ class Engine:
         now_ts = time.time()
 
         def one(q: str, w: Mapping[str, Any] | None, n: int) -> list[SearchHit]:
-            flt = self.filter(scope, where=w, **base)
+            flt = asked if w is where else self.filter(scope, where=w, **base)  # the plan narrows `where` at times
             if not q.strip():  # the plan asks what happened in a time window: newest first
                 return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
                         for f in self.backend.newest(flt, n)]

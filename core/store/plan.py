@@ -24,8 +24,9 @@ Plan = Generator["EmbedDocuments | EmbedQuery", Any, T]
 
 @dataclass(frozen=True)
 class EmbedDocuments:
-    """Embed these records as they will be indexed (:func:`~remem.core.recall.indexing.dense_docs`); ``strict``: a provider failure raises
-    instead of yielding None vectors (a migration must not store vector-less copies)."""
+    """Embed these records as they will be indexed (:func:`~remem.core.recall.indexing.dense_docs`).
+    Without ``keep_on_error`` a provider failure raises instead of yielding None vectors (a migration must not
+    store vector-less copies)."""
 
     records: Sequence[MemoryRecord]
     keep_on_error: bool = True
