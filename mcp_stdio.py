@@ -20,28 +20,94 @@ server whose connection failed for a while, even after the cause is gone.
 
 from __future__ import annotations
 
-import hashlib
-import json
+import _thread
 import os
 import sys
-import threading
-from pathlib import Path
-from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parent
-MANIFEST = ROOT / "data" / "mcp_manifest.json"
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Callable
+
+# Until the handshake is answered this module imports nothing that imports much: json, threading, pathlib and
+# typing would together double the time to the first answer (python -S: about 12 ms without them, 35 with).
+ROOT = os.path.dirname(os.path.realpath(__file__))
+MANIFEST = os.path.join(ROOT, "data", "mcp_manifest.json")
 FINGERPRINT_FILES = ("mcp_server.py", "core/tooling.py", "__init__.py")
 LISTINGS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
 WARM_DELAY = 3.0  # seconds after the handshake before the SDK is imported in the background (a short
 # `claude -p` is over by then and never pays for it; a session that lives on gets fast tool calls)
 
 
-def fingerprint(root: Path = ROOT) -> str:
+def _json_codec() -> tuple[Callable[[str], Any], Callable[[Any], str]]:
+    """(loads, dumps) on the C accelerator of ``json`` (the module itself pulls in ``re`` and ``enum``); the
+    module where that accelerator is missing or differs."""
+    try:
+        import _json
+
+        class _Rules:  # what the C scanner reads off a json.JSONDecoder
+            strict = True
+            object_hook = None
+            object_pairs_hook = None
+            parse_float = float
+            parse_int = int
+
+            @staticmethod
+            def parse_constant(name: str) -> float:
+                return float(name.replace("Infinity", "inf"))
+
+        scan = _json.make_scanner(_Rules())
+        encode = _json.make_encoder(None, _unencodable, _json.encode_basestring, None, ":", ",", False, False,
+                                    True)
+        blank = " \t\n\r"
+
+        def loads(text: str) -> Any:
+            start = len(text) - len(text.lstrip(blank))
+            try:
+                obj, end = scan(text, start)
+            except StopIteration as exc:
+                raise ValueError(f"not JSON at {exc.value}") from None
+            if text[end:].strip(blank):
+                raise ValueError(f"extra data at {end}")
+            return obj
+
+        def dumps(obj: Any) -> str:
+            return "".join(encode(obj, 0))
+
+        assert loads(dumps({"a": [1, 2.5, "é", None, True]})) == {"a": [1, 2.5, "é", None, True]}
+        return loads, dumps
+    except Exception:  # noqa: BLE001 - another Python: the module, at its price
+        import json
+
+        return json.loads, lambda obj: json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def _sha256() -> Any:
+    """The built-in SHA-256 (``hashlib`` loads OpenSSL first, a few ms of the handshake)."""
+    for name in ("_sha2", "_sha256"):  # Python 3.12+, 3.10-3.11
+        try:
+            return __import__(name).sha256()
+        except (ImportError, AttributeError):
+            continue
+    import hashlib
+
+    return hashlib.sha256()
+
+
+def _unencodable(obj: Any) -> Any:
+    raise TypeError(f"{type(obj).__name__} is not JSON")
+
+
+_loads, _dumps = _json_codec()
+
+
+def fingerprint(root: str | os.PathLike[str] = ROOT) -> str:
     """What the recorded answers depend on: the tool definitions (``build_server`` in mcp_server.py, the shared
     descriptions in core/tooling.py) and remem's version; not the HTTP transport or anything else."""
-    h = hashlib.sha256()
+    h = _sha256()
     for name in FINGERPRINT_FILES:
-        data = (root / name).read_bytes()
+        with open(os.path.join(root, name), "rb") as fh:
+            data = fh.read()
         if name == "mcp_server.py":
             data = _top_level_block(data, b"def build_server(")
         h.update(name.encode() + b"\0" + data + b"\0")
@@ -60,10 +126,11 @@ def _top_level_block(source: bytes, start: bytes) -> bytes:
             return source[i:j if j >= 0 else len(source)]
 
 
-def load_manifest(path: Path = MANIFEST) -> dict[str, Any] | None:
+def load_manifest(path: str | os.PathLike[str] = MANIFEST) -> dict[str, Any] | None:
     """The recorded answers, or None when they are missing or were recorded from other tool definitions."""
     try:
-        data = json.loads(path.read_text("utf-8"))
+        with open(path, encoding="utf-8") as fh:
+            data = _loads(fh.read())
         if data.get("fingerprint") == fingerprint() and isinstance(data.get("versions"), dict):
             return data
     except (OSError, ValueError, AttributeError):
@@ -85,7 +152,8 @@ class Front:
         self.answered: set[Any] = set()        # ids the SDK server must not answer again
         self.buffer = b""
         self._server: Any = None
-        self._ready = threading.Event()
+        self._ready = _thread.allocate_lock()  # held until the SDK server is built (or failed)
+        self._ready.acquire()
         self._error: BaseException | None = None
         self._warming = False
 
@@ -101,7 +169,7 @@ class Front:
 
     @staticmethod
     def _send(payload: dict[str, Any]) -> None:
-        data = (json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        data = (_dumps(payload) + "\n").encode()
         while data:
             data = data[os.write(1, data):]
 
@@ -117,7 +185,7 @@ class Front:
     def handle(self, line: bytes) -> bool:
         """Answer ``line`` if it is part of the fixed handshake; False means: hand off, starting with it."""
         try:
-            msg = json.loads(line)
+            msg = _loads(line.decode("utf-8"))
         except ValueError:
             return False
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
@@ -162,16 +230,18 @@ class Front:
         if self._warming:
             return
         self._warming = True
-        timer = threading.Timer(WARM_DELAY, self._warm)
-        timer.daemon = True
-        timer.start()
+        _thread.start_new_thread(self._warm, (WARM_DELAY,))
 
-    def _warm(self) -> None:
+    def _warm(self, delay: float = 0.0) -> None:
         """Import the SDK and build the server in the background, at low priority (Linux: per thread)."""
         try:
-            if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
+            if delay:
+                import time
+
+                time.sleep(delay)
+            if hasattr(os, "setpriority") and hasattr(_thread, "get_native_id"):
                 try:
-                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+                    os.setpriority(os.PRIO_PROCESS, _thread.get_native_id(), 10)
                 except OSError:
                     pass
             if self._server is None:
@@ -179,7 +249,7 @@ class Front:
         except BaseException as exc:  # noqa: BLE001 - reported at handoff
             self._error = exc
         finally:
-            self._ready.set()
+            self._ready.release()
 
     def serve(self) -> int:
         while True:
@@ -196,7 +266,8 @@ class Front:
         if self._server is None and not self._warming:
             self._warming = True
             self._warm()
-        self._ready.wait()
+        with self._ready:  # until the warm-up thread has built it
+            pass
         if self._error is not None:
             raise self._error
         real_in, real_out = os.dup(0), os.dup(1)
@@ -207,6 +278,8 @@ class Front:
         os.close(in_r)
         os.close(out_w)
         head = b"".join(self.replay) + pending + self.buffer
+        import threading
+
         threading.Thread(target=_pump_in, args=(head, real_in, in_w), daemon=True, name="mcp-in").start()
         threading.Thread(target=_filter_out, args=(out_r, real_out, set(self.answered)), daemon=True,
                          name="mcp-out").start()
@@ -253,7 +326,7 @@ def _filter_out(src: int, dest: int, answered: set[Any]) -> None:
 
 def _is_reply_to(line: bytes, answered: set[Any]) -> bool:
     try:
-        msg = json.loads(line)
+        msg = _loads(line.decode("utf-8"))
     except ValueError:
         return False
     if isinstance(msg, dict) and "method" not in msg and msg.get("id") in answered:
@@ -278,11 +351,11 @@ def serve(build: Callable[[], Any]) -> int:
 
     SIGINT/SIGTERM end the process at once: that is how Claude Code closes a stdio server, and it waits for
     the server's exit before it exits itself (a server that lingers adds to every ``claude -p`` turn)."""
-    import signal
+    import _signal  # the C module: ``signal`` imports enum
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (_signal.SIGINT, _signal.SIGTERM):
         try:
-            signal.signal(sig, _exit_at_once)
+            _signal.signal(sig, _exit_at_once)
         except (ValueError, OSError):  # not the main thread, or no such signal here
             pass
     manifest = load_manifest()
@@ -294,8 +367,11 @@ def serve(build: Callable[[], Any]) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- recording
-def record_manifest(path: Path = MANIFEST, timeout: float = 60.0) -> dict[str, Any]:
+def record_manifest(path: str | os.PathLike[str] = MANIFEST, timeout: float = 60.0) -> dict[str, Any]:
     """Ask the real SDK server (over stdio, in a subprocess) every fixed answer, once per handshake version."""
+    import json
+    from pathlib import Path
+
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
     code = ("import sys; from remem.mcp_server import build_server, Scope; "
@@ -316,12 +392,13 @@ def record_manifest(path: Path = MANIFEST, timeout: float = 60.0) -> dict[str, A
                 answers[method] = replies[2 + i]["result"]
         versions[version] = answers
     data = {"fingerprint": fingerprint(), "counter_offer": LATEST_HANDSHAKE_VERSION, "versions": versions}
-    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", "utf-8")
+    Path(path).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", "utf-8")
     return data
 
 
 def _ask(code: str, lines: list[dict[str, Any]], timeout: float) -> dict[Any, dict[str, Any]]:
     """Send ``lines`` to a server started by ``code`` and collect one reply per request id (then close)."""
+    import json
     import subprocess
     import time
 
@@ -352,10 +429,28 @@ SETUP_MESSAGE = ("remem is still setting up its Python environment (see the mess
 OFF_MESSAGE = "remem is switched off for this process (REMEM_HOOKS=0)."
 
 
+def installed_server() -> Any:
+    """The installed remem's MCP server for this project, for ``--serve``: the script started without
+    site-packages (``python -S``: nothing to scan before the handshake), so they are loaded only now, with this
+    folder (the plugin, not a package) off the import path."""
+    import site
+
+    here = os.path.realpath(ROOT)
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != here]
+    if sys.flags.no_site:
+        site.main()
+    from remem.hooks.main import mcp_server
+
+    return mcp_server()
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``--setup``: the tools are listed but answer that remem is being set up; ``--off``: no tools;
-    ``--record``: re-record data/mcp_manifest.json after editing a tool."""
+    """``--serve``: the plugin's server (the installed remem behind this front); ``--setup``: the tools are
+    listed but answer that remem is being set up; ``--off``: no tools; ``--record``: re-record
+    data/mcp_manifest.json after editing a tool."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if "--serve" in args:
+        return serve(installed_server)
     if "--record" in args:
         record_manifest()
         print(f"wrote {MANIFEST}")

@@ -15,18 +15,28 @@ import os
 import threading
 from typing import Any, Callable
 
+from .callenv import getenv, served
+
 BOOKKEEPING_NICE = 10
-_PENDING: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
+Pending = list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]
+_PENDING: Pending = []
+
+
+def _queue() -> Pending:
+    call = served()  # the service answering a hook: the work waits for that call's answer instead
+    return call.pending if call is not None else _PENDING
 
 
 def defer(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Run ``fn(*args, **kwargs)`` after the hook's output was written (see :func:`run`)."""
-    _PENDING.append((fn, args, kwargs))
+    _queue().append((fn, args, kwargs))
 
 
-def _drain() -> None:
-    while _PENDING:
-        fn, args, kwargs = _PENDING.pop(0)
+def drain(queue: Pending | None = None) -> None:
+    """Do the deferred work here, now."""
+    queue = _PENDING if queue is None else queue
+    while queue:
+        fn, args, kwargs = queue.pop(0)
         try:
             fn(*args, **kwargs)
         except Exception:  # noqa: BLE001 - bookkeeping never breaks a hook
@@ -38,13 +48,13 @@ def run(detach: bool = True) -> None:
     if not _PENDING:
         return
     if not (detach and hasattr(os, "fork") and threading.active_count() == 1
-            and os.environ.get("REMEM_HOOK_DETACH", "1") != "0"):
-        _drain()
+            and getenv("REMEM_HOOK_DETACH", "1") != "0"):
+        drain()
         return
     try:
         pid = os.fork()
     except OSError:
-        _drain()
+        drain()
         return
     if pid:  # the hook itself: its output is out, the child does the rest
         _PENDING.clear()
@@ -58,6 +68,6 @@ def run(detach: bool = True) -> None:
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        _drain()
+        drain()
     finally:
         os._exit(0)

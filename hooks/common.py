@@ -19,6 +19,8 @@ from typing import Any
 
 from remem.core.config import private_dir, private_opener
 
+from .callenv import elapsed, getcwd, getenv, served
+
 # ---------------------------------------------------------------------------------------------- settings
 DEFAULT_RECALL_TOKENS = 800
 DEFAULT_DIGEST_TOKENS = 500
@@ -31,27 +33,28 @@ LOG_MAX_BYTES = 1_000_000
 
 def env_float(name: str, default: float) -> float:
     try:
-        return float(os.environ.get(name, "") or default)
+        return float(getenv(name, "") or default)
     except ValueError:
         return default
 
 
 def env_int(name: str, default: int) -> int:
     try:
-        return int(os.environ.get(name, "") or default)
+        return int(getenv(name, "") or default)
     except ValueError:
         return default
 
 
 def env_flag(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
+    value = getenv(name)
     if value is None or not value.strip():
         return default
     return value.strip().lower() not in ("0", "false", "no", "off")
 
 
 def remem_home() -> Path:
-    return Path(os.environ.get("REMEM_HOME") or "~/.remem").expanduser()
+    home = getenv("REMEM_HOME")
+    return Path(home).expanduser() if home else Path(getenv("HOME") or "~").expanduser() / ".remem"
 
 
 def hooks_dir() -> Path:
@@ -72,27 +75,6 @@ def hook_command(*args: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------- log
-def _process_age() -> float:
-    """Seconds since this process started (Linux /proc; elsewhere 0, i.e. since this module loaded)."""
-    try:
-        with open("/proc/self/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        with open("/proc/uptime", "rb") as fh:
-            uptime = float(fh.read().split()[0])
-        age = uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")
-        return age if 0 <= age < 60 else 0.0
-    except (OSError, ValueError, IndexError, AttributeError):
-        return 0.0
-
-
-_started = time.monotonic() - _process_age()
-
-
-def elapsed() -> float:
-    """Seconds since this hook process started (the deadline clock: budgets count interpreter start-up)."""
-    return time.monotonic() - _started
-
-
 def log(event: str, message: str, **fields: Any) -> None:
     """One JSON line in $REMEM_HOME/logs/hooks.log. Never raises; never logs prompt or memory text, and what
     it does log (error messages, paths) goes through the redactor first."""
@@ -115,8 +97,12 @@ def log(event: str, message: str, **fields: Any) -> None:
 def warn(event: str, reason: str, **fields: Any) -> None:
     """The one-line stderr reason Claude Code shows in verbose mode, plus the log line."""
     try:
-        sys.stderr.write(f"remem {event}: {reason}\n")
-        sys.stderr.flush()
+        call = served()
+        if call is not None:  # answered in the service: the line goes back to the hook process's stderr
+            call.stderr.append(f"remem {event}: {reason}\n")
+        else:
+            sys.stderr.write(f"remem {event}: {reason}\n")
+            sys.stderr.flush()
     except Exception:  # noqa: BLE001
         pass
     log(event, reason, **fields)
@@ -204,14 +190,14 @@ def safe_name(value: str) -> str:
 # ---------------------------------------------------------------------------------------------- the store
 def store_folder() -> Path:
     """Where ``Memory()`` keeps the embedded store (REMEM_PATH, else $REMEM_HOME/store)."""
-    env = os.environ.get("REMEM_PATH")
+    env = getenv("REMEM_PATH")
     return Path(env).expanduser() if env else remem_home() / "store"
 
 
 def uses_service() -> bool:
     """Whether ``Memory()`` goes through the local service here (REMEM_SERVICE not off, no REMEM_URL)."""
-    mode = (os.environ.get("REMEM_SERVICE") or "auto").strip().lower()
-    return mode not in ("off", "0", "false", "no", "none") and not os.environ.get("REMEM_URL")
+    mode = (getenv("REMEM_SERVICE") or "auto").strip().lower()
+    return mode not in ("off", "0", "false", "no", "none") and not getenv("REMEM_URL")
 
 
 def service_running() -> bool:
@@ -233,7 +219,11 @@ def service_running() -> bool:
 
 
 def open_memory(deadline: float) -> Any:
-    """``Memory()`` as configured by the environment, retrying while another process holds the store."""
+    """``Memory()`` as configured by the environment, retrying while another process holds the store (when the
+    service answers the hook: the service's own store)."""
+    call = served()
+    if call is not None:
+        return call.memory()
     from remem import Memory, StoreLockedError
 
     while True:
@@ -263,10 +253,10 @@ def project_tenant(cwd: str | os.PathLike[str] | None = None) -> str:
 
     ``REMEM_HOOK_TENANT`` overrides it (to share memory between checkouts, for example).
     """
-    override = os.environ.get("REMEM_HOOK_TENANT", "").strip()
+    override = (getenv("REMEM_HOOK_TENANT") or "").strip()
     if override:
         return override
-    start = cwd or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    start = cwd or getenv("CLAUDE_PROJECT_DIR") or getcwd()
     return str(find_project_root(start))
 
 

@@ -35,36 +35,51 @@ def _read_stdin() -> str:
 
 
 def run_hook(event_arg: str | None, background: bool = False) -> int:
-    """One hook event. ``background`` (``--background``: the launcher ran it detached, Claude Code is not waiting
-    for it) leaves out the routine "done" log line: writing it means loading the redactor, CPU the session's
-    start-up needs more (a failure is still logged)."""
-    raw = _read_stdin()
+    """One hook event in this process: stdin in, :func:`answer` out, then the deferred bookkeeping."""
+    out = answer(event_arg, _read_stdin(), background)
+    if out:
+        sys.stdout.write(out)
+    sys.stdout.flush()
+    from . import after
+
+    after.run()
+    return 0
+
+
+def answer(event_arg: str | None, raw: str, background: bool = False) -> str:
+    """What a hook event prints for Claude Code (a JSON line, or nothing), from the hook's stdin text. Never
+    raises. The same in the hook's own process and in the service (:mod:`remem.hooks.served`).
+
+    ``background`` (``--background``: the launcher ran it detached, Claude Code is not waiting for it) leaves
+    out the routine "done" log line: writing it means loading the redactor, CPU the session's start-up needs
+    more (a failure is still logged)."""
     event = _BY_LOWER.get((event_arg or "").lower())
     inp = HookInput.parse(raw, event=event)
     event = _BY_LOWER.get(inp.event.lower(), inp.event) if inp.event else ""
     if not raw.strip():
         warn(event or "hook", "empty stdin; nothing to do")
-        return 0
+        return ""
     if not inp.raw:
         warn(event or "hook", "stdin is not a JSON object; nothing to do")
-        return 0
+        return ""
+    out = ""
     try:
         if event == "UserPromptSubmit":
             from .recall import recall
 
             text, message = recall(inp)
             if text or message:
-                out: dict = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
-                                                    "additionalContext": text or message}}
+                payload: dict = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                                        "additionalContext": text or message}}
                 if message:
-                    out["systemMessage"] = message  # shown to the user, not only to Claude
-                _emit_json(out)
+                    payload["systemMessage"] = message  # shown to the user, not only to Claude
+                out = _json_line(payload)
         elif event == "SessionStart":
             from .session_start import session_start
 
             text = session_start(inp)
             if text:
-                _emit_json({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
+                out = _json_line({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
         elif event in ("Stop", "PreCompact", "SessionEnd"):
             from .capture import capture
 
@@ -81,35 +96,36 @@ def run_hook(event_arg: str | None, background: bool = False) -> int:
         from . import after
         from .common import elapsed
 
-        # its ms: this hook's whole time in the process until its answer is out (bench_claude_code reads it)
+        # its ms: this hook's whole time until its answer is out (bench_claude_code reads it)
         after.defer(log, event.lower(), "done", ms=round(elapsed() * 1000, 1))
-        sys.stdout.flush()
-        after.run()
-    return 0
+    return out
 
 
-def _emit_json(payload: dict) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+def _json_line(payload: dict) -> str:
+    return json.dumps(payload, ensure_ascii=False) + "\n"
 
 
 def run_mcp(argv: Sequence[str]) -> int:
     """The remem MCP server with this project's tenant, so explicit tools and hooks share one memory.
 
     Served through the fast stdio front (:mod:`remem.mcp_stdio`): Claude Code holds the session's first request
-    until the server has listed its tools, and the front does that without importing the MCP SDK."""
-    tenant = project_tenant()
+    until the server has listed its tools, and the front does that without importing the MCP SDK. (The plugin's
+    launcher starts that front as a script, ``python -S mcp_stdio.py --serve``, which comes back here through
+    :func:`mcp_server` only when a tool is called.)"""
     if argv:  # extra options: the full command line
         from remem.cli import main as cli_main
 
-        return cli_main(["mcp", "--project", tenant, *argv])
+        return cli_main(["mcp", "--project", project_tenant(), *argv])
     from remem.mcp_stdio import serve
 
-    def build() -> object:
-        from remem.mcp_server import build_server, server_scope
+    return serve(mcp_server)
 
-        return build_server(scope=server_scope(project=tenant))
 
-    return serve(build)
+def mcp_server() -> object:
+    """The SDK server scoped to this project's tenant."""
+    from remem.mcp_server import build_server, server_scope
+
+    return build_server(scope=server_scope(project=project_tenant()))
 
 
 def warm() -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .callenv import getenv, home
 from .common import hooks_dir, read_json, write_json
 
 OFFERS_FILE = "offers.json"
 
 
 def claude_projects_dir() -> Path:
-    base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    base = getenv("CLAUDE_CONFIG_DIR") or os.path.join(home(), ".claude")
     return Path(base) / "projects"
 
 

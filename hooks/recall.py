@@ -10,6 +10,7 @@ plus one listing for the digest. Nothing the session was already shown is inject
 
 from __future__ import annotations
 
+import contextvars
 import re
 import threading
 import time
@@ -69,7 +70,8 @@ def with_deadline(fn: Callable[[], Any], seconds: float) -> Any:
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
             box["error"] = exc
 
-    worker = threading.Thread(target=run, name="remem-hook", daemon=True)
+    # the caller's context goes along: a hook the service answers reads its client's settings through it
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(run,), name="remem-hook", daemon=True)
     worker.start()
     worker.join(max(0.0, seconds))
     if worker.is_alive():

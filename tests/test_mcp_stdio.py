@@ -29,7 +29,7 @@ TOOLS = {"memory_search", "memory_save", "memory_get", "memory_update", "memory_
 
 def test_the_recorded_handshake_is_what_the_sdk_server_answers(tmp_path: Path) -> None:
     fresh = record_manifest(tmp_path / "manifest.json")
-    committed = json.loads(MANIFEST.read_text())
+    committed = json.loads(Path(MANIFEST).read_text())
     assert fresh == committed, "a tool changed: re-record with `python -m remem.mcp_stdio --record`"
 
 

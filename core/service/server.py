@@ -44,6 +44,9 @@ log = logging.getLogger("remem.service")
 
 DEFAULT_IDLE = 900.0
 MAX_VIEWS = 32
+# requests answered by code above the core, loaded when first asked for: the Claude Code plugin's hooks, served
+# warm so that a hook process needs nothing but the standard library (remem/hooks/fast.py)
+EXTENSIONS = {"_hook": "remem.hooks.served"}
 
 
 def idle_from_env() -> float:
@@ -99,6 +102,10 @@ class Service:
         if method == "_shutdown":
             threading.Thread(target=self.stop, name="remem-stop", daemon=True).start()
             return True
+        if method in EXTENSIONS:
+            import importlib
+
+            return importlib.import_module(EXTENSIONS[method]).handle(self.engine, **kwargs)
         op = OPERATIONS.get(method)
         if op is None:
             raise RememError(f"the remem service has no method {method!r}")

@@ -1,0 +1,83 @@
+"""The service's side of :mod:`remem.hooks.fast`: a hook answered inside the warm local service.
+
+A hook process that imports remem, connects and searches spends most of its time starting Python and importing
+(the search itself is a few milliseconds in a warm service). So the thin client sends the hook's stdin, its
+environment and working folder here, and the service runs the very same hook code (:func:`remem.hooks.main.answer`)
+on its open store, with the client's settings (:mod:`remem.hooks.callenv`). What the hook defers (the session's
+injected-memory record, the last-recall record, log lines) runs after the answer, in a low-priority thread.
+
+Only the events Claude Code waits for are served (the prompt's recall, the session start); captures keep their
+own detached process, where a long distillation cannot hold up the service's other callers.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import threading
+import time
+from typing import Any, Mapping
+
+from remem.core.connection import LocalConnection
+
+from .callenv import ServedCall, serving
+
+PROTOCOL = 1
+SERVED_EVENTS = ("UserPromptSubmit", "SessionStart")
+BOOKKEEPING_NICE = 10
+MAX_AGE = 60.0  # seconds: a hook process older than this is not a hook that just started
+
+
+class _Borrowed(LocalConnection):
+    """The service's store, lent to one hook: closing the hook's Memory leaves the store open."""
+
+    def with_settings(self, settings: Any) -> "_Borrowed":
+        return _Borrowed(self.local.with_settings(settings))
+
+    def close(self) -> None:
+        pass
+
+
+def _memory(engine: Any) -> Any:
+    from remem.core.memory import Memory, _Activity
+
+    return Memory._from(_Borrowed(engine), _Activity())
+
+
+def handle(engine: Any, *, v: int, event: str, payload: str, env: Mapping[str, str], cwd: str, age: float,
+           background: bool = False) -> dict[str, Any]:
+    """The hook's output: ``{"stdout": ..., "stderr": ...}``, a flat map of strings (what the client reads).
+    A ValueError for a request this service cannot answer (another protocol version, an event that is not
+    served): the client then runs the hook itself."""
+    if v != PROTOCOL:
+        raise ValueError(f"hook protocol {v!r} is not {PROTOCOL} (the plugin and the installed remem differ)")
+    if event not in SERVED_EVENTS:
+        raise ValueError(f"the service does not answer {event!r} hooks")
+    if not isinstance(payload, str) or not isinstance(cwd, str) or not isinstance(env, Mapping):
+        raise ValueError("malformed hook request")
+    age = min(max(float(age), 0.0), MAX_AGE)
+    call = ServedCall(env={str(k): str(val) for k, val in env.items()}, cwd=cwd,
+                      started=time.monotonic() - age, memory=lambda: _memory(engine))
+    from .main import answer
+
+    with serving(call):
+        out = answer(event, payload, background)
+        later = contextvars.copy_context()  # the bookkeeping reads the same client settings
+    if call.pending:
+        threading.Thread(target=later.run, args=(_bookkeeping, call), name="remem-hook-after",
+                         daemon=True).start()
+    return {"stdout": out, "stderr": "".join(call.stderr)} if call.stderr else {"stdout": out}
+
+
+def _bookkeeping(call: ServedCall) -> None:
+    from .after import drain
+
+    if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
+        try:  # Linux: per thread; the service's other callers come first
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BOOKKEEPING_NICE)
+        except OSError:
+            pass
+    drain(call.pending)
+
+
+__all__ = ["PROTOCOL", "SERVED_EVENTS", "handle"]
