@@ -3,7 +3,8 @@
     python -m remem.bench.bench_claude_code [--runs 10] [--memories 300] [--embedder none|auto] [--claude PATH]
 
 Both sides run the same ``claude -p PROMPT`` against a fake Anthropic API on 127.0.0.1 that answers at once
-(tests/anthropic_server.py), alternating bare and with ``--plugin-dir <this checkout>`` so machine load hits
+(tests/anthropic_server.py), alternating bare and with ``--plugin-dir`` (a copy of this checkout's files as a marketplace install has them:
+tracked and new files, no virtualenv or caches) so machine load hits
 both alike. The plugin side uses a store seeded with ``--memories`` memories of the project and a warm local
 service (the steady state). Reported, medians and p95 over the runs:
 
@@ -120,6 +121,18 @@ def seed(home: Path, tenant: str, n: int, embedder: str) -> None:
     subprocess.run([sys.executable, "-c", code, tenant], input=json.dumps(items), text=True, env=env, check=True)
 
 
+def export_plugin(dest: Path) -> Path:
+    """The plugin as a user installs it: the checkout's files (``git ls-files``), not its .venv and caches."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard", "-z"],
+                            capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, (n.decode() for n in listed)):
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
@@ -136,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     tmp = Path(tempfile.mkdtemp(prefix="remem-bench-cc-"))
+    plugin_dir = export_plugin(tmp / "plugin")
     project = tmp / "project"
     (project / ".git").mkdir(parents=True)
     remem_home = tmp / "remem"
@@ -153,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
             def turn(kind: str, i: int) -> dict[str, float]:
                 dbg = tmp / f"debug-{kind}-{i}.txt"
-                extra = ["--plugin-dir", str(ROOT)] if kind == "remem" else []
+                extra = ["--plugin-dir", str(plugin_dir)] if kind == "remem" else []
                 api.reset()
                 r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.time()

@@ -21,6 +21,8 @@ from typing import Any, Iterator
 from . import transcript
 from remem.core.config import private_dir, private_opener
 
+from .callenv import getenv, served
+
 from .common import HookInput, env_flag, hook_command, hooks_dir, log, open_memory, read_json, safe_name, scrub, warn, write_json
 
 MAX_CAPTURE_CHARS = 40_000
@@ -166,11 +168,12 @@ def start_drainer() -> str:
     """Run the drainer detached (its own session, no pipes), so the hook returns at once.
 
     ``REMEM_HOOK_DRAIN``: ``spawn`` (default), ``inline`` (drain in this process; tests, debugging) or ``off``.
+    In the service (a capture it answers for the thin client, already off Claude Code's path) it drains inline.
     """
-    mode = os.environ.get("REMEM_HOOK_DRAIN", "spawn").strip().lower()
+    mode = (getenv("REMEM_HOOK_DRAIN") or "spawn").strip().lower()
     if mode == "off":
         return "off"
-    if mode == "inline":
+    if mode == "inline" or served() is not None:
         return f"inline:{drain()}"
     try:
         subprocess.Popen(hook_command("drain"), stdin=subprocess.DEVNULL,
@@ -203,7 +206,7 @@ BATCH_SECONDS = 600.0  # claude-code distiller: a session's captures wait at mos
 
 def _batching() -> bool:
     """The claude-code distiller costs a `claude -p` call per remember: captures are batched per session."""
-    return os.environ.get("REMEM_DISTILLER", "").strip().lower() in ("claude-code", "claude_code", "claude")
+    return (getenv("REMEM_DISTILLER") or "").strip().lower() in ("claude-code", "claude_code", "claude")
 
 
 def _batches(folder: Path) -> list[list[tuple[Path, dict[str, Any]]]]:
@@ -239,7 +242,7 @@ def _due(batch: list[tuple[Path, dict[str, Any]]], now: float) -> bool:
     compacts, or its oldest capture is BATCH_SECONDS old)."""
     if not _batching():
         return True
-    window = float(os.environ.get("REMEM_CLAUDE_DISTILL_BATCH_SECONDS") or BATCH_SECONDS)
+    window = float(getenv("REMEM_CLAUDE_DISTILL_BATCH_SECONDS") or BATCH_SECONDS)
     return any(item.get("event") in ("SessionEnd", "PreCompact") for _, item in batch) or \
         ended_marker(batch[0][1]["session"]).exists() or \
         now - min(float(item.get("created") or 0) for _, item in batch) >= window
@@ -247,7 +250,7 @@ def _due(batch: list[tuple[Path, dict[str, Any]]], now: float) -> bool:
 
 def drain(max_seconds: float | None = None) -> int:
     """Hand every spooled capture to remem; returns how many were handed over. One drainer at a time."""
-    budget = max_seconds if max_seconds is not None else float(os.environ.get("REMEM_HOOK_DRAIN_SECONDS", 120))
+    budget = max_seconds if max_seconds is not None else float(getenv("REMEM_HOOK_DRAIN_SECONDS") or 120)
     deadline = time.monotonic() + budget
     done = 0
     folder = spool_dir()

@@ -6,8 +6,11 @@ environment and working folder here, and the service runs the very same hook cod
 on its open store, with the client's settings (:mod:`remem.hooks.callenv`). What the hook defers (the session's
 injected-memory record, the last-recall record, log lines) runs after the answer, in a low-priority thread.
 
-Only the events Claude Code waits for are served (the prompt's recall, the session start); captures keep their
-own detached process, where a long distillation cannot hold up the service's other callers.
+The prompt's recall and the session start are answered before the reply. A capture (Stop, PreCompact,
+SessionEnd) is acknowledged at once and done in a service thread: read the transcript, redact, spool, distil and
+store, as the detached hook process did, without that process (a Python start-up and remem's imports, competing
+with Claude Code for the CPU while it finishes the turn). Captures for the opt-in ``claude-code`` distiller are not
+served: its ``claude -p`` runs need the hook process's own environment.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from remem.core.connection import LocalConnection
 from .callenv import ServedCall, serving
 
 PROTOCOL = 1
-SERVED_EVENTS = ("UserPromptSubmit", "SessionStart")
+ANSWERED_EVENTS = ("UserPromptSubmit", "SessionStart")
+CAPTURE_EVENTS = ("Stop", "PreCompact", "SessionEnd")
+SERVED_EVENTS = ANSWERED_EVENTS + CAPTURE_EVENTS
 BOOKKEEPING_NICE = 10
 MAX_AGE = 60.0  # seconds: a hook process older than this is not a hook that just started
 
@@ -61,6 +66,14 @@ def handle(engine: Any, *, v: int, event: str, payload: str, env: Mapping[str, s
     from .main import answer
 
     with serving(call):
+        if event in CAPTURE_EVENTS:
+            from .capture import _batching
+
+            if _batching():
+                raise ValueError("captures for the claude-code distiller run in the hook's own process")
+            threading.Thread(target=contextvars.copy_context().run, args=(answer, event, payload, True),
+                             name="remem-capture", daemon=True).start()
+            return {"stdout": ""}
         out = answer(event, payload, background)
         later = contextvars.copy_context()  # the bookkeeping reads the same client settings
     if call.pending:

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -38,11 +39,41 @@ def service_pid(plugin: Plugin) -> int:
     return int(state["pid"])
 
 
+def stored(plugin: Plugin, proj: Path, needle: str, timeout: float = 60.0) -> list:
+    """The project's memories once one holds ``needle`` (a served capture is distilled after its answer)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        records = plugin.memories(proj, service="auto")
+        if any(needle in r.text for r in records) or time.monotonic() > deadline:
+            return records
+        time.sleep(0.1)
+
+
 def seed(plugin: Plugin, name: str) -> Path:
     proj = plugin.project(name)
     plugin.stop(proj, f"{name}-s1", plugin.transcript("session1_decision.jsonl", proj, name=f"{name}.jsonl"),
                 DECISION)
+    assert any("SKIP LOCKED" in r.text for r in stored(plugin, proj, "SKIP LOCKED"))
     return proj
+
+
+def test_a_capture_is_acknowledged_at_once_and_stored_by_the_service(served: Plugin) -> None:
+    seed(served, "first")  # no service yet: the full hook captured it (and started the service)
+    pid = service_pid(served)
+    proj = served.project("second")
+    t = served.transcript("session1_decision.jsonl", proj, name="second.jsonl")
+    proc = served.stop(proj, "second-s1", t, DECISION)
+    assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+    assert any("SKIP LOCKED" in r.text for r in stored(served, proj, "SKIP LOCKED"))
+    deadline = time.monotonic() + 30
+    while not any(line.get("event") == "stop" and line.get("pid") == pid for line in served.log_lines()):
+        assert time.monotonic() < deadline, "the service logged no capture"
+        time.sleep(0.1)
+    # captured once: the same Stop again finds nothing new, and the spool is empty
+    served.stop(proj, "second-s1", t, DECISION)
+    assert served.spool() == [] and len(stored(served, proj, "SKIP LOCKED")) == len(served.memories(proj, "auto"))
+    # and into its own project only
+    assert not any("SKIP LOCKED" in r.text for r in served.memories(served.project("third"), "auto"))
 
 
 def test_a_prompt_answered_by_the_service_injects_what_the_full_hook_injects(served: Plugin) -> None:
