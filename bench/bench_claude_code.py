@@ -14,8 +14,8 @@ service (the steady state). Reported, medians and p95 over the runs:
 - the MCP server's connect time as Claude Code logs it;
 - the time from the answer's first byte to the process exit (Stop, the MCP server's shutdown, SessionEnd);
 - each remem hook's own time (its process start to its last log line, from ``$REMEM_HOME/logs/hooks.log``):
-  recall, and Stop, which runs detached (off the turn's critical path). SessionStart (async, detached)
-  and a SessionEnd with nothing new write no log line (that would load the redactor), so they have no row.
+  recall, and Stop, whose capture the service does after acknowledging it (off the turn's critical path).
+  SessionStart (async) and a SessionEnd with nothing new write no log line, so they have no row.
 - the first prompt after the service is gone ("first prompt of the day"): whether recall still arrived.
 """
 
@@ -82,27 +82,33 @@ def debug_timings(path: Path, started: float) -> dict[str, float]:
     return out
 
 
-def hook_timings(log: Path, since: float) -> dict[str, float]:
-    """Per hook event: its process's time from start to its last log line (hooks.log ``ms``)."""
-    per_pid: dict[int, tuple[str, float]] = {}
+def hook_timings(log: Path, offset: int) -> dict[str, float]:
+    """Per hook event, from the hooks.log lines written since byte ``offset`` (this turn's): the ms of its
+    last line, i.e. from the hook process's start to the end of its work. Read per line, not per process: the
+    service writes the lines of every hook it answers."""
     try:
-        lines = log.read_text("utf-8").splitlines()
+        with open(log, "rb") as fh:
+            fh.seek(offset)
+            lines = fh.read().decode("utf-8", "replace").splitlines()
     except OSError:
         return {}
+    out: dict[str, float] = {}
     for line in lines:
         try:
             row = json.loads(line)
         except ValueError:
             continue
-        when = time.mktime(time.strptime(row.get("ts", "1970-01-01T00:00:00"), "%Y-%m-%dT%H:%M:%S"))
-        if when + 1 < since or row.get("event") not in HOOK_EVENTS:
-            continue
-        pid = int(row.get("pid", 0))
-        per_pid[pid] = (HOOK_EVENTS[row["event"]], max(float(row.get("ms", 0)), per_pid.get(pid, ("", 0.0))[1]))
-    out: dict[str, float] = {}
-    for event, ms in per_pid.values():
-        out[event] = max(out.get(event, 0.0), ms)
+        event = HOOK_EVENTS.get(row.get("event"))
+        if event:
+            out[event] = max(out.get(event, 0.0), float(row.get("ms", 0)))
     return out
+
+
+def log_size(log: Path) -> int:
+    try:
+        return log.stat().st_size
+    except OSError:
+        return 0
 
 
 HOOK_EVENTS = {"sessionstart": "SessionStart", "userpromptsubmit": "UserPromptSubmit", "stop": "Stop",
@@ -169,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                 dbg = tmp / f"debug-{kind}-{i}.txt"
                 extra = ["--plugin-dir", str(plugin_dir)] if kind == "remem" else []
                 api.reset()
+                logged = log_size(remem_home / "logs" / "hooks.log")
                 r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.time()
                 proc = subprocess.run([claude, "-p", PROMPT, "--debug-file", str(dbg), *extra], env=base,
@@ -182,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
                 if "answered" in out:  # the answer streams in: what is left is Stop, MCP shutdown, SessionEnd, exit
                     out["tail"] = wall - out.pop("answered")
                 if kind == "remem":
-                    out.update(hook_timings(remem_home / "logs" / "hooks.log", t0))
+                    time.sleep(0.3)  # a capture the service does after its answer logs a moment later
+                    out.update(hook_timings(remem_home / "logs" / "hooks.log", logged))
                     reqs = api.requests()
                     out["recalled"] = float(bool(reqs) and "SKIP LOCKED" in json.dumps(reqs[0]))
                 return out
@@ -207,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     table = [("one `claude -p` turn (wall)", "wall"), ("until the first API request", "first_request"),
              ("CPU of claude and the hooks it waits for", "cpu"),
              ("from the answer to the process exit", "tail"), ("MCP server connect", "mcp_connect"),
-             ("UserPromptSubmit hook (recall)", "UserPromptSubmit"), ("Stop hook (detached)", "Stop")]
+             ("UserPromptSubmit hook (recall)", "UserPromptSubmit"),
+             ("Stop: capture stored (after the answer, off the turn's path)", "Stop")]
     if args.json:
         print(json.dumps({kind: {k: {"p50": pct(v, .5), "p95": pct(v, .95)} for k, v in data.items()}
                           for kind, data in rows.items()} | {"first_prompt_of_day": first}))

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 from contextlib import contextmanager
 
+from .fast import process_age
+
 
 @dataclass
 class ServedCall:
@@ -65,20 +67,7 @@ def home() -> str:
     return value if value else os.path.expanduser("~")
 
 
-def _process_age() -> float:
-    """Seconds since this process started (Linux /proc; elsewhere 0, i.e. since this module loaded)."""
-    try:
-        with open("/proc/self/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        with open("/proc/uptime", "rb") as fh:
-            uptime = float(fh.read().split()[0])
-        age = uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")
-        return age if 0 <= age < 60 else 0.0
-    except (OSError, ValueError, IndexError, AttributeError):
-        return 0.0
-
-
-_started = time.monotonic() - _process_age()
+_started = time.monotonic() - process_age()
 
 
 def elapsed() -> float:

@@ -179,7 +179,7 @@ def _deadline(event: str, env: dict[str, str]) -> float:
         return DEFAULT_DEADLINE + GRACE
 
 
-def _process_age() -> float:
+def process_age() -> float:
     """Seconds since this process started (Linux /proc), so the service's deadline counts our start-up."""
     try:
         with open("/proc/self/stat", "rb") as fh:
@@ -236,9 +236,9 @@ def main(argv: list[str]) -> int:
     except OSError:
         cwd = env.get("PWD", "/")
     request = {"v": PROTOCOL, "event": event, "payload": data.decode("utf-8", "replace"), "env": sent,
-               "cwd": cwd, "age": _process_age(), "background": background}
+               "cwd": cwd, "age": process_age(), "background": background}
     try:
-        out = ask(sock, request, _deadline(event, env) - _process_age())
+        out = ask(sock, request, _deadline(event, env) - process_age())
     except NoService:
         run_full(command, data, background, env)  # e.g. a service from before this protocol: nothing was done
         return 0
