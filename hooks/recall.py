@@ -62,6 +62,8 @@ def with_deadline(fn: Callable[[], Any], seconds: float) -> Any:
     The abandoned thread dies with the process (hooks end with ``os._exit``), so a slow store or a cold model
     load can never hold the user's prompt.
     """
+    if seconds <= 0:  # spent already (e.g. on the interpreter's start-up): not even a fast store may answer
+        raise DeadlineExceeded(f"gave up after {seconds:.2f}s")
     box: dict[str, Any] = {}
 
     def run() -> None:
