@@ -6,8 +6,11 @@ launcher to its exit (shell + Python start-up + remem + the work), p50/p95 over 
 Scenarios:
 - recall, warm service: REMEM_SERVICE=auto with the local service already running (the steady state).
 - recall, cold in-process: REMEM_SERVICE=off, so every hook opens the store itself (no service at all).
-- recall, trivial prompt: the hook decides there is nothing to do (the floor: start-up cost only).
-- capture (Stop): read the new transcript lines, redact, spool, start the detached drainer.
+- trivial prompt: the hook decides there is nothing to do (the floor: start-up cost only), in its own process
+  (REMEM_SERVICE=off: shell, Python with site-packages, the hook's imports) and through the thin client that the
+  warm service answers (shell, ``python -I -S``, one socket round trip).
+- capture (Stop), warm service: until the hook exits (the service acknowledges, then reads the new transcript
+  lines, redacts, spools and distils in a thread of its own).
 """
 
 from __future__ import annotations
@@ -97,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         off = {**base, "REMEM_SERVICE": "off"}
-        measure("trivial prompt (start-up floor)", "UserPromptSubmit", off,
+        measure("trivial prompt, own process (full hook floor)", "UserPromptSubmit", off,
                 lambda i: {**prompt, "prompt": "ok"}, args.runs)
         # a new session per run: within one session recall never injects the same memories twice
         measure("recall, cold in-process", "UserPromptSubmit", {**off, "REMEM_HOOK_RECALL_DEADLINE": "10"},
@@ -108,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
 
         start_service(home / "store", embedder=args.embedder)
         run_hook("UserPromptSubmit", {**prompt, "prompt": PROMPTS[0]}, auto)  # first contact
+        measure("trivial prompt, warm service (thin client floor)", "UserPromptSubmit", auto,
+                lambda i: {**prompt, "prompt": "ok"}, args.runs)
         measure("recall, warm service", "UserPromptSubmit", auto,
                 lambda i: {**prompt, "session_id": f"warm-{i}", "prompt": PROMPTS[i % len(PROMPTS)]}, args.runs)
         transcript = tmp / "t.jsonl"
