@@ -8,10 +8,10 @@ script when it finds no remem, and again when the plugin was updated (its stamp 
     python3 hooks/bootstrap.py install --stamp S                         # the detached worker (pip install)
 
 State lives in ``${CLAUDE_PLUGIN_DATA}`` (0700, every file 0600): ``venv/`` with ``venv/remem-stamp``,
-``setup.json`` (what was said and when), ``setup.log`` (pip's output) and ``setup.lock``. The stamp is two
-checksums (of the plugin folder's path and of its manifests) and setup.json holds only the stamp, numbers and
-fixed words (:func:`_clean` drops anything else) and passes remem's redactor when this Python has one, so no
-path or other text of the user's reaches the disk from here. Every path is fail-open: a setup that cannot start
+``setup.json`` (what was said and when), ``setup.log`` (the steps, without paths, and pip's output through remem's
+redactor) and ``setup.lock``. The stamp is two checksums (of the plugin folder's path and of its manifests) and
+setup.json holds only the stamp, numbers and fixed words (:func:`_clean` drops anything else) and passes remem's
+redactor when this Python has one, so no path or other text of the user's reaches the disk from here. Every path is fail-open: a setup that cannot start
 or fails says so once and the session carries on without memory.
 """
 
@@ -203,9 +203,38 @@ def _spawn_install(stamp: str) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- install
-def _run(cmd: list[str]) -> None:
-    print("$ " + " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL)
+def _run(cmd: list[str], what: str) -> None:
+    print(f"$ {what}", flush=True)
+    subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+def _pip(python: Path, args: list[str]) -> None:
+    """pip in the venv. Its output (index URLs with credentials, paths) reaches setup.log only through remem's
+    redactor, run by that venv's Python once remem is in it; output that cannot be redacted is not kept."""
+    cmd = [str(python), "-m", "pip", *args]
+    print(f"$ python -m pip {args[0]} ...", flush=True)
+    proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True)
+    output = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+    print(_redacted_text(python, output) if output.strip() else "(pip printed nothing)", flush=True)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd[:4])
+
+
+REDACT_CODE = ("import sys; from remem.core.redact.redactor import Redactor; "
+               "sys.stdout.write(Redactor(pii=True).redact(sys.stdin.read()).text)")
+
+
+def _redacted_text(python: Path, text: str) -> str:
+    try:
+        proc = subprocess.run([str(python), "-c", REDACT_CODE], input=text.encode("utf-8"), capture_output=True,
+                              timeout=120, env={**os.environ, "REMEM_HOOKS": "0"})
+    except (OSError, subprocess.SubprocessError):
+        proc = None
+    if proc is None or proc.returncode:
+        return (f"(pip's output, {len(text.splitlines())} lines, is not kept: remem's redactor could not run in "
+                f"the venv; run the install by hand to see it)")
+    return proc.stdout.decode("utf-8", "replace")
 
 
 SKIP = shutil.ignore_patterns(".git", ".venv", "venv", "node_modules", "__pycache__", "*.egg-info", "build", "dist",
@@ -225,7 +254,7 @@ def install(stamp: str) -> int:
     root = plugin_root()
     venv = data / "venv"
     state_path = data / "setup.json"
-    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] remem setup from {root} (stamp {stamp})", flush=True)
+    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] remem setup from the plugin folder (stamp {stamp})", flush=True)
     try:
         import fcntl
 
@@ -240,11 +269,11 @@ def install(stamp: str) -> int:
         target = data / "venv.new" if fresh else venv
         if fresh:
             shutil.rmtree(target, ignore_errors=True)
-            _run([sys.executable, "-m", "venv", str(target)])
+            _run([sys.executable, "-m", "venv", str(target)], "python -m venv venv.new")
         source = _source_copy(root, data / "src")
         try:
-            _run([str(venv_python(target)), "-m", "pip", "install", "--disable-pip-version-check", "--quiet",
-                  "--upgrade", f"{source}[{EXTRAS}]"])
+            _pip(venv_python(target), ["install", "--disable-pip-version-check", "--quiet", "--upgrade",
+                                       f"{source}[{EXTRAS}]"])
         finally:
             shutil.rmtree(source, ignore_errors=True)
         with os.fdopen(_private_file(target / STAMP_FILE), "w", encoding="utf-8") as fh:
@@ -258,7 +287,8 @@ def install(stamp: str) -> int:
         print("remem setup done", flush=True)
         return 0
     except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"remem setup failed: {exc}", flush=True)
+        code = f" (exit status {exc.returncode})" if isinstance(exc, subprocess.CalledProcessError) else ""
+        print(f"remem setup failed: {type(exc).__name__}{code}", flush=True)
         state = _read(state_path)
         state.update(status="failed", finished=time.time(), pid=None, stamp=stamp)
         _write(state_path, state)

@@ -69,6 +69,8 @@ def test_a_fresh_machine_sets_itself_up_and_remembers_from_the_next_prompt(tmp_p
             assert data.stat().st_mode & 0o777 == 0o700
             for written in ("setup.log", "setup.json", "setup.lock", "venv/remem-stamp"):
                 assert (data / written).stat().st_mode & 0o777 == 0o600, written
+            log = (data / "setup.log").read_text()
+            assert "remem setup done" in log and str(ROOT) not in log.split("\n", 1)[0]
             setup_state = (data / "setup.json").read_text() + stamp.read_text()
             assert str(ROOT) not in setup_state and str(machine.home) not in setup_state  # checksums, no paths
             assert not (ROOT / "build").exists() or (ROOT / "build").stat().st_mtime < first.debug.stat().st_mtime
