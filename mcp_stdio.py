@@ -439,8 +439,13 @@ def installed_server() -> Any:
     sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != here]
     if sys.flags.no_site:
         site.main()
-    from remem.hooks.main import mcp_server
+    try:
+        from remem.hooks.main import mcp_server
+    except ImportError:  # an installed remem from before this entry point
+        from remem.hooks.common import project_tenant
+        from remem.mcp_server import build_server, server_scope
 
+        return build_server(scope=server_scope(project=project_tenant()))
     return mcp_server()
 
 

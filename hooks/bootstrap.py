@@ -221,7 +221,7 @@ def _pip(python: Path, args: list[str]) -> None:
         raise subprocess.CalledProcessError(proc.returncode, cmd[:4])
 
 
-REDACT_CODE = ("import sys; from remem.core.redact.redactor import Redactor; "
+REDACT_CODE = ("import sys; sys.path[:1] = []; from remem.core.redact.redactor import Redactor; "
                "sys.stdout.write(Redactor(pii=True).redact(sys.stdin.read()).text)")
 
 

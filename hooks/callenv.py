@@ -56,6 +56,19 @@ def getenv(name: str, default: str | None = None) -> str | None:
     return os.environ.get(name, default)
 
 
+def environ() -> Mapping[str, str] | None:
+    """The served client's environment, for code that takes one whole (None: this process's own)."""
+    call = _CALL.get()
+    return call.env if call is not None else None
+
+
+def expand(path: str) -> str:
+    """``~`` and relative paths as the hook process means them (its home and working folder)."""
+    if path == "~" or path.startswith("~/"):
+        path = home() + path[1:]
+    return path if os.path.isabs(path) else os.path.join(getcwd(), path)
+
+
 def getcwd() -> str:
     call = _CALL.get()
     return call.cwd if call is not None else os.getcwd()
@@ -76,4 +89,4 @@ def elapsed() -> float:
     return time.monotonic() - (call.started if call is not None else _started)
 
 
-__all__ = ["ServedCall", "elapsed", "getcwd", "getenv", "home", "served", "serving"]
+__all__ = ["ServedCall", "elapsed", "environ", "expand", "getcwd", "getenv", "home", "served", "serving"]

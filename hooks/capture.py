@@ -21,7 +21,7 @@ from typing import Any, Iterator
 from . import transcript
 from remem.core.config import private_dir, private_opener
 
-from .callenv import getenv, served
+from .callenv import environ, getenv, served
 
 from .common import HookInput, env_flag, hook_command, hooks_dir, log, open_memory, read_json, safe_name, scrub, warn, write_json
 
@@ -59,7 +59,7 @@ def file_lock(path: Path, blocking: bool = True) -> Iterator[bool]:
 def _redact(messages: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, int]]:
     from remem.core.redact.redactor import configured
 
-    redactor = configured(env_flag("REMEM_HOOK_PII", True))
+    redactor = configured(env_flag("REMEM_HOOK_PII", True), environ())
     counts: dict[str, int] = {}
     out = []
     for msg in messages:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 
 from remem.core.config import private_dir, private_opener
 
-from .callenv import elapsed, getcwd, getenv, served
+from .callenv import elapsed, environ, expand, getcwd, getenv, served
 
 # ---------------------------------------------------------------------------------------------- settings
 DEFAULT_RECALL_TOKENS = 800
@@ -54,7 +55,7 @@ def env_flag(name: str, default: bool) -> bool:
 
 def remem_home() -> Path:
     home = getenv("REMEM_HOME")
-    return Path(home).expanduser() if home else Path(getenv("HOME") or "~").expanduser() / ".remem"
+    return Path(expand(home)) if home else Path(expand("~/.remem"))
 
 
 def hooks_dir() -> Path:
@@ -127,7 +128,7 @@ def scrub(value: Any) -> Any:
 
         pii = env_flag("REMEM_HOOK_PII", True)
         try:
-            redactor = configured(pii)
+            redactor = configured(pii, environ())
         except ValueError:  # redact.json unreadable: the built-in rules still apply
             redactor = Redactor(pii=pii)
         if isinstance(value, str):
@@ -166,7 +167,8 @@ def write_json(path: Path, data: Any) -> None:
     redacted first (:func:`scrub_record` for a record, :func:`scrub` otherwise)."""
     data = scrub_record(data) if isinstance(data, dict) else scrub(data)
     private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # per process and thread: the service writes for several hooks at once
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
             json.dump(data, fh, ensure_ascii=False, default=str)
@@ -191,7 +193,7 @@ def safe_name(value: str) -> str:
 def store_folder() -> Path:
     """Where ``Memory()`` keeps the embedded store (REMEM_PATH, else $REMEM_HOME/store)."""
     env = getenv("REMEM_PATH")
-    return Path(env).expanduser() if env else remem_home() / "store"
+    return Path(expand(env)) if env else remem_home() / "store"
 
 
 def uses_service() -> bool:
@@ -241,7 +243,7 @@ def find_project_root(start: str | os.PathLike[str]) -> Path:
 
     Walks the file system instead of spawning ``git``: a hook pays for every process it starts.
     """
-    here = Path(os.path.realpath(os.path.expanduser(str(start))))
+    here = Path(os.path.realpath(expand(str(start))))
     for folder in (here, *here.parents):
         if (folder / ".git").exists():
             return folder

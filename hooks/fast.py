@@ -17,13 +17,17 @@ account. A hook always exits 0.
 
 from __future__ import annotations
 
-import _json  # the C halves of json and socket: the pure-Python modules import re and enum, a third of our start
-import _socket
-import _struct
 import os
 import stat
 import sys
 import time
+
+try:  # the C halves of json and socket: the pure-Python modules import re and enum, a third of our start
+    import _json
+    import _socket
+    import _struct
+except ImportError:  # another Python: no thin path (main runs the full hook)
+    _json = _socket = _struct = None  # type: ignore[assignment]
 
 PROTOCOL = 1
 MAX_STDIN_BYTES = 4_000_000
@@ -34,6 +38,8 @@ GRACE = 0.3               # waiting for the answer past the deadline the service
 START_TIMEOUT = 5.0       # a session start (no deadline of its own in the service)
 SENT_PREFIXES = ("REMEM_", "CLAUDE_")
 SENT_NAMES = ("HOME", "XDG_RUNTIME_DIR")
+# credentials: no hook code reads them, so none crosses (REMEM_HOOK_RECALL_TOKENS is a budget, not a token)
+UNSENT_ENDINGS = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_CREDENTIALS")
 _T0 = time.monotonic()
 
 
@@ -87,7 +93,7 @@ def _peer_uid(sock: _socket.socket) -> int | None:
 
 def connect(env: dict[str, str]) -> _socket.socket:
     """A connection to this account's service for the store; :class:`NoService` when there is none to use."""
-    if _off(env.get("REMEM_SERVICE")) or env.get("REMEM_URL") or not hasattr(_socket, "AF_UNIX") \
+    if _socket is None or _off(env.get("REMEM_SERVICE")) or env.get("REMEM_URL") or not hasattr(_socket, "AF_UNIX") \
             or (env.get("REMEM_SERVICE_TRANSPORT") or "").strip().lower() == "tcp":
         raise NoService("the local service is not used here")
     path, elsewhere = socket_path(env)
@@ -193,23 +199,30 @@ def process_age() -> float:
 
 
 def run_full(command: list[str], data: bytes, background: bool, env: dict[str, str]) -> None:
-    """The full hook, with the same stdin: in the foreground (its output is ours), or detached."""
+    """The full hook, with the same stdin: in the foreground (its output is ours), or detached. Detached, its
+    stdin is an unlinked temporary file (0600), so a payload larger than a pipe never holds this process."""
     import subprocess
 
     if not command:
         return
     if background and env.get("REMEM_HOOK_DETACH", "1") != "0":
-        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True,
-                                env={**os.environ, "REMEM_HOOK_DETACHED": "1"})
-        try:
-            proc.stdin.write(data)  # type: ignore[union-attr]
-            proc.stdin.close()  # type: ignore[union-attr]
-        except OSError:
-            pass
+        import tempfile
+
+        with tempfile.TemporaryFile() as stdin:
+            stdin.write(data)
+            stdin.seek(0)
+            subprocess.Popen(command, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True, env={**os.environ, "REMEM_HOOK_DETACHED": "1"})
         return
     sys.stdout.flush()
     subprocess.run(command, input=data)
+
+
+def sent_env(env: dict[str, str]) -> dict[str, str]:
+    """What of the hook's environment the service gets: remem's and Claude Code's settings, no credentials."""
+    return {k: v for k, v in env.items()
+            if (k.startswith(SENT_PREFIXES) or k in SENT_NAMES) and not k.upper().endswith(UNSENT_ENDINGS)
+            and "OAUTH" not in k.upper()}
 
 
 def main(argv: list[str]) -> int:
@@ -230,7 +243,7 @@ def main(argv: list[str]) -> int:
     except NoService:
         run_full(command, data, background, env)
         return 0
-    sent = {k: v for k, v in env.items() if k.startswith(SENT_PREFIXES) or k in SENT_NAMES}
+    sent = sent_env(env)
     try:
         cwd = os.getcwd()
     except OSError:

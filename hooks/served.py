@@ -34,22 +34,36 @@ MAX_AGE = 60.0  # seconds: a hook process older than this is not a hook that jus
 
 
 class _Borrowed(LocalConnection):
-    """The service's store, lent to one hook: closing the hook's Memory leaves the store open."""
+    """The service's store, lent to one hook: closing the hook's Memory leaves the store open. While the
+    service's embedder is still warming up, searches run on BM25 and identifiers, as the service answers them
+    (the first prompt must not wait for the model)."""
+
+    def __init__(self, local: Any, service: Any) -> None:
+        super().__init__(local)
+        self.service = service
+
+    def call(self, op: Any, arguments: dict[str, Any]) -> Any:
+        if op.name in ("search", "context") and not self.service.warm and self.local.dense:
+            from remem.core.providers.embedders import NoEmbedder
+            from remem.core.store.plan import drive
+
+            return drive(getattr(type(self.local), op.name).plan(self.local, **arguments), NoEmbedder())
+        return super().call(op, arguments)
 
     def with_settings(self, settings: Any) -> "_Borrowed":
-        return _Borrowed(self.local.with_settings(settings))
+        return _Borrowed(self.local.with_settings(settings), self.service)
 
     def close(self) -> None:
         pass
 
 
-def _memory(engine: Any) -> Any:
+def _memory(service: Any) -> Any:
     from remem.core.memory import Memory, _Activity
 
-    return Memory._from(_Borrowed(engine), _Activity())
+    return Memory._from(_Borrowed(service.engine, service), _Activity())
 
 
-def handle(engine: Any, *, v: int, event: str, payload: str, env: Mapping[str, str], cwd: str, age: float,
+def handle(service: Any, *, v: int, event: str, payload: str, env: Mapping[str, str], cwd: str, age: float,
            background: bool = False) -> dict[str, Any]:
     """The hook's output: ``{"stdout": ..., "stderr": ...}``, a flat map of strings (what the client reads).
     A ValueError for a request this service cannot answer (another protocol version, an event that is not
@@ -62,7 +76,7 @@ def handle(engine: Any, *, v: int, event: str, payload: str, env: Mapping[str, s
         raise ValueError("malformed hook request")
     age = min(max(float(age), 0.0), MAX_AGE)
     call = ServedCall(env={str(k): str(val) for k, val in env.items()}, cwd=cwd,
-                      started=time.monotonic() - age, memory=lambda: _memory(engine))
+                      started=time.monotonic() - age, memory=lambda: _memory(service))
     from .main import answer
 
     with serving(call):
@@ -71,15 +85,27 @@ def handle(engine: Any, *, v: int, event: str, payload: str, env: Mapping[str, s
 
             if _batching():
                 raise ValueError("captures for the claude-code distiller run in the hook's own process")
-            threading.Thread(target=contextvars.copy_context().run, args=(answer, event, payload, True),
-                             name="remem-capture", daemon=True).start()
+            _in_background(service, contextvars.copy_context(), answer, event, payload, True)
             return {"stdout": ""}
         out = answer(event, payload, background)
         later = contextvars.copy_context()  # the bookkeeping reads the same client settings
     if call.pending:
-        threading.Thread(target=later.run, args=(_bookkeeping, call), name="remem-hook-after",
-                         daemon=True).start()
+        _in_background(service, later, _bookkeeping, call)
     return {"stdout": out, "stderr": "".join(call.stderr)} if call.stderr else {"stdout": out}
+
+
+def _in_background(service: Any, context: contextvars.Context, fn: Any, *args: Any) -> None:
+    """``fn(*args)`` in a thread, in ``context``, counted as work in flight (the service does not stop under it)."""
+    hold = service.working()
+    hold.__enter__()  # before the answer goes out: a stop that follows it waits for this work
+
+    def run() -> None:
+        try:
+            context.run(fn, *args)
+        finally:
+            hold.__exit__(None, None, None)
+
+    threading.Thread(target=run, name="remem-hook-after", daemon=True).start()
 
 
 def _bookkeeping(call: ServedCall) -> None:

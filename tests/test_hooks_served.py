@@ -199,3 +199,63 @@ def test_requests_and_answers_cross_the_wire_intact(text: str) -> None:
     assert fast.parse_answer(dumps_line({"r": {"stdout": text, "stderr": text}})) == {"stdout": text, "stderr": text}
     with pytest.raises(fast.NoService):
         fast.parse_answer(dumps_line({"e": {"type": "ValueError", "message": text}}))
+
+
+def test_a_served_capture_redacts_with_the_hooks_own_redaction_settings(served: Plugin, tmp_path: Path) -> None:
+    seed(served, "first")  # the service runs from here on, started without the setting below
+    config = tmp_path / "team-redact.json"
+    config.write_text(json.dumps({"patterns": {"acme_ticket": "ACME-[0-9]{6}"}}))
+    proj = served.project("second")
+    t = served.transcript("session1_decision.jsonl", proj, name="second.jsonl")
+    with open(t, "a") as fh:
+        fh.write(json.dumps({"type": "user", "uuid": "u-ticket", "message": {"role": "user", "content":
+                             "Track the queue migration in ticket ACME-123456 and link it from the runbook."}}) + "\n")
+    served.stop(proj, "second-s1", t, DECISION, REMEM_REDACT_CONFIG=str(config))
+    records = stored(served, proj, "acme_ticket")
+    assert any("[REDACTED:acme_ticket]" in r.text for r in records)
+    assert not any("ACME-123456" in r.text for r in records)
+
+
+def test_the_thin_client_sends_settings_but_no_credentials() -> None:
+    env = {"REMEM_HOOK_RECALL_TOKENS": "900", "REMEM_HOME": "/h", "CLAUDE_PROJECT_DIR": "/p", "HOME": "/home/u",
+           "REMEM_API_KEY": "sk-1", "REMEM_LLM_API_KEY": "sk-2", "CLAUDE_CODE_OAUTH_TOKEN": "oauth", "PATH": "/bin",
+           "AWS_SECRET_ACCESS_KEY": "x"}
+    assert fast.sent_env(env) == {"REMEM_HOOK_RECALL_TOKENS": "900", "REMEM_HOME": "/h",
+                                  "CLAUDE_PROJECT_DIR": "/p", "HOME": "/home/u"}
+
+
+def test_a_detached_full_hook_gets_a_payload_larger_than_a_pipe_intact(tmp_path: Path) -> None:
+    out = tmp_path / "got.bin"
+    payload = json.dumps({"prompt": "x" * 300_000}).encode()
+    writer = [sys.executable, "-c", f"import sys; open({str(out)!r}, 'wb').write(sys.stdin.buffer.read())"]
+    proc = subprocess.run([sys.executable, "-I", "-S", str(FAST), "Stop", "--background", "--", *writer],
+                          input=payload, capture_output=True, timeout=30,
+                          env={"PATH": os.environ["PATH"], "REMEM_SERVICE": "off"})
+    assert proc.returncode == 0
+    deadline = time.monotonic() + 30
+    while not (out.exists() and out.stat().st_size == len(payload)):
+        assert time.monotonic() < deadline, "the detached hook never got its stdin"
+        time.sleep(0.05)
+    assert out.read_bytes() == payload
+
+
+def test_state_files_written_by_concurrent_hooks_in_one_process_stay_whole(tmp_path: Path) -> None:
+    from remem.hooks.common import read_json, write_json
+
+    path = tmp_path / "state.json"
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        for i in range(50):
+            try:
+                write_json(path, {"writer": n, "i": i, "shown": {"x": "y" * 200}})
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert read_json(path)["i"] == 49 and oct(path.stat().st_mode & 0o777) == oct(0o600)

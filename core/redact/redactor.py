@@ -288,18 +288,22 @@ def _user_rule(kind: str, pattern: str) -> Rule:
     return Rule(kind, pattern, group, source="user", rule_id=kind)
 
 
-def config_path() -> Path:
-    """``$REMEM_REDACT_CONFIG``, else ``$REMEM_HOME/redact.json``."""
-    env = os.environ.get("REMEM_REDACT_CONFIG")
-    return Path(env).expanduser() if env else Path(os.environ.get("REMEM_HOME") or "~/.remem").expanduser() / "redact.json"
+def config_path(environ: Mapping[str, str] | None = None) -> Path:
+    """``$REMEM_REDACT_CONFIG``, else ``$REMEM_HOME/redact.json`` (in ``environ``: another process's
+    environment, e.g. a hook the local service answers; default this process's)."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("REMEM_REDACT_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    return Path(env.get("REMEM_HOME") or "~/.remem").expanduser() / "redact.json"
 
 
-def configured(pii: bool = False) -> Redactor:
+def configured(pii: bool = False, environ: Mapping[str, str] | None = None) -> Redactor:
     """The redactor remem uses on its write paths: the rules plus the user's configuration, if any.
 
     ``redact.json``: ``{"allow": ["literal or regex", ...], "patterns": {"kind": "regex", ...}}``. A broken
     file is an error that names the file, never a silent fallback to fewer rules."""
-    path = config_path()
+    path = config_path(environ)
     try:
         stat = path.stat()
     except OSError:

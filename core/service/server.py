@@ -16,6 +16,7 @@ Run ``python -m remem.core.service --path FOLDER`` (what clients spawn) or ``rem
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -26,7 +27,7 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from .checks import check_kwargs
 from .client import probe, service_status, start_service, stop_service
@@ -105,7 +106,7 @@ class Service:
         if method in EXTENSIONS:
             import importlib
 
-            return importlib.import_module(EXTENSIONS[method]).handle(self.engine, **kwargs)
+            return importlib.import_module(EXTENSIONS[method]).handle(self, **kwargs)
         op = OPERATIONS.get(method)
         if op is None:
             raise RememError(f"the remem service has no method {method!r}")
@@ -118,6 +119,19 @@ class Service:
             return drive(getattr(type(local), method).plan(local, **arguments), NoEmbedder())
         result = getattr(local, method)(**arguments)
         return list(result) if method == "iter_records" else result
+
+    @contextlib.contextmanager
+    def working(self) -> Iterator[None]:
+        """Work a request goes on with after its answer (a served hook's capture): counted like a request in
+        flight, so the service neither idles out nor closes the store under it."""
+        with self._state:
+            self.active += 1
+        try:
+            yield
+        finally:
+            with self._state:
+                self.active -= 1
+                self.last = time.monotonic()
 
     def view(self, cfg: Mapping[str, Any]) -> Any:
         """The shared store with one client's settings (a few distinct ones at most, kept most recent last)."""
