@@ -2,10 +2,12 @@
 
     python -m remem.bench.bench_claude_code [--runs 10] [--memories 300] [--embedder none|auto] [--claude PATH]
 
-Both sides run the same ``claude -p PROMPT`` against a fake Anthropic API on 127.0.0.1 that answers at once
-(tests/anthropic_server.py), alternating bare and with ``--plugin-dir`` (a copy of this checkout's files as a marketplace install has them:
-tracked and new files, no virtualenv or caches) so machine load hits
-both alike. The plugin side uses a store seeded with ``--memories`` memories of the project and a warm local
+Three sides run the same ``claude -p PROMPT`` against a fake Anthropic API on 127.0.0.1 that answers at once
+(tests/anthropic_server.py), in rotation so machine load hits all alike: bare; the "floor", the same plugin with
+every hook ``true`` and a stub stdio MCP server (what Claude Code charges any plugin with these hooks and a
+server, whatever they do); and remem, with ``--plugin-dir`` a copy of this checkout's files as a marketplace
+install has them (tracked and new files, no virtualenv or caches). The remem side uses a store seeded with
+``--memories`` memories of the project and a warm local
 service (the steady state). Reported, medians and p95 over the runs:
 
 - wall time of the whole ``claude -p`` process, and time until its first API request (what the user waits for
@@ -139,6 +141,39 @@ def export_plugin(dest: Path) -> Path:
     return dest
 
 
+STUB_MCP = """import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg.get("method") == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "floor", "version": "1"}}
+    elif msg.get("method") == "tools/list":
+        result = {"tools": [{"name": "noop", "description": "does nothing", "inputSchema": {"type": "object"}}]}
+    else:
+        result = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def floor_plugin(plugin: Path, dest: Path) -> Path:
+    """The same plugin with every hook a no-op (``true``) and a stdlib stdio MCP server with one tool: what any
+    plugin with these hooks and an MCP server costs Claude Code, whatever the hooks do."""
+    shutil.copytree(plugin, dest)
+    hooks = json.loads((dest / "hooks" / "hooks.json").read_text())
+    for groups in hooks["hooks"].values():
+        for group in groups:
+            for hook in group["hooks"]:
+                hook["command"] = "true"
+    (dest / "hooks" / "hooks.json").write_text(json.dumps(hooks))
+    (dest / "floor_mcp.py").write_text(STUB_MCP)
+    (dest / ".mcp.json").write_text(json.dumps({"mcpServers": {"remem": {
+        "command": sys.executable, "args": ["-S", "${CLAUDE_PLUGIN_ROOT}/floor_mcp.py"]}}}))
+    return dest
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
@@ -156,11 +191,12 @@ def main(argv: list[str] | None = None) -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="remem-bench-cc-"))
     plugin_dir = export_plugin(tmp / "plugin")
+    floor_dir = floor_plugin(plugin_dir, tmp / "floor")
     project = tmp / "project"
     (project / ".git").mkdir(parents=True)
     remem_home = tmp / "remem"
     seed(remem_home, str(project), args.memories, args.embedder)
-    rows: dict[str, dict[str, list[float]]] = {"bare": {}, "remem": {}}
+    rows: dict[str, dict[str, list[float]]] = {"bare": {}, "floor": {}, "remem": {}}
     recalled = 0
     try:
         with AnthropicServer() as api:
@@ -173,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
 
             def turn(kind: str, i: int) -> dict[str, float]:
                 dbg = tmp / f"debug-{kind}-{i}.txt"
-                extra = ["--plugin-dir", str(plugin_dir)] if kind == "remem" else []
+                extra = {"remem": ["--plugin-dir", str(plugin_dir)], "floor": ["--plugin-dir", str(floor_dir)]}.get(kind, [])
                 api.reset()
                 logged = log_size(remem_home / "logs" / "hooks.log")
                 r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -199,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             first = turn("remem", -1)
             turn("bare", -1)
             for i in range(args.runs):
-                for kind in ("bare", "remem") if i % 2 == 0 else ("remem", "bare"):
+                for kind in ("bare", "floor", "remem") if i % 2 == 0 else ("remem", "floor", "bare"):
                     for key, value in turn(kind, i).items():
                         rows[kind].setdefault(key, []).append(value)
             recalled = int(sum(rows["remem"].get("recalled", [])))
@@ -222,17 +258,20 @@ def main(argv: list[str] | None = None) -> int:
                           for kind, data in rows.items()} | {"first_prompt_of_day": first}))
         return 0
     bare, rem = statistics.median(rows["bare"]["wall"]), statistics.median(rows["remem"]["wall"])
-    print(f"claude -p, bare vs with remem: {args.runs} alternating runs each, {args.memories} memories, "
-          f"embedder={args.embedder}, cpus={os.cpu_count()}, load average={os.getloadavg()[0]:.1f}")
-    print("| measure (ms) | bare p50 | bare p95 | remem p50 | remem p95 |")
-    print("|---|---|---|---|---|")
+    floor = statistics.median(rows["floor"]["wall"])
+    print(f"claude -p, bare vs a no-op plugin (the floor) vs remem: {args.runs} rotating runs each, "
+          f"{args.memories} memories, embedder={args.embedder}, cpus={os.cpu_count()}, "
+          f"load average={os.getloadavg()[0]:.1f}")
+    print("| measure (ms) | bare p50 | bare p95 | floor p50 | floor p95 | remem p50 | remem p95 |")
+    print("|---|---|---|---|---|---|---|")
     for label, key in table:
-        print(f"| {label} | {cell('bare', key, .5)} | {cell('bare', key, .95)} | {cell('remem', key, .5)} | "
-              f"{cell('remem', key, .95)} |")
+        print(f"| {label} | {cell('bare', key, .5)} | {cell('bare', key, .95)} | {cell('floor', key, .5)} | "
+              f"{cell('floor', key, .95)} | {cell('remem', key, .5)} | {cell('remem', key, .95)} |")
     verdict = "injected" if first.get("recalled") else "MISSING"
-    print(f"\nadded per turn: {rem - bare:+.0f} ms (x{rem / bare:.2f}); recall injected in {recalled}/{args.runs} "
-          f"turns; first prompt of the day: {first['wall']:.0f} ms, recall {verdict}, UserPromptSubmit "
-          f"{first.get('UserPromptSubmit', 0):.0f} ms")
+    print(f"\nadded per turn: {rem - bare:+.0f} ms (x{rem / bare:.2f}); the floor (same hooks as `true`, a stub "
+          f"MCP server): {floor - bare:+.0f} ms (x{floor / bare:.2f}); remem over the floor: {rem - floor:+.0f} ms; "
+          f"recall injected in {recalled}/{args.runs} turns; first prompt of the day: {first['wall']:.0f} ms, "
+          f"recall {verdict}, UserPromptSubmit {first.get('UserPromptSubmit', 0):.0f} ms")
     return 0
 
 
