@@ -193,7 +193,7 @@ def remember(mem: Any, messages: list[dict[str, str]], tenant: str, session: str
     from remem import Scope
 
     extra: dict[str, Any] = {}
-    if _batching():
+    if distils_with_claude_code():
         from remem.core.distill.claude_code import ClaudeCodeDistiller
 
         extra["distiller"] = ClaudeCodeDistiller.from_env()
@@ -204,7 +204,7 @@ def remember(mem: Any, messages: list[dict[str, str]], tenant: str, session: str
 BATCH_SECONDS = 600.0  # claude-code distiller: a session's captures wait at most this long for its end
 
 
-def _batching() -> bool:
+def distils_with_claude_code() -> bool:
     """The claude-code distiller costs a `claude -p` call per remember: captures are batched per session."""
     return (getenv("REMEM_DISTILLER") or "").strip().lower() in ("claude-code", "claude_code", "claude")
 
@@ -227,7 +227,7 @@ def ended_marker(session: str) -> Path:
 
 def _flush_held(inp: HookInput) -> dict[str, Any]:
     """A session ended (or compacts) with nothing new to capture: its held captures are due now."""
-    if not _batching() or inp.event not in ("SessionEnd", "PreCompact"):
+    if not distils_with_claude_code() or inp.event not in ("SessionEnd", "PreCompact"):
         return {}
     if not any(spool_dir().glob("*.json")):
         return {}
@@ -240,7 +240,7 @@ def _flush_held(inp: HookInput) -> dict[str, Any]:
 def _due(batch: list[tuple[Path, dict[str, Any]]], now: float) -> bool:
     """Distil now, or wait for more of the session (claude-code distiller only: until the session ends or
     compacts, or its oldest capture is BATCH_SECONDS old)."""
-    if not _batching():
+    if not distils_with_claude_code():
         return True
     window = float(getenv("REMEM_CLAUDE_DISTILL_BATCH_SECONDS") or BATCH_SECONDS)
     return any(item.get("event") in ("SessionEnd", "PreCompact") for _, item in batch) or \

@@ -81,9 +81,9 @@ def handle(service: Any, *, v: int, event: str, payload: str, env: Mapping[str, 
 
     with serving(call):
         if event in CAPTURE_EVENTS:
-            from .capture import _batching
+            from .capture import distils_with_claude_code
 
-            if _batching():
+            if distils_with_claude_code():
                 raise ValueError("captures for the claude-code distiller run in the hook's own process")
             _in_background(service, contextvars.copy_context(), answer, event, payload, True)
             return {"stdout": ""}
