@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
-from remem.core.providers.minilm import MiniLMEmbedder, file_sha256, machine_threads
+from remem.core.providers.minilm import MiniLMEmbedder, OnnxEncoder, file_sha256, machine_threads
 
 BATCH_SIZE = 64  # best docs/s for ~30-token turns on 2 cores (embedders.py measures 32 and 64)
 
@@ -61,24 +61,12 @@ class _OnnxBert:
     """One onnxruntime session + WordPiece tokenizer, shared by every embedder of the same files."""
 
     def __init__(self, model: Path, tokenizer: Path, max_length: int, threads: int) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         tok = Tokenizer.from_file(str(tokenizer))
         tok.enable_truncation(max_length=max_length)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the batch's longest, not the file's fixed 128
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.log_severity_level = 3
-        # no busy-waiting between ops: an agent's process shares its cores with the agent and the editor
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
-        self.inputs = {i.name for i in self.session.get_inputs()}
-        # the token states: the one rank-3 output (some exports also echo their inputs and a pooled vector)
-        self.output = next(o.name for o in self.session.get_outputs() if len(o.shape) == 3)
+        self.encoder = OnnxEncoder(model, threads, reuse_buffers=True)  # as measured: the arena on
         self.tokenizer = tok
 
     def hidden(self, texts: list[str]) -> tuple[Any, Any]:
@@ -88,10 +76,7 @@ class _OnnxBert:
         enc = self.tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in enc], dtype=np.int64)
         mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self.inputs:
-            feeds["token_type_ids"] = np.zeros_like(ids)
-        return self.session.run([self.output], feeds)[0], mask
+        return self.encoder.hidden(ids, mask), mask
 
 
 @functools.lru_cache(maxsize=4)

@@ -90,11 +90,44 @@ def _checked(path: Path, sha256: str, what: str) -> Path:
     return path
 
 
+class OnnxEncoder:
+    """An onnxruntime CPU session of a BERT-style encoder on a shared machine: ``threads`` intra-op threads that
+    never busy-wait (the agent, its editor and this share a laptop's cores). Without ``reuse_buffers`` the CPU
+    memory arena and per-shape memory patterns are off: both keep buffers sized for every shape seen, and
+    length-sorted chunks change shape with every call."""
+
+    def __init__(self, model: Path, threads: int, *, reuse_buffers: bool = False) -> None:
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if not reuse_buffers:
+            opts.enable_cpu_mem_arena = False
+            opts.enable_mem_pattern = False
+        opts.log_severity_level = 3
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        # the token states: the export's one rank-3 output (exports also echo inputs and a pooled vector)
+        self.output = next(o.name for o in self.session.get_outputs() if len(o.shape) == 3)
+
+    def hidden(self, ids: Any, mask: Any) -> Any:
+        """Last hidden states (batch, seq, dim) of token ids under their attention mask."""
+        import numpy as np
+
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        return self.session.run([self.output], feeds)[0]
+
+
 class _Runtime:
     """One onnxruntime session + tokenizer for the process (the session is thread-safe; loading costs ~0.2 s)."""
 
     def __init__(self, threads: int) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         model = _checked(model_path(), MODEL_SHA256, "paraphrase-MiniLM-L3-v2 ONNX")
@@ -102,20 +135,7 @@ class _Runtime:
             tok = Tokenizer.from_file(str(_checked(Path(tok_path), TOKENIZER_SHA256, "BERT-uncased tokenizer")))
         tok.enable_truncation(max_length=MAX_TOKENS)
         tok.no_padding()  # padded here, per chunk
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.enable_cpu_mem_arena = False  # the arena keeps its high-water mark for every shape it saw
-        opts.enable_mem_pattern = False  # patterns are per shape; ours change with every chunk
-        opts.log_severity_level = 3
-        # no busy-waiting between ops: the agent, its editor and this share a laptop's cores
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
-        self.inputs = {i.name for i in self.session.get_inputs()}
-        # the token states: the export's one rank-3 output (it also echoes inputs and a pooled vector)
-        self.output = next(o.name for o in self.session.get_outputs() if len(o.shape) == 3)
+        self.encoder = OnnxEncoder(model, threads)
         self.tokenizer = tok
 
 
@@ -175,10 +195,7 @@ class MiniLMEmbedder:
             for row, i in enumerate(idx):
                 ids[row, :lengths[i]] = encs[i].ids
                 mask[row, :lengths[i]] = 1
-            feeds = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in rt.inputs:
-                feeds["token_type_ids"] = np.zeros_like(ids)
-            hidden = rt.session.run([rt.output], feeds)[0]
+            hidden = rt.encoder.hidden(ids, mask)
             weights = mask[..., None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             out[idx] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
@@ -188,4 +205,4 @@ class MiniLMEmbedder:
         return self.embed_documents([text])[0]
 
 
-__all__ = ["MiniLMEmbedder", "chunks_by_length", "file_sha256", "machine_threads", "minilm_available"]
+__all__ = ["MiniLMEmbedder", "OnnxEncoder", "chunks_by_length", "file_sha256", "machine_threads", "minilm_available"]
