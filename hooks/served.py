@@ -34,21 +34,16 @@ MAX_AGE = 60.0  # seconds: a hook process older than this is not a hook that jus
 
 
 class _Borrowed(LocalConnection):
-    """The service's store, lent to one hook: closing the hook's Memory leaves the store open. While the
-    service's embedder is still warming up, searches run on BM25 and identifiers, as the service answers them
-    (the first prompt must not wait for the model)."""
+    """The service's store, lent to one hook: each operation runs as the service runs a client's
+    (:meth:`remem.core.service.server.Service.run`: BM25 only while the embedder warms up), and closing the
+    hook's Memory leaves the store open."""
 
     def __init__(self, local: Any, service: Any) -> None:
         super().__init__(local)
         self.service = service
 
     def call(self, op: Any, arguments: dict[str, Any]) -> Any:
-        if op.name in ("search", "context") and not self.service.warm and self.local.dense:
-            from remem.core.providers.embedders import NoEmbedder
-            from remem.core.store.plan import drive
-
-            return drive(getattr(type(self.local), op.name).plan(self.local, **arguments), NoEmbedder())
-        return super().call(op, arguments)
+        return self.service.run(self.local, op.name, arguments)
 
     def with_settings(self, settings: Any) -> "_Borrowed":
         return _Borrowed(self.local.with_settings(settings), self.service)

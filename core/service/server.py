@@ -112,10 +112,13 @@ class Service:
             raise RememError(f"the remem service has no method {method!r}")
         arguments = op.bind(args, kwargs)
         check_kwargs(arguments)  # a clear ValueError here, not an OSError from deep in the store
-        local = self.view(cfg) if cfg else self.engine
+        return self.run(self.view(cfg) if cfg else self.engine, method, arguments)
+
+    def run(self, local: Any, method: str, arguments: dict[str, Any]) -> Any:
+        """One operation on the store (``local``: the engine or a view of it), for a client or a served hook.
+        While the embedder is still warming up (the first ~1.5 s of a new service) search and context run on
+        BM25 and identifiers only, so the first prompt of the day is answered in milliseconds."""
         if method in ("search", "context") and not self.warm and local.dense:
-            # the embedder is still warming up (the first ~1.5 s of a new service): BM25 and identifiers only,
-            # so the first prompt of the day is answered in milliseconds instead of waiting for the model
             return drive(getattr(type(local), method).plan(local, **arguments), NoEmbedder())
         result = getattr(local, method)(**arguments)
         return list(result) if method == "iter_records" else result
