@@ -263,10 +263,13 @@ def _is_auto(spec: Any) -> bool:
     return (spec or os.environ.get("REMEM_EMBEDDER") or "auto").strip().lower() == "auto"
 
 
-def _meta_embedder(backend: Any) -> str | None:
+def _embedder_in(meta: Any) -> str | None:
     """The embedder name a store's fingerprint records (None for a new store)."""
-    meta = backend.read_meta()
-    return str(meta["embedder"]) if meta and meta.get("embedder") else None
+    return str(meta["embedder"]) if isinstance(meta, dict) and meta.get("embedder") else None
+
+
+def _meta_embedder(backend: Any) -> str | None:
+    return _embedder_in(backend.read_meta())
 
 
 def recorded_embedder(folder: Any) -> str | None:
@@ -276,10 +279,9 @@ def recorded_embedder(folder: Any) -> str | None:
     from .store.backends import META_FILE
 
     try:
-        meta = json.loads((Path(folder) / META_FILE).read_text("utf-8"))
+        return _embedder_in(json.loads((Path(folder) / META_FILE).read_text("utf-8")))
     except (OSError, ValueError):
         return None
-    return str(meta.get("embedder")) if isinstance(meta, dict) and meta.get("embedder") else None
 
 
 def expected_embedder_name(spec: str | None, *, recorded: str | None = None) -> str | None:
