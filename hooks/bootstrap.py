@@ -11,8 +11,8 @@ State lives in ``${CLAUDE_PLUGIN_DATA}`` (0700, every file 0600): ``venv/`` with
 ``setup.json`` (what was said and when), ``setup.log`` (the steps, without paths, and pip's output through remem's
 redactor) and ``setup.lock``. The stamp is two checksums (of the plugin folder's path and of its manifests) and
 setup.json holds only the stamp, numbers and fixed words (:func:`_clean` drops anything else) and passes remem's
-redactor when this Python has one, so no path or other text of the user's reaches the disk from here. Every path is fail-open: a setup that cannot start
-or fails says so once and the session carries on without memory.
+redactor when this Python has one, so no path or other text of the user's reaches the disk from here. Every path
+is fail-open: a setup that cannot start or fails says so once and the session carries on without memory.
 """
 
 from __future__ import annotations
@@ -98,9 +98,10 @@ def _redacted(data: dict) -> dict:
         return Redactor(pii=True).redact_data(data)[0]
 
 
-def _private_file(path: Path) -> int:
-    """An fd for writing ``path`` (created or truncated) with mode 0600 whatever the umask or an old file's mode."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+def _private_file(path: Path, append: bool = False) -> int:
+    """An fd for writing ``path`` (created, and truncated unless ``append``) with mode 0600 whatever the umask or
+    an old file's mode."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o600)
     try:
         os.fchmod(fd, 0o600)
     except OSError:
@@ -188,11 +189,7 @@ def _say_once(data: Path, key: str, message: str, event: str) -> str:
 
 def _spawn_install(stamp: str) -> int:
     data = _private_dir(data_dir())  # type: ignore[arg-type]
-    log = os.open(data / "setup.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        os.fchmod(log, 0o600)
-    except OSError:
-        pass
+    log = _private_file(data / "setup.log", append=True)
     try:
         proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "install", "--stamp", stamp],
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True,
@@ -258,7 +255,7 @@ def install(stamp: str) -> int:
     try:
         import fcntl
 
-        lock = os.fdopen(os.open(data / "setup.lock", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a")
+        lock = os.fdopen(_private_file(data / "setup.lock", append=True), "a")
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # one setup at a time; a second one waits, then finds it done
     except (ImportError, OSError):
         lock = None
