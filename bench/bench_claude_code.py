@@ -37,22 +37,13 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from remem.bench.bench_hooks import TOPICS, pct
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 PROMPT = "How do the workers claim jobs from the queue, and why did we move off Redis?"
-TOPICS = ["job queue", "postgres", "redis", "retry policy", "deploy", "CI", "billing", "auth tokens", "migrations",
-          "logging", "dashboards", "feature flags", "caching", "rate limits", "backups"]
 _TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z) ")
 _MCP = re.compile(r'MCP server "plugin:remem:remem": Successfully connected .* in (\d+)ms')
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 def _stamp(line: str) -> float | None:

@@ -36,7 +36,10 @@ PROMPTS = ["How do the workers claim jobs from the queue?", "What did we decide 
 
 
 def pct(values: list[float], q: float) -> float:
+    """The ``q`` quantile, linearly interpolated (NaN for no values)."""
     ordered = sorted(values)
+    if not ordered:
+        return float("nan")
     k = (len(ordered) - 1) * q
     lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
