@@ -1,4 +1,5 @@
-"""The keyless distiller on the labelled coding-session set: precision and recall by kind.
+"""The keyless distiller on the labelled set (coding sessions, and personal chat: ``chat-*``): precision and recall
+by kind.
 
 ``tests/fixtures/keyless_labelled.jsonl``: each snippet is a short conversation (OpenAI message dicts, tool calls
 included) with the memories it must yield (``expect``: ``[kind, phrase, ...]``, every phrase in one extracted

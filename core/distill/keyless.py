@@ -22,7 +22,7 @@ from .artifacts import FENCE_RE, error_lines, extract_identifiers
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
 from .keyless_patterns import (AGREE_RE, DECISION_FIX_RE, FIX_RE, PATTERNS, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE,
-                               VAGUE_WORDS, Pattern)
+                               TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS, Pattern)
 from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, first_person_to_user
 from ..store.records import normalize_text
 from ..recall.tokens import truncate_to_tokens
@@ -202,7 +202,8 @@ class KeylessDistiller:
 
     def _score(self, sentence: str, role: str, speaker: str | None = None) -> tuple[float, Candidate] | None:
         words = sentence.split()
-        if len(words) < (2 if role == "user" else 3):
+        if len(words) < (2 if role == "user" else 3) or TO_LISTENER_RE.search(sentence) \
+                or VAGUE_OBJECT_RE.search(sentence):
             return None
         from ..recall.lexical import identifiers
 

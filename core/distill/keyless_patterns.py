@@ -51,6 +51,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("fact", 0.7, _U, r"\bmy\s+(?:wife|husband|partner|son|daughter|kids?|children|dog|cat|team|company|employer|"
        r"manager|boss|role|job|title|email|birthday|timezone|time zone|project|stack|os|laptop|machine|setup|"
        r"editor|ide|shell|language|server|database|repo|repository|app|startup|product|client|customer)\b"),
+    _p("fact", 0.7, _U, r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:adopted|got married|"
+       r"welcomed|enrolled in|signed up for|moved into|bought (?:a|an|our|my) (?:new )?(?:house|home|flat|"
+       r"apartment|car|bike|dog|cat|puppy|kitten))\b"),
     _p("fact", 0.65, _U, r"\b(?:i|we)\s+(?:use|run|deploy|host|have|own|maintain|develop|build)\s+(?!to\b|it\b|this\b|"
        r"that\b)\w+"),
     _p("fact", 0.65, _UA, r"\b(?:our|the)\s+(?:project|team|company|stack|app|repo|codebase|api|service|backend|"
@@ -147,6 +150,38 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.7, _U, r"\b(?:should|must)\s+(?:always\s+|never\s+)?(?:look like|be named|be called|use|"
        r"follow|start with|end with|include|go in|live in)\b", min_words=4),
 )
+# ---------------------------------------------------------------------------------------------- said to the listener
+TO_LISTENER_RE = re.compile(
+    # encouragement: "keep going", "don't give up", "don't let X bring you down", "you've got this"
+    r"\bkeep (?:going|it up|up the|chasing|pushing|on (?:going|pushing|trying)|at it|trying|believing|smiling|"
+    r"shining|rocking)\b|\b(?:don'?t|do not|never) (?:ever )?(?:give up|quit|stop (?:believing|trying|dreaming)|"
+    r"doubt yourself|let (?:\w+\s+){0,5}(?:stop|get|bring|hold|keep) you)\b|\byou(?:'ve| have)? got this\b|"
+    r"\byou can do (?:it|this)\b|\bproud of you\b|\bbelieve in yourself\b|\b(?:chase|follow|go after|go for) "
+    r"your (?:dreams?|heart|passion)\b|"
+    # compliments and sympathy: "love how you ...", "you never shy away", "that must have been hard for you"
+    r"\b(?:love|like|admire|appreciate|adore)\s+(?:how|that|the way)\s+you\b|"
+    r"^(?:\w+,\s*)?you(?:'re| are| were)?\s+(?:always|never|so|such|really|truly|the best|amazing|awesome|"
+    r"incredible|inspiring|brave|strong)\b(?!\s+(?:use|run|write|add|commit|push|ask|call|format|include|mention|"
+    r"reply|answer|respond|forget|break|skip|miss)\b)|"
+    r"\b(?:must|might) (?:have been|be) (?:\w+\s+){0,2}(?:hard|tough|rough|stressful|scary|difficult|awful|"
+    r"exhausting|amazing|wonderful|fun|exciting) for you\b|\b(?:glad|happy|sorry) (?:that )?(?:your?|to hear)\b|"
+    r"\balways (?:here|there) (?:for|if) you\b|\balways here to help\b|\bglad (?:i|we) have you\b|"
+    r"\bthanks? (?:you )?for (?:always|being)\b|\bkeep (?:learning|growing|dreaming|each other going)\b|"
+    r"\blet'?s make (?:tomorrow|today|tonight|a difference|(?:\w+\s+)?memories)\b|"
+    # a reaction: "Wow, Caroline, that painting is awesome!"
+    r"^(?:wow|omg|oh wow|aww+|yay)\b[^.?]*!$",
+    re.I)
+"""What one person says to the other about the moment (encouragement, compliments, sympathy): never a memory of
+either of them; the episode keeps it as said."""
+VAGUE_OBJECT_RE = re.compile(
+    r"\b(?:love|loves|like|likes|enjoy|enjoys|hate|hates|prefer|prefers|'d love|would love)\s+(?:it|this|that|"
+    r"them|to|those|these)\s*[.!]*$|\bnever forget (?:it|that|this)\b|^that'?s a (?:memory|moment|day)\b|"
+    r"^(?:\w+,?\s+)?(?:nope|no|yeah|yes)?,?\s*never (?:been|done|seen|tried|heard) "
+    r"(?:to |of )?(?:anything|something|that|it)\b|\bmake (?:\w+\s+){0,3}(?:to remember|memories)\b",
+    re.I)
+"""A like or a never whose object is a pronoun ("I love it!", "never been to anything like that"): who knows,
+later, what "it" was."""
+
 REASON_LABEL_RE = re.compile(r"^(?:reason|why|rationale|because|motivation)\b\s*:?\s*\S", re.I)
 
 # ---------------------------------------------------------------------------------------------- joining cues
