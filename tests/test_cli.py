@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -63,10 +64,14 @@ def test_cli_reads_stdin_and_reports_errors_clearly(store_factory) -> None:
 
 @pytest.mark.timeout(180)
 def test_demo_runs_keyless_and_shows_all_three_behaviours(tmp_path: Path) -> None:
-    env = {**os.environ, "REMEM_SERVICE": "off", "REMEM_HOME": str(tmp_path), "REMEM_EMBEDDER": "none"}
+    env = {**os.environ, "REMEM_SERVICE": "off", "REMEM_HOME": str(tmp_path), "REMEM_EMBEDDER": "none",
+           "COLUMNS": "240"}
     proc = subprocess.run([sys.executable, "-m", "remem.cli", "demo"], capture_output=True, text=True, env=env,
                           timeout=170)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # captured as users capture (remember()): what was said is kept, and each distilled memory names its message
+    assert re.search(r"remember\(\) of 3 sessions kept 13 messages as said, [1-9]\d* distilled memories", proc.stdout)
+    assert re.search(r"decision +maya: We decided to pin stripe-python to v7\.4\.0 .*\(from s2-3\)", proc.stdout)
     assert "stripe-python to v7.4.0" in proc.stdout
     assert "0 foreign memories" in proc.stdout
     assert "Postgres 16" in proc.stdout and "Postgres 14" in proc.stdout

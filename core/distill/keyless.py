@@ -245,6 +245,9 @@ class KeylessDistiller:
         if glue != " ":  # a reason in the words it was given in
             raw = _AGREED_RE.sub("", LEAD_RE.sub("", _REASON_PREFIX_RE.sub("", second.text))).strip()
             parts[1] = _end(_clip_words(raw[:1].upper() + raw[1:], self.max_words // 2))
+        label = f"{first.turn.speaker}: " if first.turn.speaker else None
+        if label and second.turn.speaker == first.turn.speaker and parts[1].startswith(label):
+            parts[1] = parts[1][len(label):]  # one speaker, named once: "maya: X. Fixed it by Y."
         text = parts[0] + glue + parts[1]
         old = first.cand or second.cand
         tags = tuple(dict.fromkeys([*(first.cand.tags if first.cand else ()),

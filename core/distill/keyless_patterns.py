@@ -193,6 +193,7 @@ FIX_RE = re.compile(
     r"rewrote|bumped|increased|reduced|capped|disabled|enabled|rotated|dropped|upgraded|downgraded|fixed|patched|"
     r"put|turned|limited|raised|lowered)\b|"
     r"^(?:the\s+)?(?:fix|solution|workaround|remedy)\b|\bso\s+(?:keep|use|pin|always|never|set)\b|"
+    r"^(?:fixed|solved|resolved|worked around)\s+(?:it|this|that|them|the\s+\w+)\s+(?:by|with)\b|"
     r"^\w+ing\b.*\b(?:fixe[sd]|solved?s?|resolved?s?|avoids?|removed|cleared|freed|cut|brought|made it|makes it|got it)\b",
     re.I)
 DECISION_FIX_RE = re.compile(r"^(?:so\s+)?(?:i|we)(?:'ve| have)?\s+(?:switched|moved|migrated|pinned|replaced|chose|"
