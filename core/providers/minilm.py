@@ -29,10 +29,11 @@ import importlib.metadata as md
 import importlib.util
 import os
 import threading
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 MODEL_FILE = "data/paraphrase-MiniLM-L3-v2-int8.onnx"  # inside the remem package
 MODEL_SHA256 = "b753c37811a72afea1a0cc24657e9c981c5bdaad0c5fe94adbbfef8ba9f670c7"
@@ -111,32 +112,30 @@ def fp32_model_path() -> Path:
 
 
 @dataclass(frozen=True)
-class Weights:
-    """One weight file of the model: where it is, what it must hash to, and the store fingerprint it gives."""
+class PinnedFile:
+    """A model file remem promises byte for byte: where it is found and the sha256 it must have."""
 
-    name: str
+    what: str
     sha256: str
-    locate: Any  # () -> ContextManager[Path]: a package resource, or a file of an installed distribution
+    locate: Callable[[], AbstractContextManager[Path]]  # a package resource, or a file of an installed distribution
 
-    def checked_path(self, stack: Any) -> Path:
+    def checked_path(self, stack: ExitStack) -> Path:
+        """The file's path, valid while ``stack`` is open (a zipped install extracts it to a temporary file)."""
         path = Path(stack.enter_context(self.locate()))
         if file_sha256(path) != self.sha256:
-            raise RuntimeError(f"{path} is not the model file the embedder {self.name!r} was built for")
+            raise RuntimeError(f"{path} is not the {self.what} file remem pins (sha256 {self.sha256[:12]}...)")
         return path
 
 
-def _resource(relpath: str) -> Any:
+def _resource(relpath: str) -> Callable[[], AbstractContextManager[Path]]:
     return lambda: resources.as_file(resources.files("remem").joinpath(relpath))
 
 
-def _distribution_file() -> Any:
-    import contextlib
-
-    return contextlib.nullcontext(fp32_model_path())
-
-
-INT8 = Weights("onnx:paraphrase-MiniLM-L3-v2-int8", MODEL_SHA256, _resource(MODEL_FILE))
-FP32 = Weights("onnx:paraphrase-MiniLM-L3-v2", FP32_SHA256, _distribution_file)
+INT8 = PinnedFile("paraphrase-MiniLM-L3-v2 int8 ONNX", MODEL_SHA256, _resource(MODEL_FILE))
+FP32 = PinnedFile("paraphrase-MiniLM-L3-v2 fp32 ONNX", FP32_SHA256, lambda: nullcontext(fp32_model_path()))
+TOKENIZER = PinnedFile("BERT-uncased tokenizer", TOKENIZER_SHA256, _resource(TOKENIZER_FILE))
+INT8_NAME = "onnx:paraphrase-MiniLM-L3-v2-int8"  # the store fingerprints: they name the exact weights
+FP32_NAME = "onnx:paraphrase-MiniLM-L3-v2"
 
 
 class OnnxEncoder:
@@ -177,23 +176,19 @@ class _Runtime:
     """One onnxruntime session + tokenizer per weight file for the process (sessions are thread-safe; loading
     costs ~0.2 s)."""
 
-    def __init__(self, weights: Weights, threads: int) -> None:
-        import contextlib
-
+    def __init__(self, weights: PinnedFile, threads: int) -> None:
         from tokenizers import Tokenizer
 
-        with contextlib.ExitStack() as stack:  # a zipped install extracts to a temporary file for the load only
-            model = weights.checked_path(stack)
-            tok_path = Weights("tokenizer", TOKENIZER_SHA256, _resource(TOKENIZER_FILE)).checked_path(stack)
-            tok = Tokenizer.from_file(str(tok_path))
-            self.encoder = OnnxEncoder(model, threads)
+        with ExitStack() as stack:  # both files are read here, once: the session and tokenizer keep no handle
+            tok = Tokenizer.from_file(str(TOKENIZER.checked_path(stack)))
+            self.encoder = OnnxEncoder(weights.checked_path(stack), threads)
         tok.enable_truncation(max_length=MAX_TOKENS)
         tok.no_padding()  # padded here, per chunk
         self.tokenizer = tok
 
 
 @functools.lru_cache(maxsize=4)
-def _runtime(weights: Weights, threads: int) -> _Runtime:
+def _runtime(weights: PinnedFile, threads: int) -> _Runtime:
     return _Runtime(weights, threads)
 
 
@@ -218,7 +213,7 @@ class MiniLMEmbedder:
     this process."""
 
     weights = INT8
-    name = INT8.name
+    name = INT8_NAME
     dim = 384
 
     def __init__(self, threads: int | None = None, *, chunk_tokens: int = CHUNK_TOKENS, max_rows: int = MAX_ROWS) -> None:
@@ -265,8 +260,9 @@ class MiniLMFp32Embedder(MiniLMEmbedder):
     kept so a store built with it opens without a reembed when ``remem[minilm-fp32]`` is installed."""
 
     weights = FP32
-    name = FP32.name
+    name = FP32_NAME
 
 
-__all__ = ["FP32", "INT8", "MiniLMEmbedder", "MiniLMFp32Embedder", "OnnxEncoder", "Weights", "chunks_by_length",
+__all__ = ["FP32", "FP32_NAME", "INT8", "INT8_NAME", "MiniLMEmbedder", "MiniLMFp32Embedder", "OnnxEncoder",
+           "PinnedFile", "chunks_by_length",
            "file_sha256", "fp32_model_path", "machine_threads", "minilm_available", "minilm_fp32_available"]
