@@ -208,6 +208,7 @@ def connect(path: Any = None, *, url: str | None = None, api_key: str | None = N
 
 def _try_service(path: Any, embedder: Any, settings: Settings, timeout: float | None,
                  mode: str) -> ServiceConnection | None:
+    from .providers.embedders import mismatch_advice
     from .service.client import ServiceClient, ServiceError
 
     client = ServiceClient(path, embedder=embedder, timeout=timeout)
@@ -219,6 +220,10 @@ def _try_service(path: Any, embedder: Any, settings: Settings, timeout: float | 
         log.warning("remem service unavailable (%s); opening the store in-process", exc)
         return None
     recorded = recorded_embedder(client.paths.folder)
+    if info.get("mismatch") and settings.on_embedder_mismatch == "error":
+        # the service opened the store with another embedder than the one that built it (under auto: the
+        # store's own is not installed where the service runs): the same advice as an in-process open
+        raise EmbedderMismatchError(f"{info['mismatch']}. {mismatch_advice(recorded)}")
     # auto keeps the store's own embedder, which the running service has already chosen and loaded: a client
     # (a hook, on every prompt) need not probe the installed models to know what to expect
     wanted = recorded if recorded and _is_auto(embedder) else expected_embedder_name(embedder, recorded=recorded)
@@ -227,10 +232,6 @@ def _try_service(path: Any, embedder: Any, settings: Settings, timeout: float | 
             f"the remem service for {info['location']} runs embedder {info['embedder']!r}, but {wanted!r} was "
             f"asked for; use the same embedder, or stop the service (`remem serve --stop --path "
             f"{info['location']}`) and reopen")
-    if info.get("mismatch") and settings.on_embedder_mismatch == "error":
-        raise EmbedderMismatchError(
-            f"{info['mismatch']}. Run `remem reembed` (or open with on_embedder_mismatch='allow' and call "
-            f"mem.reembed()) to migrate the store in place.")
     return ServiceConnection(client, info, settings)
 
 
@@ -297,7 +298,7 @@ def expected_embedder_name(spec: str | None, *, recorded: str | None = None) -> 
     if name in ("none", "bm25"):
         return "none"
     if name == "minilm":
-        from .providers.minilm import MiniLMEmbedder  # its import reads package metadata: only when named
+        from .providers.minilm import MiniLMEmbedder  # onnx-free, but only imported when named
 
         return MiniLMEmbedder.name
     if name == "minilm-fp32":

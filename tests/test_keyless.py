@@ -36,7 +36,7 @@ REPORT = evaluate(CASES)
 
 @pytest.mark.parametrize("kind", ["fact", "preference", "decision", "lesson", "event"])
 def test_labelled_set_precision_and_recall_by_kind(kind: str) -> None:
-    """332 labelled snippets (tests/fixtures/keyless_labelled.jsonl): each kind is found and kept clean. The
+    """358 labelled snippets (tests/fixtures/keyless_labelled.jsonl): each kind is found and kept clean. The
     fresh-* part was written after the rules and first scored 0.65 recall / 0.87 precision; of the personal-chat
     part, chat-* (32) was written first and scored 0.46 precision, chat-fresh-* (20) after its rules, 0.90;
     ``python -m remem.bench.keyless_labelled --show-errors`` lists what is still missed."""
@@ -62,6 +62,16 @@ def test_what_friends_say_to_each_other_about_the_moment_is_not_a_memory() -> No
                     said("Ava", "I love it!"),
                     said("Ben", "We adopted a greyhound named Pixel on Saturday.")])
     assert [c.kind for c in got] == ["fact"] and "greyhound named Pixel" in got[0].text
+
+
+def test_a_kind_word_to_the_listener_does_not_cost_the_memory_said_with_it() -> None:
+    """A friendly opening clause is dropped, not the lesson after it; instructions phrased with "you" stay."""
+    [lesson] = memories([A("Glad you caught that: the bug was that the cache key ignored the tenant id.")])
+    assert lesson.kind == "lesson" and lesson.text == "The bug was that the cache key ignored the tenant id."
+    [rule] = memories([U("You are never allowed to force-push to main.")])
+    assert rule.kind == "preference" and "force-push to main" in rule.text
+    [joined] = memories([U("The flaky test was a race in the retry queue. Fixed it by awaiting the flush.")])
+    assert joined.kind == "lesson" and joined.text.count("User:") == 1 and "awaiting the flush" in joined.text
 
 
 def test_lessons_keep_cause_and_fix_and_decisions_keep_their_reason() -> None:

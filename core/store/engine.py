@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from ..providers.embedders import Embedder, NoEmbedder, setting_for
+from ..providers.embedders import Embedder, NoEmbedder, mismatch_advice
 from ..recall import indexing, planner
 from ..recall.rendering import fit_hits, render_context
 from ..scope import ALL_TENANTS, AllTenants, coerce_scope
@@ -83,10 +83,7 @@ class Engine:
             self.mismatch = (f"store at {self.backend.location} was built with embedder {meta.get('embedder')!r} "
                              f"(dim {meta.get('dim')}), but {fp['embedder']!r} (dim {fp['dim']}) is configured")
             if on_mismatch == "error":
-                keep = setting_for(meta.get("embedder"))
-                raise EmbedderMismatchError(f"{self.mismatch}. Run `remem reembed` (or open with on_embedder_mismatch="
-                                            f"'allow' and call mem.reembed()) to migrate the store in place"
-                                            + (f", or configure REMEM_EMBEDDER={keep} to keep using it." if keep else "."))
+                raise EmbedderMismatchError(f"{self.mismatch}. {mismatch_advice(meta.get('embedder'))}")
             self.backend.ensure(int(meta.get("dim", 0)))
             return
         self.backend.ensure(fp["dim"])
