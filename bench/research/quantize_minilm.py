@@ -57,7 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     pinned = PINNED.search((ROOT / "core" / "providers" / "minilm.py").read_text("utf-8"))
     MODEL_SHA256 = pinned.group(1) if pinned else ""  # read, not imported: this venv need not have remem
     tmp = args.out.with_name(args.out.name + ".tmp")
-    quantize_dynamic(str(src), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+    try:
+        quantize_dynamic(str(src), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     digest = sha256(tmp)
     print(f"{args.out}: {tmp.stat().st_size:,} bytes, sha256 {digest}")
     if digest != MODEL_SHA256 and (args.check or args.out.resolve() == DEFAULT_OUT):

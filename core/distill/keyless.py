@@ -21,7 +21,7 @@ from .admission import admit, content_words
 from .artifacts import FENCE_RE, error_lines, extract_identifiers
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
-from .keyless_patterns import (AGREE_RE, DECISION_FIX_RE, FIX_RE, LISTENER_CLAUSE_RE, PATTERNS, REASON_HINT_RE,
+from .keyless_patterns import (AGREE_RE, CLAUSE_BREAK_RE, DECISION_FIX_RE, FIX_RE, PATTERNS, REASON_HINT_RE,
                                REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
                                Pattern)
 from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, first_person_to_user
@@ -117,15 +117,20 @@ def _substantive(text: str) -> bool:
     return len({w.strip(".,;:!'\"") for w in content_words(text)} - VAGUE_WORDS) >= 1
 
 
-def _beyond_listener(sentence: str, identifiers: Any) -> str:
-    """``sentence`` without what it says to the listener (see ``TO_LISTENER_RE``): the clause after a leading
-    "Glad you caught that:", the whole sentence when it names something concrete, else nothing."""
+_LEAD_WORD_RE = re.compile(r"^(?:but|so|and|also|anyway|btw|by the way)\b[,\s]*", re.I)
+
+
+def _beyond_listener(sentence: str) -> str:
+    """``sentence`` without what it says to the listener (see ``TO_LISTENER_RE``): the clauses after a leading
+    "Thanks, glad you caught that:", the whole sentence when it names something concrete, else nothing."""
     if not TO_LISTENER_RE.search(sentence):
         return sentence
-    m = LISTENER_CLAUSE_RE.match(sentence)
-    if m and TO_LISTENER_RE.search(m["head"]) and not TO_LISTENER_RE.search(m["rest"]) \
-            and len(m["rest"].split()) >= 4:
-        return m["rest"][:1].upper() + m["rest"][1:]
+    from ..recall.lexical import identifiers
+
+    for m in CLAUSE_BREAK_RE.finditer(sentence[:120]):  # the first break after a listener head
+        head, rest = sentence[:m.start()], _LEAD_WORD_RE.sub("", sentence[m.end():]).strip()
+        if TO_LISTENER_RE.search(head) and not TO_LISTENER_RE.search(rest) and len(rest.split()) >= 2:
+            return rest[:1].upper() + rest[1:]
     if identifiers(sentence) or re.search(r"\d", sentence):
         return sentence
     return ""
@@ -164,8 +169,9 @@ class KeylessDistiller:
             if t.role == "tool_result":
                 errors.extend((ti, e) for e in error_lines(t.text)[-1:])
             elif t.role in ("user", "assistant"):
-                items.extend(_Said(sent, ti, t, self._score(sent, t.role, t.speaker))
-                             for sent in self._sentences(t))
+                for sent in self._sentences(t):
+                    cut = _beyond_listener(sent)  # joins and reasons see the sentence without it, too
+                    items.append(_Said(cut or sent, ti, t, self._score(cut, t.role, t.speaker) if cut else None))
         self._join_in_turns(items)
         self._join_across_turns(items)
         out: list[tuple[float, int, Candidate]] = []
@@ -218,8 +224,7 @@ class KeylessDistiller:
     def _score(self, sentence: str, role: str, speaker: str | None = None) -> tuple[float, Candidate] | None:
         from ..recall.lexical import identifiers
 
-        sentence = _beyond_listener(sentence, identifiers)
-        words = sentence.split() if sentence else []
+        words = sentence.split()
         if len(words) < (2 if role == "user" else 3) or VAGUE_OBJECT_RE.search(sentence):
             return None
         idents = identifiers(sentence)

@@ -153,13 +153,13 @@ PATTERNS: tuple[Pattern, ...] = (
 # ---------------------------------------------------------------------------------------------- said to the listener
 TO_LISTENER_RE = re.compile(
     # encouragement: "keep going", "don't give up", "don't let X bring you down", "you've got this"
-    r"\bkeep (?:going|it up|up the (?:good|great|amazing|awesome) work|chasing|pushing|on (?:going|pushing|trying)|"
-    r"at it|trying|believing|smiling|shining|rocking|learning|growing|dreaming|each other going)(?=\s*(?:[,.!:;]|"
-    r"$|and\b|you\b|,?\s*(?:my )?(?:friend|pal|buddy|mate)\b))|"
-    r"\b(?:don'?t|do not|never) (?:ever )?(?:give up|quit|stop (?:believing|trying|dreaming)|doubt yourself|"
-    r"let (?:\w+\s+){0,5}(?:stop|get|bring|hold|keep) you(?: down| back)?(?=\s*(?:[,.!;]|$)))|\byou(?:'ve| have)? got this\b|"
-    r"\byou can do (?:it|this)\b|\bproud of you\b|\bbelieve in yourself\b|\b(?:chas(?:e|ing)|follow(?:ing)?|go after|go for) "
-    r"your (?:dreams?|heart|passion)\b|"
+    r"\bkeep (?:going|it up|up the (?:good|great|amazing|awesome|hard) work|chasing|pushing|on (?:going|pushing|"
+    r"trying)|at it|trying|believing|smiling|shining|rocking|learning|growing|dreaming|each other going)"
+    r"(?=\s*(?:[,.!:;\u2014\u2013-]|$|and\b|you\b|(?:my )?(?:friend|pal|buddy|mate)\b))|"
+    r"\b(?:don'?t|do not|never) (?:ever )?(?:give up|quit|stop (?:believing|trying|dreaming|being (?:yourself|you))|"
+    r"doubt yourself|let (?:\w+\s+){0,5}(?:stop|get|bring|hold|keep) you(?: down| back)?(?=\s*(?:[,.!;]|$))|"
+    r"let anyone tell you)|\byou(?:'ve| have)? got this\b|\byou can do (?:it|this)\b|\bproud of you\b|"
+    r"\bbelieve in yourself\b|\b(?:chas(?:e|ing)|follow(?:ing)?|go after|go for) your (?:dreams?|heart|passion)\b|"
     # compliments and sympathy: "love how you ...", "you never shy away", "that must have been hard for you"
     r"\b(?:love|like|admire|appreciate|adore)\s+(?:how|that|the way)\s+you\b|"
     r"^(?:\w+,\s*)?you(?:'re| are| were)?\s+(?:always|never|so|such|really|truly|the best|amazing|awesome|"
@@ -172,20 +172,25 @@ TO_LISTENER_RE = re.compile(
     r"\bthanks? (?:you )?for (?:always|being)\b|"
     r"\blet'?s make (?:tomorrow|today|tonight)(?![\w'])|\blet'?s make (?:a difference|(?:\w+\s+){0,2}memories)\b|"
     # cheering each other on: "let's keep spreading positivity", "keep doing what you're doing", "keep me posted"
-    r"\b(?:let'?s|we'?ll|we will|gonna) keep (?:on )?(?:spreading|supporting|helping|motivating|pushing|chasing|"
-    r"reaching|inspiring|encouraging|cheering|improving|movin'?|moving forward|going|being|doing our|working "
-    r"(?:together|hard|to make)|making (?:a |an )?(?:difference|impact|great|good|memories|the world|things better|"
-    r"our \w+ better))\b|\bkeep (?:on )?(?:doing what|being (?:positive|kind|you|yourself|awesome|amazing|strong))\b|"
-    r"\bkeep going\b(?=\s*(?:[-\u2014\u2013]|with it\b|after\b))|\bkeep (?:you|me|us) posted\b|"
-    r"\blet'?s make (?:a|some) (?:real |positive |big )?(?:change|difference|impact)\b|"
-    # a reaction: "Wow, Caroline, that painting is awesome!"
-    r"^(?:wow|omg|oh wow|aww+|yay)\b[^.?]*!$",
+    r"\b(?:let'?s|we'?ll|we will|gonna) keep (?:on )?(?:spreading (?:the )?(?:love|positivity|kindness|awareness|"
+    r"good vibes|joy)|\w+ing (?:each other|one another)|chasing (?:our|your|those) dreams|reaching for (?:our|your|"
+    r"the) (?:dreams|stars|goals)|making (?:a |an )?(?:difference|impact)|making (?:great |good |awesome )?memories|"
+    r"mov(?:ing|in'?) forward(?=\s*(?:[,.!;]|$|together\b))|going after (?:our|your) (?:dreams|goals)|"
+    r"rooting for you|being (?:positive|kind|awesome|amazing|strong)(?=\s*(?:[,.!;]|$)))|"
+    r"\bkeep (?:on )?doing what (?:you'?re doing|you are doing|you love|makes you happy)\b|\bkeep (?:on )?being (?:positive|kind|you|yourself|"
+    r"awesome|amazing|strong)(?=\s*(?:[,.!;]|$|and\b))|\bkeep going\b(?=\s*(?:with it\b|after (?:your|our)\b))|"
+    r"\bkeep (?:you|me|us) posted\b|"
+    r"\blet'?s make (?:a|some) (?:real |positive |big )?(?:change|difference|impact)"
+    r"(?=\s*(?:[,.!;]|$|in (?:the|our|your|this) (?:world|community|neighbou?rhood|town|city|lives)\b))|"
+    # a reaction: "Wow, Caroline, that painting is awesome!" (not "Wow, we moved the API to Go!")
+    r"^(?:wow|omg|oh wow|aww+|yay)\b(?!,?\s+(?:i|we|my|our|i'm|we're|i've|we've)\b)[^.?]*!$",
     re.I)
 """What one person says to the other about the moment (encouragement, compliments, sympathy, reactions): not a
 memory of either of them (the episode keeps it as said). A sentence that goes on after such a clause ("Glad you
 caught that: the bug was ...") keeps the rest; one that names something concrete is kept whole."""
-LISTENER_CLAUSE_RE = re.compile(r"^(?P<head>[^:;,\u2014\u2013]{1,80}?)(?:[:;,\u2014\u2013]| - )\s*(?P<rest>\S.*)$")
-"""A sentence's first clause and the rest: "Happy to hear that, we'll keep Postgres 16" -> the decision."""
+CLAUSE_BREAK_RE = re.compile(r"[:;,\u2014\u2013]\s*|\s+-\s+|\s+(?:and|but|so)\s+")
+"""Where a sentence's clauses meet: a listener clause before one ("Happy to hear that, we'll keep Postgres 16")
+is cut off, the rest is scored."""
 VAGUE_OBJECT_RE = re.compile(
     r"^(?:[\w']+[,!]?\s+){0,3}(?:love|loves|like|likes|enjoy|enjoys|enjoyed|hate|hates|'d love|would love|"
     r"love to)\s+(?:it|this|that|them|to|those|these)(?:\s+(?:so much|a lot|too))?\s*[.!]*$|"
