@@ -74,6 +74,13 @@ def test_a_kind_word_to_the_listener_does_not_cost_the_memory_said_with_it() -> 
     assert joined.kind == "lesson" and joined.text.count("User:") == 1 and "awaiting the flush" in joined.text
 
 
+def test_my_partner_and_i_is_one_subject_in_the_third_person() -> None:
+    """"My wife and I are moving" was split at "and I" into "Ana's wife." and "Ana ares moving"."""
+    said = [{"role": "user", "name": "Ana", "content": "My wife and I are moving to Denver, and I work at Zalando."}]
+    assert sorted(c.text for c in memories(said)) == ["Ana and their wife are moving to Denver.",
+                                                      "Ana works at Zalando."]
+
+
 def test_lessons_keep_cause_and_fix_and_decisions_keep_their_reason() -> None:
     """The capture from issue 13: the lesson and the reason used to be lost, the test outcome kept."""
     got = memories([

@@ -24,7 +24,7 @@ from .conversation import Turn
 from .keyless_patterns import (AGREE_RE, CLAUSE_BREAK_RE, DECISION_FIX_RE, FIX_RE, PATTERNS, REASON_HINT_RE,
                                REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
                                Pattern)
-from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, first_person_to_user
+from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, WITH_ME_RE, first_person_to_user
 from ..store.records import normalize_text
 from ..recall.tokens import truncate_to_tokens
 
@@ -203,6 +203,8 @@ class KeylessDistiller:
         out: list[str] = []
         for sent in sents:
             clauses = [c.strip(" ,;") for c in CLAUSE_RE.split(sent) if c.strip(" ,;")]
+            if len(clauses) > 1 and WITH_ME_RE.match(sent) and re.fullmatch(r"(?i)my [\w'-]+(?: [\w'-]+)?", clauses[0]):
+                clauses[:2] = [f"{clauses[0]} and {clauses[1]}"]  # "my team and I use Go": one subject
             said = sum(1 for c in clauses if self._score(c, "user") is not None) if len(clauses) > 1 else 2
             whole = self._score(sent, "user") if said < 2 else None
             keep = whole is not None and (whole[1].kind in ("decision", "lesson") or whole[1].kind == "preference"

@@ -24,7 +24,12 @@ _ADVERBS = r"(?:(?:really|generally|usually|strongly|always|never|often|mostly|a
 _ADVERBS += r"definitely|typically|normally|currently|now|actually|mainly|rarely|sometimes)\s+)*"
 _I_VERB_RE = re.compile(r"^i(?P<contr>'m not|'m|'ve|'d|'ll)?\s*(?P<adv>" + _ADVERBS + r")(?P<verb>don't|do not|"
                         r"haven't|have not|am not|[a-z']+)?", re.I)
-CLAUSE_RE = re.compile(r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|my|we)\b)|;\s+", re.I)
+CLAUSE_RE = re.compile(r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|my|we)\b)(?!i\s+(?:are|were|both|have both)\b)|"
+                       r";\s+", re.I)
+"""Where a sentence holds two statements ("I use vim, and my team uses VS Code"); not inside a compound
+subject ("my wife and I are moving")."""
+WITH_ME_RE = re.compile(r"^my ([\w'-]+(?: [\w'-]+)?) and i\b", re.I)
+"""A compound subject with the speaker in it: "My wife and I ..." reads "Ana and their wife ..."."""
 
 
 def _conjugate(verb: str) -> str:
@@ -58,6 +63,9 @@ _INNER_FIRST_PERSON_RE = re.compile(r"\b(?:my|me|myself|mine)\b", re.I)
 
 def _rewrite_subject(s: str, who: str) -> str:
     low = s.lower()
+    with_me = WITH_ME_RE.match(s)
+    if with_me:  # "My wife and I are moving" -> "Ana and their wife are moving"
+        return f"{who} and their {with_me.group(1)}" + s[with_me.end():]
     if low.startswith("my "):
         return f"{who}'s " + s[3:]
     if low.startswith("call me "):
@@ -73,4 +81,4 @@ def _rewrite_subject(s: str, who: str) -> str:
     return s[:1].upper() + s[1:] if s else s
 
 
-__all__ = ["CLAUSE_RE", "LEAD_RE", "QUOTES", "first_person_to_user"]
+__all__ = ["CLAUSE_RE", "LEAD_RE", "QUOTES", "WITH_ME_RE", "first_person_to_user"]
