@@ -71,7 +71,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("lesson", 0.85, _UA, r"\b(?:the\s+)?(?:root cause|problem|issue|bug|culprit|cause|error)\s+(?:was|is|turned out)\b|"
        r"\bturns? out\b|\bturned out\b|\bthe (?:fix|solution|workaround|trick) (?:was|is)\b"),
     _p("lesson", 0.8, _UA, r"\b(?:fixed|solved|resolved)\s+(?:it\s+|this\s+|that\s+|the\s+\w+\s+)?(?:by|with)\b|"
-       r"\bcaused by\b|\bworkaround\b|\blesson(?:s)? learn(?:ed|t)\b|\bnote to self\b|\bgotcha\b"),
+       r"\bcaused by\b|\bworkaround\b|\blesson(?:s)? learn(?:ed|t)\b|\bnote to self\b|"
+       r"\b(?:a|the|one|another|known|nasty|classic) gotcha\b"),
     _p("lesson", 0.75, _UA, r"\b(?:didn'?t|did not|doesn'?t|does not|won'?t|will not|can'?t|cannot)\s+work\b|"
        r"\bfailed because\b|\bbreaks? (?:when|if|because)\b|\bmake sure (?:to|that)\b|\bneeds? to be\b"),
     _p("event", 0.6, _UA, r"\b(?:it|that|this)\s+(?:worked|works now|did the trick|fixed it|solved it)\b|"
@@ -168,7 +169,11 @@ TO_LISTENER_RE = re.compile(
     r"mention|reply|answer|respond|forget|break|skip|miss)\b)|"
     r"\b(?:must|might) (?:have been|be) (?:\w+\s+){0,2}(?:hard|tough|rough|stressful|scary|difficult|awful|"
     r"exhausting|amazing|wonderful|fun|exciting) for you\b|\b(?:glad|happy|sorry) (?:that )?(?:your?|to hear)\b|"
-    r"\balways (?:here|there) (?:for|if) you\b|\balways here to help\b|\bglad (?:i|we) have you\b|"
+    r"\balways (?:here|there) (?:for|if) you\b|\balways here to (?:help|cheer you on|support you|listen)\b|"
+    r"\bglad (?:i|we) have you\b|"
+    # admiring the listener's things: "That bowl is awesome, Mel!"
+    r"^(?:that|this|your|those|these) (?:\w+ ){1,2}(?:is|are|looks?|sounds?) (?:so |really |just )?(?:awesome|"
+    r"amazing|great|beautiful|gorgeous|lovely|cool|stunning|incredible|adorable|cute)\b[^.?]*!$|"
     r"\bthanks? (?:you )?for (?:always|being)\b|"
     r"\blet'?s make (?:tomorrow|today|tonight)(?![\w'])|\blet'?s make (?:a difference|(?:\w+\s+){0,2}memories)\b|"
     # cheering each other on: "let's keep spreading positivity", "keep doing what you're doing", "keep me posted"
