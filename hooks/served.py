@@ -24,12 +24,12 @@ from typing import Any, Mapping
 from remem.core.connection import LocalConnection
 
 from .callenv import ServedCall, serving
+from .main import answer
 
 PROTOCOL = 1
 ANSWERED_EVENTS = ("UserPromptSubmit", "SessionStart")
 CAPTURE_EVENTS = ("Stop", "PreCompact", "SessionEnd")
 SERVED_EVENTS = ANSWERED_EVENTS + CAPTURE_EVENTS
-BOOKKEEPING_NICE = 10
 MAX_AGE = 60.0  # seconds: a hook process older than this is not a hook that just started
 
 
@@ -72,15 +72,13 @@ def handle(service: Any, *, v: int, event: str, payload: str, env: Mapping[str, 
     age = min(max(float(age), 0.0), MAX_AGE)
     call = ServedCall(env={str(k): str(val) for k, val in env.items()}, cwd=cwd,
                       started=time.monotonic() - age, memory=lambda: _memory(service))
-    from .main import answer
-
     with serving(call):
         if event in CAPTURE_EVENTS:
             from .capture import distils_with_claude_code
 
             if distils_with_claude_code():
                 raise ValueError("captures for the claude-code distiller run in the hook's own process")
-            _in_background(service, contextvars.copy_context(), answer, event, payload, True)
+            _in_background(service, contextvars.copy_context(), _capture, call, event, payload)
             return {"stdout": ""}
         out = answer(event, payload, background)
         later = contextvars.copy_context()  # the bookkeeping reads the same client settings
@@ -103,8 +101,15 @@ def _in_background(service: Any, context: contextvars.Context, fn: Any, *args: A
     threading.Thread(target=run, name="remem-hook-after", daemon=True).start()
 
 
+def _capture(call: ServedCall, event: str, payload: str) -> None:
+    """A capture, after its acknowledgement: the hook's work, then what it deferred (as the hook process would)."""
+    answer(event, payload, True)
+    if call.pending:
+        _bookkeeping(call)
+
+
 def _bookkeeping(call: ServedCall) -> None:
-    from .after import drain
+    from .after import BOOKKEEPING_NICE, drain
 
     if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
         try:  # Linux: per thread; the service's other callers come first
