@@ -203,7 +203,8 @@ class KeylessDistiller:
         out: list[str] = []
         for sent in sents:
             clauses = [c.strip(" ,;") for c in CLAUSE_RE.split(sent) if c.strip(" ,;")]
-            if len(clauses) > 1 and WITH_ME_RE.match(sent) and re.fullmatch(r"(?i)my [\w'-]+(?: [\w'-]+)?", clauses[0]):
+            with_me = WITH_ME_RE.match(sent)
+            if len(clauses) > 1 and with_me and clauses[0].lower() == f"my {with_me.group(1)}".lower():
                 clauses[:2] = [f"{clauses[0]} and {clauses[1]}"]  # "my team and I use Go": one subject
             said = sum(1 for c in clauses if self._score(c, "user") is not None) if len(clauses) > 1 else 2
             whole = self._score(sent, "user") if said < 2 else None
