@@ -29,7 +29,8 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
-from remem.core.providers.minilm import MiniLMEmbedder, MiniLMFp32Embedder, OnnxEncoder, file_sha256, machine_threads
+from remem.core.providers.minilm import (TOKENIZER_SHA256, MiniLMEmbedder, MiniLMFp32Embedder, OnnxEncoder,
+                                         file_sha256, machine_threads)
 
 BATCH_SIZE = 64  # best docs/s for ~30-token turns on 2 cores (embedders.py measures 32 and 64)
 
@@ -137,7 +138,7 @@ class MiniLMInt8Embedder(_MeanPooledOnnx):
     dim = 384
     max_length = 256  # the model's own limit (sentence-transformers max_seq_length)
     MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-    TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+    TOKENIZER_SHA256 = TOKENIZER_SHA256  # the same tokenizer file as remem's own
 
     def __init__(self, tokenizer_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
