@@ -1,7 +1,8 @@
 """Sparse vectors: Qdrant's own BM25 over the memory text, and an exact-identifier vector.
 
 Qdrant's BM25 tokenizer splits ``v1.6.0`` into ``v1 6 0`` and ``SOME_ENV_VAR`` into words, so an exact
-identifier can be outscored by prose that shares its pieces. The ``ident`` vector indexes each identifier
+identifier can be outscored by prose that shares its pieces. BM25 text carries the base forms stemming misses
+(``met`` -> ``meet``, :mod:`~remem.core.recall.lemmas`). The ``ident`` vector indexes each identifier
 whole (versions, ``#42``, ENV_VARS, ``key=value``, paths, ``func()`` and snake/camel names), so a query
 naming one finds the memory that holds it, however the prose around it was paraphrased.
 """
@@ -15,6 +16,7 @@ import re
 import qdrant_edge as qe
 
 from ..types import SparseVec
+from .lemmas import with_base_forms
 
 _IDENT_PATTERNS = [
     r"\bv?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?\b",           # versions: v1.6.0, 2.13.0-rc1
@@ -64,17 +66,23 @@ def bm25_model(k: float = 1.2, b: float = 0.75, avg_len: float = 256.0) -> qe.Bm
     return qe.Bm25(qe.Bm25Config(k=k, b=b, avg_len=avg_len))
 
 
+@functools.lru_cache(maxsize=65536)
+def bm25_terms(word: str) -> frozenset[int]:
+    """The BM25 term ids ``word`` is indexed under (its stem; none for a stopword)."""
+    return frozenset(bm25_model().embed_document(word).indices)
+
+
 def bm25_document(text: str) -> SparseVec:
-    v = bm25_model().embed_document(text)
+    v = bm25_model().embed_document(with_base_forms(text, bm25_terms))
     return list(v.indices), list(v.values)
 
 
 def bm25_context(text: str) -> SparseVec:
     """Context text is scored without length normalisation damping (b=1), as measured best on LoCoMo."""
-    v = bm25_model(b=1.0).embed_document(text)
+    v = bm25_model(b=1.0).embed_document(with_base_forms(text, bm25_terms))
     return list(v.indices), list(v.values)
 
 
 def bm25_query(text: str) -> SparseVec:
-    v = bm25_model().embed_query(text)
+    v = bm25_model().embed_query(with_base_forms(text, bm25_terms))
     return list(v.indices), list(v.values)

@@ -1,0 +1,46 @@
+"""Irregular word forms meet in BM25 recall: a question in the present finds what was said in the past tense
+("when did I meet Jean?" -> "I met Jean"), on the real embedded store, BM25 only (no embedder to paper over it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from remem import Memory, Scope
+from remem.core.recall.lemmas import base_form, with_base_forms
+from remem.core.recall.lexical import bm25_terms
+
+SCOPE = Scope(tenant="acme", user="ana")
+
+
+@pytest.mark.parametrize("word,base", [("met", "meet"), ("chose", "choose"), ("found", "find"), ("went", "go"),
+                                       ("wrote", "write"), ("children", "child"), ("bought", "buy")])
+def test_irregular_forms_get_their_base_form(word: str, base: str) -> None:
+    assert base_form(word, bm25_terms) == base
+    assert base_form(word.capitalize(), bm25_terms) == base
+
+
+@pytest.mark.parametrize("word", ["painted", "painting", "tests", "postgres", "is", "qdrant", "x" * 40])
+def test_words_stemming_already_joins_get_nothing(word: str) -> None:
+    """Regular inflections stem to the same term, stopwords index nothing, unknown words stay as they are."""
+    assert base_form(word, bm25_terms) == ""
+
+
+def test_base_forms_are_appended_once_and_text_is_kept() -> None:
+    text = "We chose Postgres; Ana chose it too and met Jean."
+    out = with_base_forms(text, bm25_terms)
+    assert out.startswith(text)
+    assert out[len(text):].split() == ["choose", "meet"]
+    assert with_base_forms("All 48 tests pass", bm25_terms) == "All 48 tests pass"
+
+
+@pytest.mark.parametrize("said,other,question", [
+    ("Ana: I met Jean at the climbing gym.", "Ana: Jean at the climbing gym is great.", "Where did Ana meet Jean?"),
+    ("We chose Postgres for the orders service.", "Postgres for the orders service is slow.",
+     "Did we choose Postgres for the orders service?"),
+    ("Ana: I bought a steel road bike.", "Ana: a steel road bike is heavy.", "Which road bike did Ana buy?"),
+])
+def test_a_question_in_another_tense_finds_what_was_said(mem: Memory, said: str, other: str, question: str) -> None:
+    """``other`` shares every word with ``said`` but the verb, and is shorter: stems alone rank it first."""
+    mem.add_many([{"text": said}, {"text": other}], scope=SCOPE)  # the newer one wins a tie
+    hits = mem.search(question, scope=SCOPE, limit=2)
+    assert [h.record.text for h in hits] == [said, other]
