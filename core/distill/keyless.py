@@ -206,12 +206,17 @@ class KeylessDistiller:
             with_me = WITH_ME_RE.match(sent)
             if len(clauses) > 1 and with_me and clauses[0].lower() == f"my {with_me.group(1)}".lower():
                 clauses[:2] = [f"{clauses[0]} and {clauses[1]}"]  # "my team and I use Go": one subject
-            said = sum(1 for c in clauses if self._score(c, "user") is not None) if len(clauses) > 1 else 2
-            whole = self._score(sent, "user") if said < 2 else None
+            said = sum(1 for c in clauses if self._says(c)) if len(clauses) > 1 else 2
+            whole = self._says(sent) if said < 2 else None
             keep = whole is not None and (whole[1].kind in ("decision", "lesson") or whole[1].kind == "preference"
                                           and not any(re.match(r"(?i)(?:my|i|i'm|we|our)\b", c) for c in clauses[1:]))
             out.extend([sent] if keep else clauses)
         return out
+
+    def _says(self, sentence: str) -> tuple[float, Candidate] | None:
+        """A user's sentence or clause as :meth:`candidates` scores it: without what it says to the listener."""
+        cut = _beyond_listener(sentence)
+        return self._score(cut, "user") if cut else None
 
     def _surface(self, sentence: str, role: str, speaker: str | None = None) -> str:
         """How a sentence reads as (part of) a memory: clipped, the user's in the third person (by name when the
