@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from remem import Memory, Scope
@@ -44,3 +48,22 @@ def test_a_question_in_another_tense_finds_what_was_said(mem: Memory, said: str,
     mem.add_many([{"text": said}, {"text": other}], scope=SCOPE)  # the newer one wins a tie
     hits = mem.search(question, scope=SCOPE, limit=2)
     assert [h.record.text for h in hits] == [said, other]
+
+
+def test_recall_never_loads_the_dictionary(store_factory, tmp_path) -> None:  # noqa: ANN001
+    """Base forms are written with documents only, so a prompt's recall (a fresh hook process, no service) does
+    not pay for loading the dictionary: it finds "I met Jean" by "meet" all the same."""
+    path = store_factory("none")
+    with Memory(path=path, embedder="none", service="off") as mem:
+        mem.add("Ana: I met Jean at the climbing gym.", scope=SCOPE)
+    probe = (
+        "import sys\n"
+        "from remem import Memory, Scope\n"
+        f"with Memory(path={str(path)!r}, embedder='none', service='off') as mem:\n"
+        "    hits = mem.search('Where did Ana meet Jean?', scope=Scope(tenant='acme', user='ana'))\n"
+        "print(len(hits), 'simplemma' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "REMEM_HOME": str(tmp_path / "home")})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "False"]

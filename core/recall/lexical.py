@@ -1,7 +1,7 @@
 """Sparse vectors: Qdrant's own BM25 over the memory text, and an exact-identifier vector.
 
 Qdrant's BM25 tokenizer splits ``v1.6.0`` into ``v1 6 0`` and ``SOME_ENV_VAR`` into words, so an exact
-identifier can be outscored by prose that shares its pieces. BM25 text carries the base forms stemming misses
+identifier can be outscored by prose that shares its pieces. Documents carry the base forms stemming misses
 (``met`` -> ``meet``, :mod:`~remem.core.recall.lemmas`). The ``ident`` vector indexes each identifier
 whole (versions, ``#42``, ENV_VARS, ``key=value``, paths, ``func()`` and snake/camel names), so a query
 naming one finds the memory that holds it, however the prose around it was paraphrased.
@@ -84,5 +84,5 @@ def bm25_context(text: str) -> SparseVec:
 
 
 def bm25_query(text: str) -> SparseVec:
-    v = bm25_model().embed_query(with_base_forms(text, bm25_terms))
+    v = bm25_model().embed_query(text)  # documents carry the base forms; queries need not (see lemmas)
     return list(v.indices), list(v.values)
