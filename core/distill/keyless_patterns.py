@@ -30,37 +30,58 @@ _U, _A, _UA = ("user",), ("assistant",), ("user", "assistant")
 _NOT_ONE_OFF = (r"(?!.*\b(?:yet|for now|right now|just now|this time|today|tonight|again|"
                 r"in this (?:pr|commit|change|file|branch))\b)")
 PATTERNS: tuple[Pattern, ...] = (
-    _p("preference", 0.9, _U, r"\b(?:i|we)\s+(?:really\s+|generally\s+|usually\s+|strongly\s+|much\s+)?"
+    _p("preference", 0.9, _U, r"\b(?:i|we)\s+(?:(?:really|generally|usually|strongly|much|absolutely|totally|truly|"
+       r"honestly|genuinely|still|also|just)\s+)?"
        r"(?:prefer|like|love|enjoy|hate|dislike|can'?t stand|despise|avoid)\b"),
     _p("preference", 0.85, _U, r"\b(?:i|we)\s+(?:don'?t|do not|never)\s+(?:like|want|use|enjoy)\b"),
-    _p("preference", 0.85, _U, r"\b(?:i|we)(?:'d| would)\s+(?:rather|prefer|like)\b|\bmy (?:favou?rite|preferred)\b"),
+    _p("preference", 0.85, _U, r"\b(?:i|we)(?:'d| would)\s+(?:rather|prefer|like)\b|\b(?:my|our) (?:all-time |absolute |very |current |new )?(?:favou?rite|preferred)\b"),
     _p("preference", 0.8, _U, r"^(?:please\s+)?(?:always|never(?!\s+mind\b)|don'?t ever|do not ever|"
        r"make sure (?:to|you)|from now on|going forward|in (?:the )?future)\b"),
     _p("preference", 0.8, _U, r"\b(?:i|we)\s+(?:always|never|usually|rarely|only)\s+(?!know\b|remember\b)\w+"),
     _p("preference", 0.75, _U, r"\b(?:always|never)\s+(?:use|run|write|add|put|commit|push|ask|call|format|"
        r"include|mention|reply|answer|respond)\b"),
     _p("fact", 0.85, _U, r"\bmy name(?:'s| is)\b|\bcall me\b|\bi(?:'m| am) called\b"),
-    _p("fact", 0.8, _U, r"\bi\s+(?:work|worked|am working)\s+(?:at|for|on|as|in)\b|\bi(?:'m| am) (?:based|located) in\b|"
+    _p("fact", 0.8, _U, r"\bi\s+(?:work|worked|am working)\s+(?:at|for|on|as|in)\b|"
+       r"\bi\s+(?:start|started|begin|began|(?:'m|am) starting)\s+(?:work(?:ing)?\s+)?(?:at|as|with)\s+\S|\bi(?:'m| am) (?:based|located) in\b|"
        r"\bi\s+(?:live|lived|moved)\s+(?:in|to|at)\b|\bi(?:'m| am) from\b"),
     _p("fact", 0.7, _U, r"^i(?:'m| am) an?\s+(?!bit\b|little\b|lot\b|few\b)\w+"),
+    _p("fact", 0.7, _U, r"^(?:just|finally|recently|also)\s+(?:started|joined|moved (?:to|into)|adopted|enrolled in|"
+       r"signed up for|got (?:a|an|my|our|married|engaged|promoted|accepted|hired))\b"),
+    _p("fact", 0.7, _U, r"\b(?:i|we)(?:'ve| have)?\s+(?:went|became|turned|gone)\s+(?:fully\s+)?(?:vegetarian|vegan|"
+       r"pescatarian)\b"),
+    _p("fact", 0.7, _U, r"\b(?:i|we)(?:'m|'re| am| are|'ve been| have been)\s+(?:both\s+|all\s+)?(?:an?\s+)?"
+       r"(?:vegetarian|vegan|pescatarian|allergic|lactose|gluten|diabetic|celiac|coeliac)\b"),
     _p("fact", 0.7, _U, r"^(?:i|we)(?:'m|'re| am| are)\s+(?:both\s+|all\s+)?(?:vegetarian|vegan|pescatarian|"
        r"allergic|lactose|gluten|diabetic|married|single|divorced|retired|pregnant|left-handed|colou?r-?blind|"
        r"deaf|blind|remote|freelance|self-employed|unemployed|based|located|from|originally)\b"),
     _p("fact", 0.7, _U, r"^(?:(?:also|and|btw|oh|fyi|so)[,:]?\s+)*(?:my|our)\s+[\w-]+(?:\s+[\w-]+)?\s+"
        r"(?:is|are|was|were|has|have|lives|works|uses|runs)\b"),
+    _p("fact", 0.7, _U, r"\b(?:our|my)\s+(?:son|daughter|kids?|children|baby|twins|dog|cat|puppy|kitten|sister|brother|"
+       r"mum|mom|mother|dad|father|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|fianc[eé]e?|"
+       r"girlfriend|boyfriend|best friend|roommate|flatmate)\s+"
+       r"[A-Z][a-z]+\b"),
     _p("fact", 0.7, _U, r"\bmy\s+(?:wife|husband|partner|son|daughter|kids?|children|dog|cat|team|company|employer|"
        r"manager|boss|role|job|title|email|birthday|timezone|time zone|project|stack|os|laptop|machine|setup|"
        r"editor|ide|shell|language|server|database|repo|repository|app|startup|product|client|customer)\b"),
     _p("fact", 0.7, _U, r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:adopted|got married|"
        r"welcomed|enrolled in|signed up for|moved into|bought (?:a|an|our|my) (?:new )?(?:house|home|flat|"
-       r"apartment|car|bike|dog|cat|puppy|kitten))\b"),
+       r"apartment|car|bike|dog|cat|puppy|kitten)|started (?:a(?! (?:few|couple|bit|while|lot)\b)|an|my|our|taking|"
+       r"learning|going to)|"
+       r"joined (?:a|an|the|my|our)|took up)\b"),
+    _p("fact", 0.7, _U, r"\b(?:i|we)\s+(?:still\s+|usually\s+|also\s+|now\s+)?(?!have\b|need\b|miss\b|talk\b|"
+       r"think\b)[a-z]+\s+(?:[\w-]+\s+){0,3}every\s+(?:other\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|day|"
+       r"morning|evening|night|week|weekend|month|summer|winter)\b"),
+    # habits with their time: "I've been painting watercolors every weekend", "we've been on Postgres since 2021"
+    _p("fact", 0.7, _U, r"\b(?:i|we)(?:'ve| have) been\s+(?!(?:feel|think|want|tr|hop|mean|wonder|dy|look|go|keep|"
+       r"struggl|deal|miss|worr)ing\b)\w+ing\b(?=.*\b(?:every|each|since|daily|weekly|"
+       r"for (?:\d+|a|an|one|two|three|four|five|six|several|many|a few) (?:years?|months?|weeks?))\b)"),
     _p("fact", 0.65, _U, r"\b(?:i|we)\s+(?:use|run|deploy|host|have|own|maintain|develop|build)\s+(?!to\b|it\b|this\b|"
        r"that\b)\w+"),
     _p("fact", 0.65, _UA, r"\b(?:our|the)\s+(?:project|team|company|stack|app|repo|codebase|api|service|backend|"
        r"frontend|database|server|cluster|deployment|ci|pipeline)\s+(?:is|uses|runs|has|lives|targets|requires|"
        r"depends)\b"),
     _p("decision", 0.85, _UA, r"\b(?:we|i)(?:'ve| have)?\s+decided\b|\bdecided to\b|\bthe decision (?:is|was)\b|"
-       r"\bsettled on\b|\bopted (?:for|to)\b|\bwe chose\b|\bi chose\b|\bwe(?:'re| are) going with\b"),
+       r"\bsettled on\b|\b(?:it'?s|that'?s|it is|that is) (?:settled|decided|a plan)\b|\bopted (?:for|to)\b|\bwe chose\b|\bi chose\b|\bwe(?:'re| are) going with\b"),
     _p("decision", 0.75, _UA, r"\blet'?s\s+(?:use|go with|switch|stick|keep|move|adopt|pin|drop|replace|stay)\b"
        r"(?!\s+(?:it|that|this|them|the (?:first|second|third|other|same|last|former|latter)|(?:that|this|it) (?:one|way)|the (?:\w+\s+)?ones?)\b)|"
        r"\bgoing with\b|\bwe(?:'ll| will)\s+(?:\w+\s+)?(?:use|go with|switch|keep|stick|adopt|pin|drop|replace|build|"
@@ -68,6 +89,8 @@ PATTERNS: tuple[Pattern, ...] = (
        r"\bthe plan is\b|\bwe should (?:use|switch|keep|pin|drop)\b"),
     _p("decision", 0.6, _UA, r"\b(?:switched|migrated|moved|changed|upgraded|downgraded|pinned)\s+(?:\w+\s+){0,3}"
        r"(?:to|from)\b|\binstead of\b"),
+    _p("decision", 0.75, _UA, r"\b(?:we|i)\s+(?:moved|changed|switched|bumped|pushed|shifted)\s+(?:our|the)\s+"
+       r"[\w-]+(?:\s+[\w-]+)?\s+to\b|\bwe(?:'ll| will)\s+do\s+(?:the|a|our)\s+[\w-]+\s+(?:at|on|in)\b"),
     _p("lesson", 0.85, _UA, r"\b(?:the\s+)?(?:root cause|problem|issue|bug|culprit|cause|error)\s+(?:was|is|turned out)\b|"
        r"\bturns? out\b|\bturned out\b|\bthe (?:fix|solution|workaround|trick) (?:was|is)\b"),
     _p("lesson", 0.8, _UA, r"\b(?:fixed|solved|resolved)\s+(?:it\s+|this\s+|that\s+|the\s+\w+\s+)?(?:by|with)\b|"
@@ -78,8 +101,12 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("event", 0.6, _UA, r"\b(?:it|that|this)\s+(?:worked|works now|did the trick|fixed it|solved it)\b|"
        r"\b(?:deployed|released|shipped|published)\b"),
     # labelled statements ("Decision: ...", "Root cause: ..."), common in assistants' answers and ADR-style notes
+    _p("fact", 0.7, _U, r"^(?:for (?:future )?reference|for the record|good to know|just so you know|heads up)\s*"
+       r"[:,\-\u2013\u2014]\s*\S", min_words=5, labelled=True),
     _p("decision", 0.95, _UA, r"^(?:final\s+|the\s+)?(?:decision|decided|verdict|resolution|choice|"
        r"we(?:'ll| will) go with)\s*(?:made\s*)?[:\-\u2013\u2014]\s*\S", min_words=3, labelled=True),
+    _p("lesson", 0.9, _UA, r"^found (?:it|the (?:bug|problem|issue|culprit|cause|leak))\s*[:\-\u2013\u2014]\s*\S",
+       min_words=4, labelled=True),
     _p("lesson", 0.9, _UA, r"^(?:the\s+)?(?:root[ -]cause|cause|fix|solution|workaround|lessons?(?: learn(?:ed|t))?|"
        r"takeaway|conclusion|finding|gotcha|pitfall|note to self|learning)\s*:\s*\S", min_words=3, labelled=True),
     # negative preferences said as imperatives: "Don't suggest Java ...", "Avoid ORMs ...", "No more mocks ..."
@@ -106,6 +133,12 @@ PATTERNS: tuple[Pattern, ...] = (
     # lessons: "<something> fixed the <problem>" (not "I fixed it" / "That fixed it")
     _p("lesson", 0.75, _UA, r"^(?!(?:i|we|it|this|that|which|these|those|he|she|they|you)\b)\S.{3,}?\b(?:fixed|solved|"
        r"resolved|cured)\s+(?:the|our|a|an|all)\b"),
+    _p("event", 0.7, _U, r"\b(?:i|we)\s+(?:just\s+|finally\s+|officially\s+)?(?:finished|ran|completed|won|passed|"
+       r"graduated|got (?:promoted|engaged|married|accepted|hired|into))\b", anchored=True),
+    # life events with their time: "we got married in June", "my sister had her baby on Wednesday"
+    _p("event", 0.8, _U, r"\b(?:got (?:married|engaged|divorced)|had (?:a|her|his|their|our|my) (?:baby|wedding)|"
+       r"gave birth|graduated|passed away|retired)\b(?=.*\b(?:in|on|last|this)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|"
+       r"oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|week|month|year|spring|summer|autumn|fall|winter|\d))"),
     # outcomes with numbers: "p95 latency dropped from 900 ms to 120 ms"
     _p("event", 0.7, _UA, r"\b(?:down|up) from\s+~?\$?\d|\bnow takes\b.*\d", min_words=5),
     _p("event", 0.7, _UA, r"\b(?:dropped|fell|went|rose|improved|increased|decreased|reduced|grew|shrank|"
@@ -170,7 +203,18 @@ TO_LISTENER_RE = re.compile(
     r"\b(?:must|might) (?:have been|be) (?:\w+\s+){0,2}(?:hard|tough|rough|stressful|scary|difficult|awful|"
     r"exhausting|amazing|wonderful|fun|exciting) for you\b|\b(?:glad|happy|sorry) (?:that )?(?:your?|to hear)\b|"
     r"\balways (?:here|there) (?:for|if) you\b|\balways here to (?:help|cheer you on|support you|listen)\b|"
-    r"\bglad (?:i|we) have you\b|"
+    r"\bglad (?:i|we) have you\b|\b(?:have|got) each other(?:'s backs?)?\b|"
+    # promises to the listener: "I'll let you know how it goes", "can't wait to hear how it turns out"
+    r"\b(?:i'?ll|i will|will)\s+(?:make sure to\s+|be sure to\s+|definitely\s+|totally\s+)?(?:let you know|"
+    r"tell you (?:all )?(?:about|later|more|everything|on the phone|when)|fill you in|update you|keep you (?:posted|"
+    r"updated|in the loop))\b|\b(?:photo|picture|pic|shot|video|post|painting|drawing)s?\s+(?:[\w-]+\s+){0,4}"
+    r"(?:you|u)\s+(?:posted|shared|sent|took|made|painted|drew)\b|"
+    r"\bcan'?t wait to (?:hear|see how|see what)\b|"
+    # their things and deeds: "your enthusiasm is contagious", "your support means a lot", "I love your garden"
+    r"\byour\s+(?:[\w-]+\s+){0,4}(?:is|are|was|were)\s+(?:so\s+|really\s+|truly\s+|just\s+)?(?:contagious|"
+    r"inspiring|infectious|amazing|awesome|incredible|admirable|impressive|wonderful)\b|"
+    r"\byour (?:support|help|kindness|words|friendship|encouragement|advice|message)\s+(?:really\s+|truly\s+)?"
+    r"(?:means?|meant)\b|^(?:\w+,\s*)?i (?:really |just |absolutely )?(?:love|adore) your\b|"
     # admiring the listener's things: "That bowl is awesome, Mel!"
     r"^(?:that|this|your|those|these) (?:\w+ ){1,2}(?:is|are|looks?|sounds?) (?:so |really |just )?(?:awesome|"
     r"amazing|great|beautiful|gorgeous|lovely|cool|stunning|incredible|adorable|cute)\b[^.?]*!$|"

@@ -21,7 +21,9 @@ _MODALS = {"can", "could", "would", "will", "should", "must", "might", "may", "c
            "drank", "slept", "won", "understood", "stood", "sat", "fell", "led", "read", "put", "set", "cut", "let",
            "quit", "hit", "shut", "might've", "must've", "used", "need", "needed"}
 _ADVERBS = r"(?:(?:really|generally|usually|strongly|always|never|often|mostly|also|still|only|just|much|"
-_ADVERBS += r"definitely|typically|normally|currently|now|actually|mainly|rarely|sometimes)\s+)*"
+_ADVERBS += r"definitely|typically|normally|currently|now|actually|mainly|rarely|sometimes|recently|finally|already|"
+_ADVERBS += r"even|totally|absolutely|honestly|literally|seriously|probably|certainly|barely|hardly|lately|once|"
+_ADVERBS += r"officially|suddenly|eventually|accidentally|briefly|newly)\s+)*"
 _I_VERB_RE = re.compile(r"^i(?P<contr>'m not|'m|'ve|'d|'ll)?\s*(?P<adv>" + _ADVERBS + r")(?P<verb>don't|do not|"
                         r"haven't|have not|am not|[a-z']+)?", re.I)
 CLAUSE_RE = re.compile(r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|my|we)\b)(?!i\s+(?:are|were|both|have both)\b)|"
