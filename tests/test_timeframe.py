@@ -83,6 +83,17 @@ def test_before_an_event_is_resolved_by_finding_the_event(mem: Memory) -> None:
     assert top[0].record.sources == ("old",)
 
 
+def test_after_an_event_keeps_what_was_said_that_day_and_the_words_that_name_it(mem: Memory) -> None:
+    """"After the roadtrip": what is meant is often told the same day and names the roadtrip. The window used to
+    start a second after the event and was searched without "roadtrip", so a later, vaguer hike won."""
+    _said(mem, "We finally did the roadtrip down the coast to Big Sur.", day(2023, 7, 1), "trip", "s1")
+    _said(mem, "Right after the roadtrip we went hiking at Point Lobos.", day(2023, 7, 1), "lobos", "s1")
+    _said(mem, "We went hiking at Muir Woods.", day(2023, 6, 2), "muir", "s0")
+    _said(mem, "We should go hiking again, maybe somewhere new.", day(2023, 8, 10), "later", "s2")
+    top = recall(mem, "Where did we go hiking after the roadtrip?", scope=SCOPE, limit=2, now=NOW)
+    assert "Point Lobos" in top[0].record.text, [h.record.text for h in top]  # the turn, or the summary quoting it
+
+
 def test_search_itself_reads_the_time_a_question_names(mem: Memory) -> None:
     now = dt.datetime.now(UTC)
     last_thursday = now - dt.timedelta(days=now.weekday() + 4)  # inside "last week" whatever today is

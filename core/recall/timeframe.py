@@ -54,6 +54,7 @@ class TimeFrame:
     phrase: str
     relation: Literal["in", "before", "after"] = "in"
     anchor: str | None = None
+    anchor_ids: tuple[str, ...] = ()  # the records the anchor was found in, once it is looked up
 
     @property
     def resolved(self) -> bool:
@@ -395,15 +396,17 @@ def parse_timeframe(query: str, now: _dt.datetime | None = None) -> TimeFrame | 
 # ---------------------------------------------------------------------------------------------- recall
 def resolve_anchor(frame: TimeFrame, search: Callable[[str], Sequence[SearchHit]]) -> TimeFrame | None:
     """Turn "before/after <event>" into a window: ``search(anchor)`` finds the event; its event time bounds
-    the window. None when no hit with an event time is found."""
+    the window ("after": from the start of its day). None when no hit with an event time is found."""
     if frame.anchor is None:
         return frame
     for hit in search(frame.anchor)[:3]:
         when = hit.record.occurred_at
         if when is not None:
-            if frame.relation == "before":
-                return replace(frame, start=None, end=when, anchor=None)
-            return replace(frame, start=when + _dt.timedelta(seconds=1), end=None, anchor=None)
+            found = (hit.record.id,)
+            if frame.relation == "before":  # up to the event, not its day: the event itself is not the answer
+                return replace(frame, start=None, end=when, anchor=None, anchor_ids=found)
+            day = when.replace(hour=0, minute=0, second=0, microsecond=0)  # what followed is often told that day
+            return replace(frame, start=day, end=None, anchor=None, anchor_ids=found)
     return None
 
 
