@@ -122,7 +122,8 @@ _LEAD_WORD_RE = re.compile(r"^(?:but|so|and|also|anyway|btw|by the way)\b[,\s]*"
 
 def _beyond_listener(sentence: str) -> str:
     """``sentence`` without what it says to the listener (see ``TO_LISTENER_RE``): the clauses after a leading
-    "Thanks, glad you caught that:", the whole sentence when it names something concrete, else nothing."""
+    "Thanks, glad you caught that:" or before a trailing ", I'll let you know how it goes", the whole sentence
+    when it names something concrete, else nothing."""
     if not TO_LISTENER_RE.search(sentence):
         return sentence
     from ..recall.lexical import identifiers
@@ -131,6 +132,12 @@ def _beyond_listener(sentence: str) -> str:
         head, rest = sentence[:m.start()], _LEAD_WORD_RE.sub("", sentence[m.end():]).strip()
         if TO_LISTENER_RE.search(head) and not TO_LISTENER_RE.search(rest) and len(rest.split()) >= 2:
             return rest[:1].upper() + rest[1:]
+    tail_from = max(0, len(sentence) - 160)
+    breaks = [m for m in CLAUSE_BREAK_RE.finditer(sentence, tail_from)]
+    for m in reversed(breaks):  # or the last break before a listener tail: "We chose X, I'll let you know how it goes"
+        head, tail = sentence[:m.start()].rstrip(" ,;:"), sentence[m.end():]
+        if TO_LISTENER_RE.search(tail) and not TO_LISTENER_RE.search(head) and len(head.split()) >= 3:
+            return head
     if identifiers(sentence) or re.search(r"\d", sentence):
         return sentence
     return ""

@@ -29,6 +29,18 @@ _U, _A, _UA = ("user",), ("assistant",), ("user", "assistant")
 # words that make an instruction a one-off ("don't push yet"), not a standing preference
 _NOT_ONE_OFF = (r"(?!.*\b(?:yet|for now|right now|just now|this time|today|tonight|again|"
                 r"in this (?:pr|commit|change|file|branch))\b)")
+# what a person starts, joins or gets in their life (not a branch, a thread, a 500 or a segfault)
+_LIFE_START = (r"(?:a|an|my|our|the)\s+(?:new\s+|first\s+|part-time\s+|full-time\s+|weekly\s+|local\s+|online\s+)?"
+               r"(?:[\w'-]+\s+){0,2}(?:job|course|class|classes|degree|master'?s|phd|school|university|college|program|"
+               r"programme|internship|apprenticeship|role|position|business|company|blog|podcast|band|club|team|group|"
+               r"gym|choir|league|startup|diet|routine|hobby|book club|nonprofit|charity|volunteer\w*)\b")
+_LIFE_GET = (r"(?:married|engaged|divorced|promoted|hired|accepted|a\s+(?:new\s+)?(?:job|dog|cat|puppy|kitten|house|"
+             r"flat|apartment|car|bike|place|tattoo))\b")
+_LIFE_DONE = (r"(?:my|the|a|an|our|his|her|their)?\s*(?:[\w'-]+\s+){0,3}(?:marathon|half[- ]marathon|"
+              r"race|10k|5k|triathlon|exam|exams|driving test|course|degree|thesis|dissertation|screenplay|novel|book|"
+              r"certification|competition|tournament|championship|audition|interview)\b")
+_TIME_WORD = (r"(?=[^.!?\n]{0,120}\b(?:in|on|last|this)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|"
+              r"wed|thu|fri|sat|sun|week|month|year|spring|summer|autumn|fall|winter|\d))")
 PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.9, _U, r"\b(?:i|we)\s+(?:(?:really|generally|usually|strongly|much|absolutely|totally|truly|"
        r"honestly|genuinely|still|also|just)\s+)?"
@@ -42,11 +54,11 @@ PATTERNS: tuple[Pattern, ...] = (
        r"include|mention|reply|answer|respond)\b"),
     _p("fact", 0.85, _U, r"\bmy name(?:'s| is)\b|\bcall me\b|\bi(?:'m| am) called\b"),
     _p("fact", 0.8, _U, r"\bi\s+(?:work|worked|am working)\s+(?:at|for|on|as|in)\b|"
-       r"\bi\s+(?:start|started|begin|began|(?:'m|am) starting)\s+(?:work(?:ing)?\s+)?(?:at|as|with)\s+\S|\bi(?:'m| am) (?:based|located) in\b|"
+       r"\bi(?:\s+start|\s+started|\s+begin|\s+began|'m starting| am starting)\s+(?:work(?:ing)?\s+)?(?:at|as)\s+\S|\bi(?:'m| am) (?:based|located) in\b|"
        r"\bi\s+(?:live|lived|moved)\s+(?:in|to|at)\b|\bi(?:'m| am) from\b"),
     _p("fact", 0.7, _U, r"^i(?:'m| am) an?\s+(?!bit\b|little\b|lot\b|few\b)\w+"),
-    _p("fact", 0.7, _U, r"^(?:just|finally|recently|also)\s+(?:started|joined|moved (?:to|into)|adopted|enrolled in|"
-       r"signed up for|got (?:a|an|my|our|married|engaged|promoted|accepted|hired))\b"),
+    _p("fact", 0.7, _U, r"^(?:just|finally|recently|also)\s+(?:(?:started|joined)\s+" + _LIFE_START +
+       r"|moved (?:to|into)|adopted|enrolled in|signed up for|got\s+" + _LIFE_GET + r")"),
     _p("fact", 0.7, _U, r"\b(?:i|we)(?:'ve| have)?\s+(?:went|became|turned|gone)\s+(?:fully\s+)?(?:vegetarian|vegan|"
        r"pescatarian)\b"),
     _p("fact", 0.7, _U, r"\b(?:i|we)(?:'m|'re| am| are|'ve been| have been)\s+(?:both\s+|all\s+)?(?:an?\s+)?"
@@ -59,29 +71,31 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("fact", 0.7, _U, r"\b(?:our|my)\s+(?:son|daughter|kids?|children|baby|twins|dog|cat|puppy|kitten|sister|brother|"
        r"mum|mom|mother|dad|father|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|fianc[eé]e?|"
        r"girlfriend|boyfriend|best friend|roommate|flatmate)\s+"
-       r"[A-Z][a-z]+\b"),
+       r"(?-i:[A-Z][a-z]+)\b"),
     _p("fact", 0.7, _U, r"\bmy\s+(?:wife|husband|partner|son|daughter|kids?|children|dog|cat|team|company|employer|"
        r"manager|boss|role|job|title|email|birthday|timezone|time zone|project|stack|os|laptop|machine|setup|"
        r"editor|ide|shell|language|server|database|repo|repository|app|startup|product|client|customer)\b"),
     _p("fact", 0.7, _U, r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:adopted|got married|"
        r"welcomed|enrolled in|signed up for|moved into|bought (?:a|an|our|my) (?:new )?(?:house|home|flat|"
-       r"apartment|car|bike|dog|cat|puppy|kitten)|started (?:a(?! (?:few|couple|bit|while|lot)\b)|an|my|our|taking|"
-       r"learning|going to)|"
-       r"joined (?:a|an|the|my|our)|took up)\b"),
+       r"apartment|car|bike|dog|cat|puppy|kitten)|(?:started|joined)\s+" + _LIFE_START + r"|started (?:taking|learning|"
+       r"going to)\b|took up (?!the\b|this\b|that\b|it\b|a ticket\b)\w+)"),
     _p("fact", 0.7, _U, r"\b(?:i|we)\s+(?:still\s+|usually\s+|also\s+|now\s+)?(?!have\b|need\b|miss\b|talk\b|"
-       r"think\b)[a-z]+\s+(?:[\w-]+\s+){0,3}every\s+(?:other\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|day|"
+       r"think\b|see\b|saw\b|get\b|got\b|hear\b|heard\b|notice\w*\b|receive\w*\b|hit\b|run into\b)[a-z]+\s+(?:[\w-]+\s+){0,3}every\s+(?:other\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|day|"
        r"morning|evening|night|week|weekend|month|summer|winter)\b"),
     # habits with their time: "I've been painting watercolors every weekend", "we've been on Postgres since 2021"
     _p("fact", 0.7, _U, r"\b(?:i|we)(?:'ve| have) been\s+(?!(?:feel|think|want|tr|hop|mean|wonder|dy|look|go|keep|"
-       r"struggl|deal|miss|worr)ing\b)\w+ing\b(?=.*\b(?:every|each|since|daily|weekly|"
-       r"for (?:\d+|a|an|one|two|three|four|five|six|several|many|a few) (?:years?|months?|weeks?))\b)"),
+       r"struggl|deal|miss|worr|wait|debugg|fight|see|gett|test|chas|investigat|track|poll|retry|restart|stuck|"
+       r"block|sitt|star|hitt)ing\b)\w+ing\b(?![^.!?\n]{0,120}\bsince (?:yesterday|this morning|last night|the "
+       r"(?:deploy|release|upgrade|update|outage)|\d))(?=[^.!?\n]{0,120}\b(?:every (?!few\b|couple\b|\d+ (?:min|sec|hour))|"
+       r"each (?:day|week|month|year|morning|evening|weekend)|since|daily|weekly|for (?:\d+|a|an|one|two|three|four|five|"
+       r"six|several|many|a few) (?:years?|months?))\b)"),
     _p("fact", 0.65, _U, r"\b(?:i|we)\s+(?:use|run|deploy|host|have|own|maintain|develop|build)\s+(?!to\b|it\b|this\b|"
        r"that\b)\w+"),
     _p("fact", 0.65, _UA, r"\b(?:our|the)\s+(?:project|team|company|stack|app|repo|codebase|api|service|backend|"
        r"frontend|database|server|cluster|deployment|ci|pipeline)\s+(?:is|uses|runs|has|lives|targets|requires|"
        r"depends)\b"),
     _p("decision", 0.85, _UA, r"\b(?:we|i)(?:'ve| have)?\s+decided\b|\bdecided to\b|\bthe decision (?:is|was)\b|"
-       r"\bsettled on\b|\b(?:it'?s|that'?s|it is|that is) (?:settled|decided|a plan)\b|\bopted (?:for|to)\b|\bwe chose\b|\bi chose\b|\bwe(?:'re| are) going with\b"),
+       r"\bsettled on\b|\bopted (?:for|to)\b|\bwe chose\b|\bi chose\b|\bwe(?:'re| are) going with\b"),
     _p("decision", 0.75, _UA, r"\blet'?s\s+(?:use|go with|switch|stick|keep|move|adopt|pin|drop|replace|stay)\b"
        r"(?!\s+(?:it|that|this|them|the (?:first|second|third|other|same|last|former|latter)|(?:that|this|it) (?:one|way)|the (?:\w+\s+)?ones?)\b)|"
        r"\bgoing with\b|\bwe(?:'ll| will)\s+(?:\w+\s+)?(?:use|go with|switch|keep|stick|adopt|pin|drop|replace|build|"
@@ -89,8 +103,10 @@ PATTERNS: tuple[Pattern, ...] = (
        r"\bthe plan is\b|\bwe should (?:use|switch|keep|pin|drop)\b"),
     _p("decision", 0.6, _UA, r"\b(?:switched|migrated|moved|changed|upgraded|downgraded|pinned)\s+(?:\w+\s+){0,3}"
        r"(?:to|from)\b|\binstead of\b"),
-    _p("decision", 0.75, _UA, r"\b(?:we|i)\s+(?:moved|changed|switched|bumped|pushed|shifted)\s+(?:our|the)\s+"
-       r"[\w-]+(?:\s+[\w-]+)?\s+to\b|\bwe(?:'ll| will)\s+do\s+(?:the|a|our)\s+[\w-]+\s+(?:at|on|in)\b"),
+    _p("decision", 0.75, _UA, r"\b(?:we|i)\s+(?:moved|changed|switched|bumped|shifted)\s+(?:our|the)\s+"
+       r"[\w-]+(?:\s+[\w-]+)?\s+to\b(?!\s+(?:origin|main|master|remote|github|the remote)\b)|"
+       r"\bwe(?:'ll| will)\s+do\s+(?:the|a|our)\s+[\w-]+\s+(?:at|on)\s+(?-i:[A-Z])"),
+    _p("decision", 0.85, _U, r"\b(?:it'?s|that'?s|it is|that is) (?:settled|decided)(?:\s+then)?\s*[:\-\u2013\u2014]\s*\S"),
     _p("lesson", 0.85, _UA, r"\b(?:the\s+)?(?:root cause|problem|issue|bug|culprit|cause|error)\s+(?:was|is|turned out)\b|"
        r"\bturns? out\b|\bturned out\b|\bthe (?:fix|solution|workaround|trick) (?:was|is)\b"),
     _p("lesson", 0.8, _UA, r"\b(?:fixed|solved|resolved)\s+(?:it\s+|this\s+|that\s+|the\s+\w+\s+)?(?:by|with)\b|"
@@ -101,8 +117,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("event", 0.6, _UA, r"\b(?:it|that|this)\s+(?:worked|works now|did the trick|fixed it|solved it)\b|"
        r"\b(?:deployed|released|shipped|published)\b"),
     # labelled statements ("Decision: ...", "Root cause: ..."), common in assistants' answers and ADR-style notes
-    _p("fact", 0.7, _U, r"^(?:for (?:future )?reference|for the record|good to know|just so you know|heads up)\s*"
-       r"[:,\-\u2013\u2014]\s*\S", min_words=5, labelled=True),
+    _p("fact", 0.7, _U, r"^(?:for (?:future )?reference|for the record|good to know|just so you know|heads up)\s*:"
+       r"\s*(?!here(?:'s| is| are)\b|see\b|below\b|the (?:build|ci|tests?) (?:is|are)\b)\S", min_words=5, labelled=True),
     _p("decision", 0.95, _UA, r"^(?:final\s+|the\s+)?(?:decision|decided|verdict|resolution|choice|"
        r"we(?:'ll| will) go with)\s*(?:made\s*)?[:\-\u2013\u2014]\s*\S", min_words=3, labelled=True),
     _p("lesson", 0.9, _UA, r"^found (?:it|the (?:bug|problem|issue|culprit|cause|leak))\s*[:\-\u2013\u2014]\s*\S",
@@ -133,12 +149,12 @@ PATTERNS: tuple[Pattern, ...] = (
     # lessons: "<something> fixed the <problem>" (not "I fixed it" / "That fixed it")
     _p("lesson", 0.75, _UA, r"^(?!(?:i|we|it|this|that|which|these|those|he|she|they|you)\b)\S.{3,}?\b(?:fixed|solved|"
        r"resolved|cured)\s+(?:the|our|a|an|all)\b"),
-    _p("event", 0.7, _U, r"\b(?:i|we)\s+(?:just\s+|finally\s+|officially\s+)?(?:finished|ran|completed|won|passed|"
-       r"graduated|got (?:promoted|engaged|married|accepted|hired|into))\b", anchored=True),
+    _p("event", 0.7, _U, r"\b(?:i|we)\s+(?:just\s+|finally\s+|officially\s+)?(?:(?:finished|ran|completed|won|passed)\s+"
+       + _LIFE_DONE + r"|graduated|got (?:promoted|engaged|married|hired)\b|got (?:accepted |in)?(?:in)?to\s+(?:\w+\s+){0,2}"
+       r"(?:university|college|school|program|programme)\b)", anchored=True),
     # life events with their time: "we got married in June", "my sister had her baby on Wednesday"
     _p("event", 0.8, _U, r"\b(?:got (?:married|engaged|divorced)|had (?:a|her|his|their|our|my) (?:baby|wedding)|"
-       r"gave birth|graduated|passed away|retired)\b(?=.*\b(?:in|on|last|this)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|"
-       r"oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|week|month|year|spring|summer|autumn|fall|winter|\d))"),
+       r"gave birth|graduated|passed away|retired)\b" + _TIME_WORD),
     # outcomes with numbers: "p95 latency dropped from 900 ms to 120 ms"
     _p("event", 0.7, _UA, r"\b(?:down|up) from\s+~?\$?\d|\bnow takes\b.*\d", min_words=5),
     _p("event", 0.7, _UA, r"\b(?:dropped|fell|went|rose|improved|increased|decreased|reduced|grew|shrank|"
@@ -205,11 +221,11 @@ TO_LISTENER_RE = re.compile(
     r"\balways (?:here|there) (?:for|if) you\b|\balways here to (?:help|cheer you on|support you|listen)\b|"
     r"\bglad (?:i|we) have you\b|\b(?:have|got) each other(?:'s backs?)?\b|"
     # promises to the listener: "I'll let you know how it goes", "can't wait to hear how it turns out"
-    r"\b(?:i'?ll|i will|will)\s+(?:make sure to\s+|be sure to\s+|definitely\s+|totally\s+)?(?:let you know|"
+    r"\b(?:i'?ll|i will|we'?ll|we will)\s+(?:make sure to\s+|be sure to\s+|definitely\s+|totally\s+)?(?:let you know|"
     r"tell you (?:all )?(?:about|later|more|everything|on the phone|when)|fill you in|update you|keep you (?:posted|"
     r"updated|in the loop))\b|\b(?:photo|picture|pic|shot|video|post|painting|drawing)s?\s+(?:[\w-]+\s+){0,4}"
     r"(?:you|u)\s+(?:posted|shared|sent|took|made|painted|drew)\b|"
-    r"\bcan'?t wait to (?:hear|see how|see what)\b|"
+    r"\bcan'?t wait to (?:hear|see how|see what)\b|\b(?:a|such a|some|big) (?:\w+ )?(?:story|news|gossip) for you\b|"
     # their things and deeds: "your enthusiasm is contagious", "your support means a lot", "I love your garden"
     r"\byour\s+(?:[\w-]+\s+){0,4}(?:is|are|was|were)\s+(?:so\s+|really\s+|truly\s+|just\s+)?(?:contagious|"
     r"inspiring|infectious|amazing|awesome|incredible|admirable|impressive|wonderful)\b|"

@@ -20,7 +20,8 @@ _MODALS = {"can", "could", "would", "will", "should", "must", "might", "may", "c
            "caught", "taught", "sold", "held", "heard", "meant", "forgot", "broke", "spoke", "drove", "flew", "ate",
            "drank", "slept", "won", "understood", "stood", "sat", "fell", "led", "read", "put", "set", "cut", "let",
            "quit", "hit", "shut", "might've", "must've", "used", "need", "needed"}
-_ADVERBS = r"(?:(?:really|generally|usually|strongly|always|never|often|mostly|also|still|only|just|much|"
+_NOT_ADVERBS = r"(?!(?:reply|apply|rely|supply|fly|ally|multiply|comply|imply|bully|tally|rally|sully|dally)\b)"
+_ADVERBS = r"(?:(?:" + _NOT_ADVERBS + r"[a-z]{2,}ly|kind of|sort of|ever|really|generally|usually|strongly|always|never|often|mostly|also|still|only|just|much|"
 _ADVERBS += r"definitely|typically|normally|currently|now|actually|mainly|rarely|sometimes|recently|finally|already|"
 _ADVERBS += r"even|totally|absolutely|honestly|literally|seriously|probably|certainly|barely|hardly|lately|once|"
 _ADVERBS += r"officially|suddenly|eventually|accidentally|briefly|newly)\s+)*"

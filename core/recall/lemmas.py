@@ -23,8 +23,12 @@ from typing import Callable, Collection
 
 log = logging.getLogger("remem.recall.lemmas")
 
-_WORD = re.compile(r"[A-Za-z]{3,}")
+_WORD = re.compile(r"(?<![\w-])[A-Za-z]{3,}(?![\w-])")  # a word, not a piece of found_items or Wi-Fi
 MAX_WORD_CHARS = 30  # longer runs of letters are identifiers or noise, not words with a dictionary form
+_SENTENCE_START = re.compile(r"(?:^|[.!?:\n]\s*|^\W+)$")
+# base forms that say less than the word: "better" is not "good", the Lit framework is not "light", an LED is not
+# "lead"
+SKIPPED = frozenset({"good", "well", "light", "lead", "lie", "stick", "medium", "datum", "bad", "far"})
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,17 +57,23 @@ def base_form(word: str, terms: Terms) -> str:
     except Exception as exc:  # noqa: BLE001 - a dictionary problem costs this word its base form, nothing more
         log.debug("lemmatizing %r failed: %s", lower, exc)
         return ""
-    if lemma == lower or not lemma.isalpha():
+    if lemma == lower or not lemma.isalpha() or lemma in SKIPPED:
         return ""
     wanted = terms(lemma)
     return lemma if wanted and set(wanted) != set(terms(lower)) else ""
 
 
 def with_base_forms(text: str, terms: Terms) -> str:
-    """``text`` followed by the base forms its words' ``terms`` would not reach (each once)."""
+    """``text`` followed by the base forms its words' ``terms`` would not reach (each once). Capitalised words
+    inside a sentence are names and are left alone."""
     extra: dict[str, None] = {}
     for m in _WORD.finditer(text):
-        if len(m.group(0)) <= MAX_WORD_CHARS and (lemma := base_form(m.group(0), terms)):
+        word = m.group(0)
+        if len(word) > MAX_WORD_CHARS:
+            continue
+        if word[0].isupper() and not _SENTENCE_START.search(text[max(0, m.start() - 3):m.start()]):
+            continue  # a name mid-sentence ("Men at Work", "the Kinder app") has no dictionary form
+        if lemma := base_form(word, terms):
             extra[lemma] = None
     return f"{text}\n{' '.join(extra)}" if extra else text
 
