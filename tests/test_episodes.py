@@ -101,6 +101,29 @@ def test_a_capture_of_only_the_new_messages_keeps_positions_and_context(mem: Mem
     assert mem.count(scope=SCOPE, kind="episode", where={"meta.session": "live"}) == 4
 
 
+def test_a_session_summary_names_the_messages_of_every_capture_it_quotes(mem: Memory) -> None:
+    """The summary is updated by each capture of its session; its sources used to stay those of the first one,
+    so a summary quoting a later request pointed at messages that never said it."""
+    mem.remember(CODING[:4], scope=SCOPE, session="live")
+    res = mem.remember([msg("user", "Please move the nightly export to 02:00 UTC.", id="u9"),
+                        msg("assistant", "Done: the export cron now runs at 02:00 UTC.", id="a9")],
+                       scope=SCOPE, session="live")
+    summary = res.summary
+    assert summary is not None and "02:00 UTC" in summary.text
+    assert {"u1", "u9"} <= set(summary.sources), summary.sources
+    [stored] = mem.list(scope=SCOPE, kind="summary", where={"meta.session": "live"})
+    assert stored.sources == summary.sources
+
+
+def test_a_long_session_summary_names_its_first_and_latest_messages() -> None:
+    from remem.core.distill.pipeline import SUMMARY_SOURCES, summary_sources
+
+    ids = [f"m{i}" for i in range(40)] + ["m3", None]
+    got = summary_sources(ids)
+    assert len(got) == SUMMARY_SOURCES and len(set(got)) == SUMMARY_SOURCES
+    assert got[0] == "m0" and got[-1] == "m39"
+
+
 def test_episodes_can_be_turned_off_and_bad_timestamps_never_fail_a_capture(mem: Memory) -> None:
     res = mem.remember([msg("user", "I prefer tabs over spaces in Go files.", "not a date")], scope=SCOPE,
                        session="x", episodes=False)

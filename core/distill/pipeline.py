@@ -258,6 +258,19 @@ def _apply(engine: Any, prep: _Prep, cands: Sequence[Candidate], decisions: Sequ
     _add_candidates(engine, prep, to_add, name)
 
 
+SUMMARY_SOURCES = 16  # message ids a summary names: the session's first requests and its latest ones
+
+
+def summary_sources(ids: Sequence[str | None]) -> list[str]:
+    """The message ids a session summary stands for, in order, each once: the first and the most recent ones
+    when there are more than ``SUMMARY_SOURCES`` (what the summary quotes: its first request and its last)."""
+    unique = [i for i in dict.fromkeys(ids) if i]
+    if len(unique) <= SUMMARY_SOURCES:
+        return unique
+    head = SUMMARY_SOURCES // 4
+    return [*unique[:head], *unique[-(SUMMARY_SOURCES - head):]]
+
+
 def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str, Any], name: str,
                    advance: bool) -> None:
     """Create the session's single summary or update it in place."""
@@ -281,17 +294,18 @@ def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str
                 md[key] = prep.previous.metadata[key]
     else:
         md.update(covered=0)
+    said = spoken(prep.turns)
+    sources = [*(t.id for t in said if t.role == "user"), *(t.id for t in said[-1:])]
     with _SUMMARY_LOCK:  # two captures of one session at once must not create two summaries
         current = prep.previous or _find_summary(engine, prep.scope, prep.session)
         if current is not None:
-            try:
-                prep.result.summary = engine.update(current.id, text=text, metadata=md, scope=prep.scope)
+            try:  # the summary now quotes this capture's requests too: its sources say so
+                prep.result.summary = engine.update(current.id, text=text, metadata=md, scope=prep.scope,
+                                                    sources=summary_sources([*current.sources, *sources]))
                 return
             except NotFoundError:
                 pass
-        said = spoken(prep.turns)
-        sources = list(dict.fromkeys([*(t.id for t in said if t.role == "user"),
-                                      *(t.id for t in said[-1:])]))[:16]
+        sources = summary_sources(sources)
         started = next((t.at for t in said if t.at is not None), None)
         prep.result.summary = engine.add(text, scope=prep.scope, kind="summary", tags=[SUMMARY_TAG, *prep.tags],
                                          importance=DEFAULT_IMPORTANCE["summary"], metadata=md,
