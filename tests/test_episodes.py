@@ -116,7 +116,7 @@ def test_a_session_summary_names_the_messages_of_every_capture_it_quotes(mem: Me
 
 
 def test_a_long_session_summary_names_its_first_and_latest_messages() -> None:
-    from remem.core.distill.pipeline import SUMMARY_SOURCES, summary_sources
+    from remem.core.distill.summaries import SUMMARY_SOURCES, summary_sources
 
     ids = [f"m{i}" for i in range(40)] + ["m3", None]
     got = summary_sources(ids)

@@ -37,6 +37,7 @@ from .audit import AuditReport, audit
 from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillation
 from .conversation import Turn, conversation_turns, normalize_messages, strip_recalled, to_plain_messages
 from .episodes import EPISODE_KIND, assign_ids, earlier_context, episode_items, spoken, store_episodes
+from .summaries import find_summary, summary_sources
 from .keyless import KeylessDistiller, split_sentences
 from ..providers.llm import Usage
 from .llm_distiller import EXTRACT_SCHEMA, RECONCILE_SCHEMA, Decision, LLMDistiller, render_transcript
@@ -104,13 +105,6 @@ class _Prep:
     keep_episodes: bool = True
 
 
-def _find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None:
-    found = engine.list(scope=scope, kind="summary", where={"meta.session": session}, limit=5,
-                        include_superseded=False)
-    found = [r for r in found if r.scope == scope and r.superseded_by is None]
-    return found[0] if found else None
-
-
 def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: bool | None,
              metadata: Mapping[str, Any] | None, source: str | None, tags: Iterable[str] | None,
              episodes: bool = True) -> _Prep:
@@ -123,7 +117,7 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
     sid = session or scope.session or derive_session_id(turns)
     turns = assign_ids(turns, sid)
     result.session = sid
-    previous = _find_summary(engine, scope, sid) if turns else None
+    previous = find_summary(engine, scope, sid) if turns else None
     new_turns, continuation = list(turns), False
     if previous is not None:
         meta = previous.metadata
@@ -258,19 +252,6 @@ def _apply(engine: Any, prep: _Prep, cands: Sequence[Candidate], decisions: Sequ
     _add_candidates(engine, prep, to_add, name)
 
 
-SUMMARY_SOURCES = 16  # message ids a summary names: the session's first requests and its latest ones
-
-
-def summary_sources(ids: Sequence[str | None]) -> list[str]:
-    """The message ids a session summary stands for, in order, each once: the first and the most recent ones
-    when there are more than ``SUMMARY_SOURCES`` (what the summary quotes: its first request and its last)."""
-    unique = [i for i in dict.fromkeys(ids) if i]
-    if len(unique) <= SUMMARY_SOURCES:
-        return unique
-    head = SUMMARY_SOURCES // 4
-    return [*unique[:head], *unique[-(SUMMARY_SOURCES - head):]]
-
-
 def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str, Any], name: str,
                    advance: bool) -> None:
     """Create the session's single summary or update it in place."""
@@ -297,7 +278,7 @@ def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str
     said = spoken(prep.turns)
     sources = [*(t.id for t in said if t.role == "user"), *(t.id for t in said[-1:])]
     with _SUMMARY_LOCK:  # two captures of one session at once must not create two summaries
-        current = prep.previous or _find_summary(engine, prep.scope, prep.session)
+        current = prep.previous or find_summary(engine, prep.scope, prep.session)
         if current is not None:
             try:  # the summary now quotes this capture's requests too: its sources say so
                 prep.result.summary = engine.update(current.id, text=text, metadata=md, scope=prep.scope,

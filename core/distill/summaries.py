@@ -1,0 +1,35 @@
+"""A session's one summary: how it is found, and which messages it stands for.
+
+``remember()`` keeps a single summary per session and updates it in place with each capture (see
+:mod:`remem.core.distill.pipeline`). Its ``sources`` are the messages it quotes: the session's user requests and
+its last message, across every capture, so a hit on the summary points at messages that said what it says.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..types import MemoryRecord, Scope
+
+SUMMARY_SOURCES = 16  # message ids a summary names: the session's first requests and its latest ones
+
+
+def summary_sources(ids: Sequence[str | None]) -> list[str]:
+    """The message ids a session summary stands for, in order, each once: the first and the most recent ones
+    when there are more than ``SUMMARY_SOURCES`` (what the summary quotes: its first request and its last)."""
+    unique = [i for i in dict.fromkeys(ids) if i]
+    if len(unique) <= SUMMARY_SOURCES:
+        return unique
+    head = SUMMARY_SOURCES // 4
+    return [*unique[:head], *unique[-(SUMMARY_SOURCES - head):]]
+
+
+def find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None:
+    """The session's current summary in ``scope``, if there is one."""
+    found = engine.list(scope=scope, kind="summary", where={"meta.session": session}, limit=5,
+                        include_superseded=False)
+    found = [r for r in found if r.scope == scope and r.superseded_by is None]
+    return found[0] if found else None
+
+
+__all__ = ["SUMMARY_SOURCES", "find_summary", "summary_sources"]
