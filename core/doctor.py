@@ -60,6 +60,11 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
             if want and meta.get("embedder") and want != meta.get("embedder"):
                 report["warning"] = (f"the store was built with {meta.get('embedder')!r} but {want!r} is configured;"
                                      f" set REMEM_EMBEDDER or run `remem reembed`")
+            from .recall.indexing import SPARSE_RECIPE
+
+            if int(meta.get("sparse", 1)) < SPARSE_RECIPE:
+                report["search index"] = ("written by an older remem: memories stored before this version are not "
+                                          "found by word base forms (met/meet); `remem reembed` rewrites them")
         except (OSError, ValueError) as exc:
             report["store embedder"] = f"unreadable: {exc}"
     else:

@@ -81,3 +81,31 @@ def test_recall_never_loads_the_dictionary(store_factory, tmp_path) -> None:  # 
                          env={**os.environ, "REMEM_HOME": str(tmp_path / "home")})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "False"]
+
+
+def test_a_store_written_before_base_forms_is_flagged_and_reembed_rewrites_it(store_factory, monkeypatch) -> None:  # noqa: ANN001
+    """An upgraded store keeps working; `remem doctor` says its older memories miss base forms, and `reembed`
+    rewrites their sparse vectors so "meet" finds "I met Jean"."""
+    import json
+
+    from remem.core import doctor
+    from remem.core.recall import lexical
+
+    path = store_factory("none")
+    with monkeypatch.context() as old_remem:  # written by a remem without base forms
+        old_remem.setattr(lexical, "with_base_forms", lambda text, terms: text)
+        with Memory(path=path, embedder="none", service="off") as mem:
+            mem.add("Ana: I met Jean at the climbing gym.", scope=SCOPE)
+            mem.add("Ana: Jean at the climbing gym is great.", scope=SCOPE)
+    meta_file = path / "remem.json"
+    meta = json.loads(meta_file.read_text("utf-8"))
+    assert meta["sparse"] >= 2  # a new store records its recipe ...
+    meta.pop("sparse")  # ... an old one did not
+    meta_file.write_text(json.dumps(meta), "utf-8")
+
+    assert "reembed" in doctor.diagnose(path=path, embedder="none")["search index"]
+    with Memory(path=path, embedder="none", service="off") as mem:
+        assert mem.search("Where did Ana meet Jean?", scope=SCOPE)[0].record.text.startswith("Ana: Jean")
+        mem.reembed()
+        assert mem.search("Where did Ana meet Jean?", scope=SCOPE)[0].record.text.startswith("Ana: I met")
+    assert "search index" not in doctor.diagnose(path=path, embedder="none")

@@ -22,9 +22,8 @@ from ..scope import ALL_TENANTS, AllTenants, coerce_scope
 from ..settings import Settings
 from ..types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, RememError, Scope,
                      ScopeError, SearchHit, Stats, to_datetime, to_ts, utcnow)
-from . import dedupe
+from . import dedupe, retrieval
 from .backends.base import Backend, Cond, FilterSpec, Found, PointData
-from . import retrieval
 from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
 from .fields import ADD_FIELDS as _ADD_FIELDS, superseding_spec
@@ -70,12 +69,16 @@ class Engine:
     def fingerprint(self) -> dict[str, Any]:
         return {"embedder": self.embedder.name, "dim": int(self.embedder.dim)}
 
+    def store_meta(self) -> dict[str, Any]:
+        """What a store records of how it was written, at creation and on a rewrite (``reembed``)."""
+        return {"format": FORMAT_VERSION, **self.fingerprint(), "sparse": indexing.SPARSE_RECIPE, "created_at": utcnow().isoformat()}
+
     def _open(self, on_mismatch: str) -> None:
         meta = self.backend.read_meta()
         fp = self.fingerprint()
         if meta is None:
             self.backend.ensure(fp["dim"])
-            self.backend.write_meta({"format": FORMAT_VERSION, **fp, "created_at": utcnow().isoformat()})
+            self.backend.write_meta(self.store_meta())
             return
         if meta.get("format", 1) > FORMAT_VERSION:
             raise RememError(f"store format {meta.get('format')} is newer than this remem ({FORMAT_VERSION}); upgrade remem")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable
 
-from ..types import RememError, utcnow
+from ..types import RememError
 from .backends.base import FilterSpec
 from .plan import EmbedDocuments, Plan
 from .records import from_payload
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
 def reembed_plan(engine: "Engine", *, pending_only: bool = False,
                  progress: Callable[[int], None] | None = None) -> Plan[int]:
-    from .engine import FORMAT_VERSION
     from .transfer import backup
 
     if engine.closed:
@@ -51,8 +50,7 @@ def reembed_plan(engine: "Engine", *, pending_only: bool = False,
                                    for r, v in zip(recs[start:start + 256], vectors[start:start + 256])])
             if progress:
                 progress(len(recs[start:start + 256]))
-        engine.backend.write_meta({"format": FORMAT_VERSION, **engine.fingerprint(),
-                                   "created_at": utcnow().isoformat()})
+        engine.backend.write_meta(engine.store_meta())
         engine.mismatch = None
     return len(recs)
 
