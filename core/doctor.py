@@ -60,11 +60,7 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
             if want and meta.get("embedder") and want != meta.get("embedder"):
                 report["warning"] = (f"the store was built with {meta.get('embedder')!r} but {want!r} is configured;"
                                      f" set REMEM_EMBEDDER or run `remem reembed`")
-            from .recall.indexing import SPARSE_RECIPE
-
-            if int(meta.get("sparse", 1)) < SPARSE_RECIPE:
-                report["search index"] = ("written by an older remem: memories stored before this version are not "
-                                          "found by word base forms (met/meet); `remem reembed` rewrites them")
+            report.update(_index_recipe(meta.get("sparse", 1)))
         except (OSError, ValueError) as exc:
             report["store embedder"] = f"unreadable: {exc}"
     else:
@@ -86,6 +82,18 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
         except Exception as exc:  # noqa: BLE001
             report["memories"] = f"error: {exc}"
     return report
+
+
+def _index_recipe(recorded: Any) -> dict[str, str]:
+    """A note when the store's sparse vectors were written by an older recipe (see recall.indexing)."""
+    from .recall.indexing import SPARSE_RECIPE
+
+    if isinstance(recorded, bool) or not isinstance(recorded, (int, float)):
+        return {"search index": f"unknown index recipe {recorded!r} in remem.json; `remem reembed` rewrites it"}
+    if recorded < SPARSE_RECIPE:
+        return {"search index": "written by an older remem: memories stored before this version are not found by "
+                                "word base forms (met/meet); `remem reembed` rewrites them"}
+    return {}
 
 
 def _permissions(folder: Path) -> str:

@@ -115,13 +115,16 @@ def test_a_session_summary_names_the_messages_of_every_capture_it_quotes(mem: Me
     assert stored.sources == summary.sources
 
 
-def test_a_long_session_summary_names_its_first_and_latest_messages() -> None:
-    from remem.core.distill.summaries import SUMMARY_SOURCES, summary_sources
-
-    ids = [f"m{i}" for i in range(40)] + ["m3", None]
-    got = summary_sources(ids)
-    assert len(got) == SUMMARY_SOURCES and len(set(got)) == SUMMARY_SOURCES
-    assert got[0] == "m0" and got[-1] == "m39"
+def test_a_long_session_summary_names_its_first_and_latest_messages(mem: Memory) -> None:
+    """An adapter resends the whole, growing conversation on every turn: the summary names the first 4 requests
+    and the 12 latest messages, in order (a merge used to bring dropped ones back as if they were new)."""
+    talk: list[dict[str, Any]] = []
+    for k in range(20):
+        talk += [msg("user", f"Step {k}: please add the {k}th migration for the orders table.", id=f"u{k}"),
+                 msg("assistant", f"Added migration {k}.", id=f"a{k}")]
+        res = mem.remember(list(talk), scope=SCOPE, session="resent")
+    assert res.summary is not None
+    assert list(res.summary.sources) == ["u0", "u1", "u2", "u3", *(f"u{k}" for k in range(9, 20)), "a19"]
 
 
 def test_episodes_can_be_turned_off_and_bad_timestamps_never_fail_a_capture(mem: Memory) -> None:

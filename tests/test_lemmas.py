@@ -109,3 +109,17 @@ def test_a_store_written_before_base_forms_is_flagged_and_reembed_rewrites_it(st
         mem.reembed()
         assert mem.search("Where did Ana meet Jean?", scope=SCOPE)[0].record.text.startswith("Ana: I met")
     assert "search index" not in doctor.diagnose(path=path, embedder="none")
+
+
+@pytest.mark.parametrize("recorded", [None, [2], "x", True, 1])
+def test_doctor_reads_any_index_recipe_without_failing(store_factory, recorded) -> None:  # noqa: ANN001
+    import json
+
+    from remem.core import doctor
+
+    path = store_factory("none")
+    meta_file = path / "remem.json"
+    meta = {**json.loads(meta_file.read_text("utf-8")), "sparse": recorded}
+    meta_file.write_text(json.dumps(meta), "utf-8")
+    report = doctor.diagnose(path=path, embedder="none")
+    assert report["store embedder"].startswith("none") and "reembed" in report["search index"], report

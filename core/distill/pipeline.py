@@ -276,13 +276,18 @@ def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str
     else:
         md.update(covered=0)
     said = spoken(prep.turns)
-    sources = [*(t.id for t in said if t.role == "user"), *(t.id for t in said[-1:])]
+    last = [t.id for t in said[-1:] if t.role != "user"]
+    sources = [*(t.id for t in said if t.role == "user"), *last]
+    md["last_said"] = last[0] if last else None  # the one non-request it names: a later capture replaces it
     with _SUMMARY_LOCK:  # two captures of one session at once must not create two summaries
         current = prep.previous or find_summary(engine, prep.scope, prep.session)
         if current is not None:
-            try:  # the summary now quotes this capture's requests too: its sources say so
+            # it quotes this capture's requests too (a capture from the session's start names them all, in order)
+            earlier = [] if prep.continuation else [i for i in current.sources
+                                                    if i != current.metadata.get("last_said")]
+            try:
                 prep.result.summary = engine.update(current.id, text=text, metadata=md, scope=prep.scope,
-                                                    sources=summary_sources([*current.sources, *sources]))
+                                                    sources=summary_sources([*earlier, *sources]))
                 return
             except NotFoundError:
                 pass

@@ -46,8 +46,8 @@ def plan(search: Search, query: str, *, limit: int = 10, where: Mapping[str, Any
     if frame is not None and frame.resolved and "occurred_at" not in (where or {}):
         open_ended = frame.start is None or frame.end is None
         if open_ended:
-            if not frame.anchor_ids:  # an event's window is bounded by the event itself (resolve_anchor)
-                frame = frame.padded(OPEN_PAD_DAYS)
+            if frame.relation == "before" and frame.end is not None and not frame.anchor_ids:
+                frame = frame.padded(OPEN_PAD_DAYS)  # "before April 10" takes in April 10 (an event: up to it)
         elif frame.start is not None and frame.end is not None and (frame.end - frame.start).days <= 1:
             frame = frame.padded(PAD_DAYS)
         window = {**(where or {}), **frame.where()}
