@@ -133,8 +133,7 @@ def _beyond_listener(sentence: str) -> str:
         if TO_LISTENER_RE.search(head) and not TO_LISTENER_RE.search(rest) and len(rest.split()) >= 2:
             return rest[:1].upper() + rest[1:]
     tail_from = max(0, len(sentence) - 160)
-    breaks = [m for m in CLAUSE_BREAK_RE.finditer(sentence, tail_from)]
-    for m in reversed(breaks):  # or the last break before a listener tail: "We chose X, I'll let you know how it goes"
+    for m in reversed(list(CLAUSE_BREAK_RE.finditer(sentence, tail_from))):  # or the last break before a listener tail: "We chose X, I'll let you know how it goes"
         head, tail = sentence[:m.start()].rstrip(" ,;:"), sentence[m.end():]
         if TO_LISTENER_RE.search(tail) and not TO_LISTENER_RE.search(head) and len(head.split()) >= 3:
             return head

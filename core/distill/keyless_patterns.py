@@ -63,8 +63,8 @@ PATTERNS: tuple[Pattern, ...] = (
        r"pescatarian)\b"),
     _p("fact", 0.7, _U, r"\b(?:i|we)(?:'m|'re| am| are|'ve been| have been)\s+(?:both\s+|all\s+)?(?:an?\s+)?"
        r"(?:vegetarian|vegan|pescatarian|allergic|lactose|gluten|diabetic|celiac|coeliac)\b"),
-    _p("fact", 0.7, _U, r"^(?:i|we)(?:'m|'re| am| are)\s+(?:both\s+|all\s+)?(?:vegetarian|vegan|pescatarian|"
-       r"allergic|lactose|gluten|diabetic|married|single|divorced|retired|pregnant|left-handed|colou?r-?blind|"
+    _p("fact", 0.7, _U, r"^(?:i|we)(?:'m|'re| am| are)\s+(?:both\s+|all\s+)?(?:"  # diets: the rule above
+       r"married|single|divorced|retired|pregnant|left-handed|colou?r-?blind|"
        r"deaf|blind|remote|freelance|self-employed|unemployed|based|located|from|originally)\b"),
     _p("fact", 0.7, _U, r"^(?:(?:also|and|btw|oh|fyi|so)[,:]?\s+)*(?:my|our)\s+[\w-]+(?:\s+[\w-]+)?\s+"
        r"(?:is|are|was|were|has|have|lives|works|uses|runs)\b"),
