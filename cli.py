@@ -44,18 +44,21 @@ def _emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> Non
         human()
 
 
-def _records_table(records: Sequence[Any], title: str | None = None, scores: Sequence[float] | None = None) -> Table:
+def _records_table(records: Sequence[Any], title: str | None = None,
+                   scores: Sequence[float | None] | None = None) -> Table:
+    """Records as rows: date is when it happened when known; sources are the messages it came from."""
     table = Table(title=title, show_lines=False)
     if scores is not None:
         table.add_column("score", justify="right")
-    for col in ("id", "date", "kind", "text", "tags"):
+    for col in ("id", "date", "kind", "text", "tags", "sources"):
         table.add_column(col, overflow="fold")
     for i, rec in enumerate(records):
-        when = (rec.valid_from or rec.created_at).strftime("%Y-%m-%d")
+        when = (rec.occurred_at or rec.valid_from or rec.created_at).strftime("%Y-%m-%d")
         status = "" if rec.superseded_by is None else " (superseded)"
-        row = [rec.id[:8], when, rec.kind, rec.text + status, ", ".join(rec.tags)]
+        row = [rec.id[:8], when, rec.kind, rec.text + status, ", ".join(rec.tags), ", ".join(rec.sources)]
         if scores is not None:
-            row.insert(0, f"{scores[i]:.3f}")
+            score = scores[i]
+            row.insert(0, "" if score is None else f"{score:.3f}")
         table.add_row(*row)
     return table
 
@@ -98,8 +101,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         hits = mem.search(args.query, scope=_scope(args), limit=args.limit, kind=args.kind, tags=args.tag,
                           as_of=args.as_of, where=_parse_where(args.where), token_budget=args.token_budget)
     _emit(args, [h.as_dict() for h in hits],
-          lambda: out.print(_records_table([h.record for h in hits], f"{len(hits)} hits",
-                                           [h.score for h in hits]) if hits else "no memories matched"))
+          lambda: out.print(_records_table([r for h in hits for r in h.records], f"{len(hits)} hits",
+                                           [None if i else h.score for h in hits for i in range(len(h.records))])
+                            if hits else "no memories matched"))
     return 0
 
 

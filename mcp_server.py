@@ -24,7 +24,8 @@ import threading
 from pathlib import Path
 from typing import Annotated, Any, Awaitable, Callable, Mapping
 
-from .core.tooling import FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, format_hits
+from .core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, format_hits,
+                           record_line)
 from .core.types import NotFoundError, RememError, Scope
 from .mcp_http import (AuthMiddleware, FailedAuth, Identity, Limits, Token, default_token, http_app, identity_of,
                        load_tokens, parse_tokens)
@@ -125,7 +126,8 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
 
     server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__)
     Tags = Annotated[list[str] | None, Field(description="optional labels, e.g. ['python', 'deploy']")]
-    Kind = Annotated[str | None, Field(description="fact, preference, decision, event, lesson, summary or note")]
+    Kind = Annotated[str | None, Field(description="fact, preference, decision, event, lesson, summary, note, or "
+                                                   "episode (a message as it was said)")]
     When = Annotated[str | None, Field(description="ISO date or date-time, e.g. 2026-03-01")]
 
     @server.tool(description=SEARCH_DESCRIPTION + " Filter by kind, tags or a date range (since/until: when it "
@@ -210,9 +212,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                                       include_superseded=False)
             if not recs:
                 return "No memories yet."
-            from .core.recall.rendering import hit_line
-
-            return "\n".join(f"{hit_line(r)} (id: {r.id})" for r in recs)
+            return "\n".join(record_line(r) for r in recs)
         return await guarded("recent", run)
 
     @server.tool(description="How many memories this scope holds, by kind, and the date range they cover.")

@@ -189,7 +189,7 @@ def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None
             t0 = time.perf_counter()
             hits = mem.search(q["question"], scope=scope, limit=10, reinforce=False)
             lat.append(time.perf_counter() - t0)
-            row = evidence_scores([h.record.sources for h in hits], q["evidence"])
+            row = evidence_scores([h.sources for h in hits], q["evidence"])
             if parse_timeframe(q["question"], now) is not None:
                 row["t_any10"] = row["any10"]
             ctx = mem.context(q["question"], scope=scope, token_budget=BUDGET, reinforce=False, **kw)

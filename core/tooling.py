@@ -13,9 +13,9 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Iterable, Mapping, Sequence
 
-from .recall.rendering import hit_line
+from .recall.rendering import hit_line, hit_lines
 from .scope import ScopeSpec, resolve_scope
-from .types import RememError, Scope, SearchHit
+from .types import MemoryRecord, RememError, Scope, SearchHit
 
 log = logging.getLogger("remem.tools")
 
@@ -60,10 +60,19 @@ def did_not_run(action: str, reason: str) -> str:
     return f"memory {action} did not run: {reason}"
 
 
+def record_line(rec: MemoryRecord, *, lead: str = "- ", dated: bool = True) -> str:
+    """A record as a tool shows it: its rendered line, its id (to forget it by) and its provenance (the ids of
+    the messages it came from; an episode's is its own message)."""
+    src = f"; sources: {', '.join(rec.sources)}" if rec.sources else ""
+    return f"{hit_line(rec, lead=lead, dated=dated)} (id: {rec.id}{src})"
+
+
 def format_hits(hits: Sequence[SearchHit]) -> str:
+    """Search hits as a tool's answer: one line each; a passage's messages one per line, indented under the
+    first (:mod:`remem.core.recall.passages`)."""
     if not hits:
         return "No matching memories."
-    return "\n".join(f"{hit_line(h.record)} (id: {h.record.id})" for h in hits)
+    return "\n".join(hit_lines(h, record_line) for h in hits)
 
 
 def _reason(exc: BaseException) -> str:

@@ -232,14 +232,38 @@ class MemoryRecord:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """A recalled memory with its final score (relevance after decay/importance weighting)."""
+    """A recalled memory with its final score (relevance after decay/importance weighting).
+
+    ``passage``: when neighbouring messages of one conversation were recalled together, all of them in the
+    order they were said (``record``, the best-ranked, among them); empty for a hit that stands alone. See
+    :mod:`remem.core.recall.passages`."""
 
     record: MemoryRecord
     score: float
     relevance: float = 0.0
+    passage: tuple[MemoryRecord, ...] = ()
+
+    @property
+    def records(self) -> tuple[MemoryRecord, ...]:
+        """What this hit shows: its passage's messages in order, or its one record."""
+        return self.passage or (self.record,)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The message ids this hit stands for (provenance), in order, each once."""
+        return tuple(dict.fromkeys(s for rec in self.records for s in rec.sources))
+
+    @property
+    def text(self) -> str:
+        """What this hit says: its record's text, or its passage's messages one per line."""
+        return "\n".join(rec.text for rec in self.records)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"score": self.score, "relevance": self.relevance, "record": self.record.as_dict()}
+        out = {"score": self.score, "relevance": self.relevance, "record": self.record.as_dict(),
+               "sources": list(self.sources)}
+        if self.passage:
+            out["passage"] = [rec.as_dict() for rec in self.passage]
+        return out
 
 
 @dataclass(frozen=True)

@@ -119,33 +119,54 @@ def when(rec: Any) -> Any:
     return getattr(rec, "occurred_at", None) or getattr(rec, "valid_from", None) or rec.created_at
 
 
-def hit_line(rec: Any) -> str:
-    """``- [date · kind] text #tags``; a long memory (an episode: a whole message) keeps its head and tail."""
-    day = when(rec).strftime("%Y-%m-%d")
+def hit_line(rec: Any, *, lead: str = "- ", dated: bool = True) -> str:
+    """``- [date · kind] text #tags``; a long memory (an episode: a whole message) keeps its head and tail.
+    ``lead`` and ``dated`` serve the later messages of a passage."""
+    day = f"{when(rec):%Y-%m-%d} · " if dated else ""
     tags = f" #{' #'.join(rec.tags)}" if rec.tags else ""
     text = " ".join(rec.text.split())
     if len(text) > MAX_LINE_CHARS:
         half = MAX_LINE_CHARS // 2
         text = f"{text[:half].rstrip()} … {text[-half:].lstrip()}"
-    return f"- [{day} · {rec.kind}] {text}{tags}"
+    label = rec.kind
+    if label == "episode":  # who said it reads better than "episode" (as in remem.core.recall.rendering)
+        role = str((rec.metadata or {}).get("role") or "")
+        label = role if re.fullmatch(r"[a-z]{1,20}", role) else "said"
+    return f"{lead}[{day}{label}] {text}{tags}"
 
 
-def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[Any]:
-    """The hits worth injecting, best first: each thing said once (:func:`remem.core.recall.repeats.distinct`:
-    a memory and the episode it came from, a summary and its turns), nothing this session's context holds
-    already (:meth:`Shown.wanted`), within the budget (~3.5 characters a token; one that does not fit leaves
-    room for smaller ones)."""
+def hit_lines(recs: tuple[Any, ...]) -> str:
+    """One hit's records as injected: a passage's messages one per line in the order said, the later ones
+    indented under the first (see :mod:`remem.core.recall.passages`)."""
+    lines: list[str] = []
+    day = None
+    for rec in recs:
+        this_day = when(rec).date()
+        lines.append(hit_line(rec, lead="  " if lines else "- ", dated=not lines or this_day != day))
+        day = this_day
+    return "\n".join(lines)
+
+
+def render_chosen(chosen: list[tuple[Any, ...]]) -> str:
+    return "\n".join([RECALL_HEADER, *(hit_lines(recs) for recs in chosen)]) if chosen else ""
+
+
+def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[tuple[Any, ...]]:
+    """The hits worth injecting, best first, as the records each shows (a passage: its messages): each thing
+    said once (:func:`remem.core.recall.repeats.distinct`: a memory and the episode it came from, a summary
+    and its turns), nothing this session's context holds already (:meth:`Shown.wanted`), within the budget
+    (~3.5 characters a token; one that does not fit leaves room for smaller ones)."""
     limit = int(budget_tokens * CHARS_PER_TOKEN)
     used = len(RECALL_HEADER) + 1
-    out: list[Any] = []
+    out: list[tuple[Any, ...]] = []
     for hit in distinct(hits):
-        rec = hit.record
-        if not shown.wanted(rec):
+        recs = tuple(rec for rec in hit.records if shown.wanted(rec))
+        if not recs:
             continue
-        cost = len(hit_line(rec)) + 1
+        cost = len(hit_lines(recs)) + 1
         if used + cost > limit:
             continue
-        out.append(rec)
+        out.append(recs)
         used += cost
     return out
 
@@ -172,8 +193,9 @@ def recall(inp: HookInput) -> tuple[str, str]:
         status = f"deadline: {exc}"
     except Exception as exc:  # noqa: BLE001 - recall failure means no memory, never a broken prompt
         status = f"error: {type(exc).__name__}: {str(exc)[:200]}"
-    chosen = select(hits, shown, budget) if status == "ok" else []
-    text = "\n".join([RECALL_HEADER, *(hit_line(r) for r in chosen)]) if chosen else ""
+    groups = select(hits, shown, budget) if status == "ok" else []
+    text = render_chosen(groups)
+    chosen = [rec for recs in groups for rec in recs]
     digest_text, message = "", ""
     if want_digest and status == "ok":
         recalled = {r.id for r in chosen}

@@ -22,6 +22,7 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM, MockLLM  # noqa: 
 from llama_index.core.memory import Memory as ChatMemory  # noqa: E402
 from llama_index.core.storage.chat_store.sql import MessageStatus  # noqa: E402
 from llama_index.core.query_engine import RetrieverQueryEngine  # noqa: E402
+from llama_index.core.schema import MetadataMode  # noqa: E402
 from llama_index.core.tools import RetrieverTool  # noqa: E402
 
 from remem import AsyncMemory, Memory, Scope  # noqa: E402
@@ -106,6 +107,20 @@ def test_retriever_nodes_carry_memory_id_text_and_metadata_sync_and_async(mem: M
 
     anodes = asyncio.run(RememRetriever(AsyncMemory(memory=mem), ALICE).aretrieve("which tea does alice drink"))
     assert [n.node.node_id for n in anodes][:1] == [recs["tea"].id]
+
+
+def test_retriever_node_of_a_passage_holds_its_messages_in_order_and_their_sources(mem: Memory) -> None:
+    at = "2024-06-01T09:00:00Z"
+    res = mem.remember([{"role": "user", "content": "My sister Priya is getting married in Lisbon next June.",
+                         "id": "u1", "timestamp": at},
+                        {"role": "assistant", "content": "Congratulations! Are you going to the wedding?",
+                         "id": "a1", "timestamp": at}], scope=ALICE, session="s1")
+    top = RememRetriever(mem, ALICE, limit=3, kind="episode").retrieve("Priya's wedding in Lisbon")[0]
+    text = top.node.get_content()
+    assert text.index("Priya is getting married") < text.index("Congratulations")
+    assert top.node.metadata["sources"] == ["u1", "a1"]
+    assert top.node.metadata["passage_ids"] == [e.id for e in res.episodes]
+    assert "u1" not in top.node.get_content(metadata_mode=MetadataMode.LLM).replace(text, "")  # ids stay out
 
 
 def test_retriever_in_query_engine_and_as_tool_shows_llm_text_kind_and_date_only(mem: Memory) -> None:

@@ -190,3 +190,20 @@ def test_install_merges_into_existing_configs(tmp_path: Path) -> None:
     assert data["theme"] == "dark" and "fs" in data["mcpServers"]
     args = data["mcpServers"]["remem"]["args"]
     assert args[args.index("--project") + 1] == str(project.resolve())  # Desktop runs outside the project
+
+
+async def test_search_shows_a_passage_message_by_message_with_ids_and_sources(mem: Memory) -> None:
+    scope = Scope(tenant="acme", user="alice")
+    at = "2024-06-01T09:00:00Z"
+    res = mem.remember([{"role": "user", "content": "My sister Priya is getting married in Lisbon next June.",
+                         "id": "u1", "timestamp": at},
+                        {"role": "assistant", "content": "Congratulations! Are you going to the wedding?",
+                         "id": "a1", "timestamp": at}], scope=scope, session="s1")
+    async with Client(build_server(mem, scope=scope)) as c:
+        text = (await c.call_tool("memory_search", {"query": "Priya's wedding in Lisbon", "kind": "episode"})
+                ).content[0].text
+    lines = text.splitlines()
+    ep = {e.sources[0]: e.id for e in res.episodes}
+    assert lines[0].startswith("- [2024-06-01 · user] My sister Priya")
+    assert f"(id: {ep['u1']}; sources: u1)" in lines[0]
+    assert lines[1].startswith("  [assistant] Congratulations") and f"(id: {ep['a1']}; sources: a1)" in lines[1]

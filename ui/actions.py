@@ -46,16 +46,17 @@ def recall_preview(mem: Any, prompt: str, scope: Any) -> RecallPreview:
     from remem.hooks.common import DEFAULT_DIGEST_TOKENS, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, env_int
     from remem.hooks.digest import build_digest
     from remem.hooks.injected import Shown
-    from remem.hooks.recall import (MAX_QUERY_CHARS, RECALL_HEADER, RECALL_PREAMBLE, SEARCH_LIMIT, hit_line,
-                                    is_trivial, select)
+    from remem.hooks.recall import (MAX_QUERY_CHARS, RECALL_PREAMBLE, SEARCH_LIMIT, is_trivial, render_chosen,
+                                    select)
 
     budget = env_int("REMEM_HOOK_RECALL_TOKENS", DEFAULT_RECALL_TOKENS)
     query = prompt.strip()[:MAX_QUERY_CHARS]
     start = time.perf_counter()
     fitted = mem.search(query, scope=scope, limit=SEARCH_LIMIT, token_budget=budget * 2, reinforce=False)
-    chosen = select(list(fitted), Shown(""), budget)
+    groups = select(list(fitted), Shown(""), budget)
     ms = (time.perf_counter() - start) * 1000
-    text = "\n".join([RECALL_HEADER, *(hit_line(r) for r in chosen)]) if chosen else ""
+    text = render_chosen(groups)
+    chosen = [rec for recs in groups for rec in recs]
     injected = f"{RECALL_PREAMBLE}\n{text}"[:MAX_CONTEXT_CHARS] if text else ""
     recalled = {r.id for r in chosen}
     records = mem.list(scope=scope, limit=100, include_superseded=False)

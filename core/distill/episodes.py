@@ -5,6 +5,8 @@ kept) as an ``episode`` record in the capture's scope. An episode carries its me
 distilled memory's ``sources`` point at episodes, and a hit on either resolves to the same message ids), its
 ``occurred_at`` (the message's timestamp), its session and position in ``metadata``, and the messages just
 before it as recall ``context`` — past only, as a live capture knows it: an answer is found by its question.
+Their ids are its ``metadata["follows"]`` (nearest last): recall joins an episode and the ones it follows into
+one passage when both are found (:mod:`remem.core.recall.passages`).
 
 Message ids: the message's own ``"id"`` when it has one; otherwise a stable hash of the session, the role and
 speaker, the timestamp, the text and how many identical messages came before it in the capture. The position
@@ -110,39 +112,43 @@ def existing_ids(engine: Any, scope: Scope, session: str, ids: Sequence[str]) ->
     return found
 
 
-def earlier_context(engine: Any, scope: Scope, session: str) -> list[str]:
-    """The last messages stored for ``session`` by earlier captures (oldest first): the past of a capture that
-    only sends what is new (hooks, framework adapters)."""
+def earlier_context(engine: Any, scope: Scope, session: str) -> list[tuple[str, str]]:
+    """The last messages stored for ``session`` by earlier captures as (text, message id), oldest first: the
+    past of a capture that only sends what is new (hooks, framework adapters)."""
     try:
         recs = engine.list(scope=scope, kind=EPISODE_KIND, where={"meta.session": session}, limit=CONTEXT_TURNS * 2)
     except (RememError, ValueError) as exc:
         log.debug("episode context lookup failed: %s", exc)
         return []
     recs = sorted(recs, key=lambda r: (int(r.metadata.get("position", -1)), r.created_at))
-    return [r.text for r in recs[-CONTEXT_TURNS:]]
+    return [(r.text, r.sources[0] if r.sources else "") for r in recs[-CONTEXT_TURNS:]]
 
 
 def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, offset: int,
-                  before: Sequence[str] = (), metadata: Mapping[str, Any] | None = None,
+                  before: Sequence[tuple[str, str]] = (), metadata: Mapping[str, Any] | None = None,
                   tags: Sequence[str] = (), source: str | None = None) -> list[dict[str, Any]]:
     """``add_many`` items for the spoken turns of ``new`` (a tail of ``turns``, the whole capture), each with
-    the ``CONTEXT_TURNS`` messages before it as context (``before``: the session's earlier messages)."""
+    the ``CONTEXT_TURNS`` messages before it as context (``before``: the session's earlier messages, as
+    (text, id))."""
     new_ids = {t.id for t in new}
-    history: list[str] = [*before]
+    history: list[tuple[str, str]] = [*before]
     items: list[dict[str, Any]] = []
     for t in spoken(turns):
         text = said(t)
         if t.id in new_ids and worth_keeping(t.text):
-            ctx = " ".join(_clip(h, CONTEXT_TURN_TOKENS) for h in history[-CONTEXT_TURNS:]) or None
+            past = history[-CONTEXT_TURNS:]
+            ctx = " ".join(_clip(h, CONTEXT_TURN_TOKENS) for h, _ in past) or None
             meta: dict[str, Any] = {**(metadata or {}), "session": session, "position": offset + max(0, t.index),
                                     "role": t.role, "message_id": t.id}
+            if any(mid for _, mid in past):
+                meta["follows"] = [mid for _, mid in past if mid]
             if t.speaker:
                 meta["speaker"] = t.speaker
             items.append({"text": _clip(text, EPISODE_MAX_TOKENS) if len(text) > 4 * EPISODE_MAX_TOKENS else text,
                           "kind": EPISODE_KIND, "tags": list(tags), "importance": EPISODE_IMPORTANCE,
                           "metadata": meta, "source": source, "context": ctx, "sources": [t.id],
                           "occurred_at": t.at})
-        history.append(text)
+        history.append((text, str(t.id or "")))
     return items
 
 

@@ -137,7 +137,7 @@ def _store_episodes(engine: Any, prep: _Prep) -> None:
     """Keep what was said (the new user/assistant messages) before anything is distilled from it."""
     if not prep.keep_episodes or not spoken(prep.new_turns):
         return
-    before: list[str] = []
+    before: list[tuple[str, str]] = []
     if prep.previous is not None and not prep.continuation:  # this capture only holds the session's new part
         before = earlier_context(engine, prep.scope, prep.session)
     items = episode_items(prep.turns, prep.new_turns, session=prep.session, offset=prep.offset, before=before,

@@ -9,7 +9,8 @@
    searched without its time words; an open one ("before/after ...") with them ("before <date>" takes in that
    date, "after <event>" starts at the event's day);
 3. fuse both rankings (reciprocal rank), boost in-window hits of a closed window, and drop what repeats a
-   better-ranked hit (a memory and the episode it came from): :func:`~remem.core.recall.rendering.distinct`.
+   better-ranked hit (a memory and the episode it came from): :func:`~remem.core.recall.repeats.distinct`;
+4. join neighbouring messages of one conversation into passages (:mod:`~remem.core.recall.passages`).
 
 The engine's ``search()`` runs :func:`plan` over its own ranked search, with ``now`` = ``as_of`` or the clock.
 :func:`recall` and :func:`recall_context` run it through the public API with a caller's ``now`` (a replay, a
@@ -21,6 +22,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Callable, Mapping, Sequence
 
+from .passages import join_passages
 from .rendering import render_context
 from .repeats import distinct
 from .timeframe import TIME_BOOST, TimeFrame, fuse, parse_timeframe, resolve_anchor, without_phrase
@@ -59,7 +61,7 @@ def plan(search: Search, query: str, *, limit: int = 10, where: Mapping[str, Any
         if not inside:  # nothing in the window shares a word with the question ("what happened last week"):
             inside = search("", window, limit)  # what happened then, newest first
         hits = fuse(hits, inside, frame, factor=0.0 if open_ended else TIME_BOOST)
-    return distinct(hits)[:limit]
+    return join_passages(distinct(hits))[:limit]
 
 
 def time_frame(memory: Any, query: str, *, scope: Any = None, now: _dt.datetime | None = None) -> TimeFrame | None:

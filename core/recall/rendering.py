@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .repeats import EPISODE_KIND, distinct
 from .tokens import count_tokens, truncate_to_tokens
@@ -41,13 +41,26 @@ def _label(rec: MemoryRecord) -> str:
     return rec.kind
 
 
-def hit_line(rec: MemoryRecord) -> str:
-    when = event_time(rec).strftime("%Y-%m-%d")
+def hit_line(rec: MemoryRecord, *, lead: str = "- ", dated: bool = True) -> str:
+    """``- [date · kind] text #tags (yesterday = date)``; ``lead`` and ``dated`` serve a passage's later lines."""
+    when = f"{event_time(rec):%Y-%m-%d} · " if dated else ""
     tags = f" #{' #'.join(rec.tags)}" if rec.tags and rec.kind != EPISODE_KIND else ""
     text = " ".join(rec.text.split())
     if count_tokens(text) > LINE_MAX_TOKENS:
         text = truncate_to_tokens(text, LINE_MAX_TOKENS, keep="both")
-    return f"- [{when} · {_label(rec)}] {text}{tags}{_resolved_times(rec, text)}"
+    return f"{lead}[{when}{_label(rec)}] {text}{tags}{_resolved_times(rec, text)}"
+
+
+def hit_lines(hit: SearchHit, line: Callable[..., str] = hit_line) -> str:
+    """A hit as shown: its line, or a passage's messages one per line in the order said (the later ones
+    indented under the first, dated only when said on another day). ``line(rec, lead=, dated=)`` renders one."""
+    lines: list[str] = []
+    day = None
+    for rec in hit.records:
+        this_day = event_time(rec).date()
+        lines.append(line(rec, lead="  " if lines else "- ", dated=not lines or this_day != day))
+        day = this_day
+    return "\n".join(lines)
 
 
 def _resolved_times(rec: MemoryRecord, text: str) -> str:
@@ -68,7 +81,7 @@ def fit_hits(hits: Sequence[SearchHit], token_budget: int | None, *, header: str
     used = count_tokens(header) + 1 if header else 0
     kept: list[SearchHit] = []
     for hit in kept_all:
-        cost = count_tokens(hit_line(hit.record)) + 1  # +1 for the newline joining lines
+        cost = count_tokens(hit_lines(hit)) + 1  # +1 for the newline joining lines
         if used + cost > token_budget:
             if cost > 40:  # a long line does not fit; a shorter one further down still may
                 continue
@@ -82,9 +95,9 @@ def render_context(hits: Sequence[SearchHit], token_budget: int | None = None, *
     kept = fit_hits(hits, token_budget, header=header)
     if not kept:
         return ""
-    text = "\n".join([header, *(hit_line(h.record) for h in kept)])
+    text = "\n".join([header, *(hit_lines(h) for h in kept)])
     if token_budget is not None:  # guard: token counts of joined text can differ by a merge at boundaries
         while kept and count_tokens(text) > token_budget:
             kept.pop()
-            text = "\n".join([header, *(hit_line(h.record) for h in kept)]) if kept else ""
+            text = "\n".join([header, *(hit_lines(h) for h in kept)]) if kept else ""
     return text

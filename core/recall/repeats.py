@@ -33,12 +33,17 @@ def said_ids(rec: MemoryRecord) -> frozenset[str]:
     return frozenset([str(mid)]) if mid else frozenset()
 
 
+def hit_ids(hit: SearchHit) -> frozenset[str]:
+    """The message ids a hit stands for: those of its record, or of every message of its passage."""
+    return frozenset(s for rec in hit.records for s in said_ids(rec))
+
+
 def _promote(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """Memories whose source episodes are among the hits give their rank to those episodes."""
     episodes: dict[str, int] = {}
     for i, h in enumerate(hits):
         if h.record.kind == EPISODE_KIND:
-            for sid in said_ids(h.record):
+            for sid in hit_ids(h):
                 episodes.setdefault(sid, i)
     if not episodes:
         return list(hits)
@@ -52,7 +57,7 @@ def _promote(hits: Sequence[SearchHit]) -> list[SearchHit]:
         if rec.kind not in (EPISODE_KIND, "summary") and src and all(s in episodes for s in src):
             idx = sorted({episodes[s] for s in src})
             words = _words(rec.text)
-            held = _words(" ".join(hits[j].record.text for j in idx))
+            held = _words(" ".join(hits[j].text for j in idx))
             if words and len(words & held) / len(words) >= PROMOTE_MIN_OVERLAP:
                 for j in idx:
                     if j not in used:
@@ -72,14 +77,14 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
     sessions: set[tuple[object, object]] = set()
     for h in _promote(hits):
         rec = h.record
-        src = said_ids(rec)
+        src = hit_ids(h)
         if src and src <= said:
             continue
         session = (rec.scope, rec.metadata.get("session"))
         if rec.kind == "summary" and session[1] is not None and session in sessions:
             continue  # the session's own turns or memories, ranked higher, already said the relevant part
         sessions.add(session)
-        words = _words(rec.text)
+        words = _words(h.text)
         if words and any(len(words - prev) <= (1.0 - CONTAINED) * len(words) for prev in seen_words):
             continue
         out.append(h)
@@ -89,4 +94,4 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return out
 
 
-__all__ = ["EPISODE_KIND", "distinct", "said_ids"]
+__all__ = ["EPISODE_KIND", "distinct", "hit_ids", "said_ids"]

@@ -358,7 +358,7 @@ class Engine:
     def _reinforce(self, hits: Sequence[SearchHit], now_ts: float) -> None:
         """Count a recall: read and write each count under the write lock, so concurrent searches add up."""
         with self.write_lock:
-            for found in self.backend.retrieve([h.record.id for h in hits]):
+            for found in self.backend.retrieve([rec.id for h in hits for rec in h.records]):
                 self.backend.set_payload([found.id], {"access_count": int(found.payload.get("access_count", 0)) + 1,
                                                       "last_accessed_ts": now_ts})
 

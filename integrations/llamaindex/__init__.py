@@ -23,10 +23,10 @@ Typical wiring::
 """
 
 from .block import RememMemoryBlock
-from .retriever import RememRetriever, record_to_node
+from .retriever import RememRetriever, hit_to_node, record_to_node
 from .tools import (DEFAULT_SYSTEM_PROMPT, FORGET_TOOL, SAVE_TOOL, SEARCH_TOOL, memory_agent, memory_tools)
 from .turns import acapture_session, find_block, remember_turn, run_and_remember
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "FORGET_TOOL", "RememMemoryBlock", "RememRetriever", "SAVE_TOOL",
-           "SEARCH_TOOL", "acapture_session", "find_block", "memory_agent", "memory_tools", "record_to_node",
-           "remember_turn", "run_and_remember"]
+           "SEARCH_TOOL", "acapture_session", "find_block", "hit_to_node", "memory_agent", "memory_tools",
+           "record_to_node", "remember_turn", "run_and_remember"]

@@ -25,7 +25,8 @@ def _iso(value: Any) -> str | None:
 
 
 def record_to_node(record: MemoryRecord, score: float | None = None) -> NodeWithScore:
-    """One memory as a ``NodeWithScore``: node id = memory id, text = memory text, remem fields in metadata.
+    """One memory as a ``NodeWithScore``: node id = memory id, text = memory text, remem fields (``sources``: the
+    ids of the messages it came from) in metadata.
 
     The memory's own metadata is merged in first, so remem's fields win on a name clash.
     """
@@ -46,11 +47,25 @@ def record_to_node(record: MemoryRecord, score: float | None = None) -> NodeWith
         "user": record.scope.user,
         "agent": record.scope.agent,
         "session": record.scope.session,
+        "sources": list(record.sources),
     })
     hidden = [k for k in meta if k not in LLM_VISIBLE_KEYS]
     node = TextNode(id_=record.id, text=record.text, metadata=meta,
                     excluded_llm_metadata_keys=hidden, excluded_embed_metadata_keys=list(meta))
     return NodeWithScore(node=node, score=score)
+
+
+def hit_to_node(hit: SearchHit) -> NodeWithScore:
+    """One search hit as a node: its record's, or for a passage (neighbouring messages recalled together) the
+    messages in the order said, with every message's id in ``passage_ids`` and all their ``sources``."""
+    found = record_to_node(hit.record, hit.score)
+    if hit.passage:
+        found.node.text = hit.text
+        found.node.metadata["sources"] = list(hit.sources)
+        found.node.metadata["passage_ids"] = [rec.id for rec in hit.passage]
+        found.node.excluded_llm_metadata_keys = [*found.node.excluded_llm_metadata_keys, "passage_ids"]
+        found.node.excluded_embed_metadata_keys = list(found.node.metadata)
+    return found
 
 
 class RememRetriever(BaseRetriever):
@@ -85,7 +100,7 @@ class RememRetriever(BaseRetriever):
 
     @staticmethod
     def _nodes(hits: List[SearchHit]) -> List[NodeWithScore]:
-        return [record_to_node(h.record, h.score) for h in hits]
+        return [hit_to_node(h) for h in hits]
 
     def _retrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
         kwargs = self._search_kwargs()

@@ -1,0 +1,140 @@
+"""Passages: neighbouring messages of one conversation recalled together come back as one hit, on the real store.
+
+What users rely on: the question, its answer and the reply are shown once, together and in the order they were
+said (not as three hits crowding out everything else); a hit says which messages it stands for (``sources``);
+a passage never mixes sessions or tenants and never grows past an exchange; tools, the hooks and the LlamaIndex
+retriever show the same passages with their provenance.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from remem import ALL_TENANTS, Memory, Scope
+from remem.core.recall.passages import PASSAGE_MAX
+from remem.core.recall.planner import recall
+from remem.core.tooling import format_hits
+
+SCOPE = Scope(tenant="acme", user="dana")
+AT = "2024-06-01T09:00:00Z"
+
+
+def said(role: str, mid: str, text: str, at: str = AT) -> dict[str, Any]:
+    return {"role": role, "content": text, "id": mid, "timestamp": at}
+
+
+def chat() -> list[dict[str, Any]]:
+    return [
+        said("user", "u1", "My sister Priya is getting married in Lisbon next June."),
+        said("assistant", "a1", "Congratulations to her! Are you going to the wedding?"),
+        said("user", "u2", "Yes, and I'm giving a speech at the reception, which terrifies me."),
+        said("assistant", "a2", "Practice it out loud a few times; one short story works best."),
+        said("user", "u3", "I also started learning the cello last month."),
+        said("assistant", "a3", "How are the cello lessons going so far?"),
+        said("user", "u4", "Slowly: my teacher says my bow hold is far too stiff."),
+    ]
+
+
+def shown_ids(hits: list[Any]) -> list[str]:
+    return [s for h in hits for s in h.sources]
+
+
+def test_an_exchange_found_together_is_one_hit_in_the_order_it_was_said(mem: Memory) -> None:
+    mem.remember(chat(), scope=SCOPE, session="s1")
+    hits = mem.search("Priya's wedding in Lisbon", scope=SCOPE, limit=5)
+    top = hits[0]
+    assert [r.sources[0] for r in top.passage] == ["u1", "a1", "u2"]  # said order, not rank order
+    assert top.sources == ("u1", "a1", "u2") and top.record in top.passage
+    assert all(len(h.records) <= PASSAGE_MAX for h in hits)
+    ids = shown_ids(hits)
+    assert len(ids) == len(set(ids))  # nothing shown twice: no memory distilled from the passage, no repeat
+    assert top.as_dict()["sources"] == ["u1", "a1", "u2"] and len(top.as_dict()["passage"]) == 3
+    context = mem.context("Priya's wedding in Lisbon", scope=SCOPE, token_budget=300)
+    lines = context.splitlines()
+    first = next(i for i, line in enumerate(lines) if "Priya is getting married" in line)
+    assert lines[first].startswith("- [2024-06-01 · user]")
+    assert lines[first + 1].startswith("  [assistant] Congratulations")  # same day: the date is not repeated
+    assert lines[first + 2].startswith("  [user] Yes, and I'm giving a speech")
+
+
+def test_passages_never_join_sessions_or_tenants(mem: Memory) -> None:
+    mem.remember(chat(), scope=SCOPE, session="s1")
+    mem.remember([said("user", "b-u1", "Tom, my brother, told me his wedding is in Lisbon too, in September."),
+                  said("assistant", "b-a1", "Two weddings in Lisbon in one year! Is Tom's a big one?"),
+                  said("user", "b-u2", "Huge: two hundred guests and a fado band at the party.")],
+                 scope=SCOPE, session="s2")
+    other = Scope(tenant="globex", user="dana")
+    mem.remember([said("user", "g-u1", "Our Lisbon office hosts a wedding fair in June, who is getting married?"),
+                  said("assistant", "g-a1", "Ask the getting-married crowd in the Lisbon office chat channel.")],
+                 scope=other, session="s1")
+    for scope in (SCOPE, ALL_TENANTS):
+        hits = mem.search("the wedding in Lisbon: who is getting married", scope=scope, limit=10, kind="episode")
+        assert sum(len(h.passage) > 1 for h in hits) >= 2
+        for h in hits:
+            assert len({(r.scope, r.metadata.get("session")) for r in h.records}) == 1
+    assert all(r.scope == SCOPE for h in mem.search("Priya wedding", scope=SCOPE, limit=10) for r in h.records)
+
+
+def test_an_answer_joins_its_question_across_tool_calls_and_separate_captures(mem: Memory) -> None:
+    question = said("user", "q1", "The e2e suite is flaky again, can you look at the retry tests?")
+    call = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "bash", "arguments": json.dumps({"command": "pytest -q tests/e2e"})}}]}
+    output = {"role": "tool", "tool_call_id": "c1", "content": "FAILED tests/e2e/test_retry.py - TimeoutError"}
+    answer = said("assistant", "a1", "The flaky retry tests were a race in the queue; fixed by awaiting the flush.")
+    # as the hooks and the framework adapters capture: each new part of the session on its own
+    mem.remember([question, call, output], scope=SCOPE, session="s9")
+    mem.remember([answer], scope=SCOPE, session="s9")
+    # (the session's summary quotes both and would come first: this asks for what was said)
+    top = mem.search("flaky retry tests", scope=SCOPE, limit=3, kind="episode")[0]
+    assert [r.sources[0] for r in top.passage] == ["q1", "a1"]
+
+
+def test_a_passage_is_an_exchange_not_a_transcript(mem: Memory) -> None:
+    lines = ["The harbour regatta needs six crews of four rowers.",
+             "For the harbour regatta, moorings are booked at the east pier.",
+             "Trophies for the harbour regatta come from the engraver on Friday.",
+             "The harbour regatta weather looks windy, so the start may move.",
+             "Harbour regatta tides: high water at 10:40, races start after.",
+             "Two sponsors paid for the harbour regatta banners and shirts.",
+             "Harbour regatta tickets sell at the kiosk by the lighthouse.",
+             "Spare ropes for the harbour regatta are in the boathouse loft."]
+    turns = [said("user" if i % 2 == 0 else "assistant", f"m{i}", line) for i, line in enumerate(lines)]
+    mem.remember(turns, scope=SCOPE, session="s1")
+    hits = mem.search("harbour regatta", scope=SCOPE, limit=10, kind="episode")
+    assert max(len(h.records) for h in hits) == PASSAGE_MAX
+    ids = shown_ids(hits)
+    assert len(ids) == len(set(ids))
+
+
+def test_public_recall_plan_over_search_shows_each_message_once(mem: Memory) -> None:
+    mem.remember(chat(), scope=SCOPE, session="s1")
+    now = dt.datetime(2024, 6, 20, tzinfo=dt.timezone.utc)
+    hits = recall(mem, "What did I say about Priya's wedding before June 10?", scope=SCOPE, limit=5, now=now)
+    ids = shown_ids(hits)
+    assert {"u1", "a1", "u2"} <= set(ids) and len(ids) == len(set(ids))
+
+
+def test_tools_show_every_message_of_a_passage_with_its_id_and_sources(mem: Memory) -> None:
+    mem.remember(chat(), scope=SCOPE, session="s1")
+    hits = mem.search("Priya's wedding in Lisbon", scope=SCOPE, limit=3)
+    lines = format_hits(hits).splitlines()
+    assert lines[0].startswith("- [2024-06-01 · user] My sister Priya") and "sources: u1" in lines[0]
+    assert lines[1].startswith("  [assistant] Congratulations") and f"(id: {hits[0].passage[1].id}; " in lines[1]
+    assert "sources: a1" in lines[1] and "sources: u2" in lines[2]
+
+
+def test_the_prompt_hook_injects_a_passage_without_what_the_session_was_shown(mem: Memory) -> None:
+    from remem.hooks.injected import Shown
+    from remem.hooks.recall import render_chosen, select
+
+    mem.remember(chat(), scope=SCOPE, session="s1")
+    hits = mem.search("Priya's wedding in Lisbon", scope=SCOPE, limit=5, kind="episode")
+    fresh = select(hits, Shown("s2"), 400)
+    assert [r.sources[0] for r in fresh[0]] == ["u1", "a1", "u2"]
+    lines = render_chosen(fresh).splitlines()
+    assert lines[1].startswith("- [2024-06-01 · user] My sister Priya") and lines[2].startswith("  [assistant]")
+    seen = Shown("s2")
+    seen.mark([fresh[0][1]])  # the answer was injected earlier in this session: the rest still comes
+    assert [r.sources[0] for r in select(hits, seen, 400)[0]] == ["u1", "u2"]
