@@ -41,10 +41,6 @@ def _conversation(rec: MemoryRecord) -> tuple[Any, str] | None:
     return rec.scope, session
 
 
-def _neighbours(a: MemoryRecord, b: MemoryRecord) -> bool:
-    return _message_id(a) in _follows(b) or _message_id(b) in _follows(a)
-
-
 def _position(rec: MemoryRecord) -> tuple[int, float]:
     pos = rec.metadata.get("position")
     return (pos if isinstance(pos, int) and not isinstance(pos, bool) else -1), rec.created_at.timestamp()
@@ -53,21 +49,23 @@ def _position(rec: MemoryRecord) -> tuple[int, float]:
 class _Entry:
     """One place in the output: a hit, or a passage growing from one."""
 
-    def __init__(self, hit: SearchHit) -> None:
+    def __init__(self, hit: SearchHit, key: tuple[Any, str] | None) -> None:
         self.hit = hit
+        self.key = key
         self.members: list[MemoryRecord] = list(hit.records)
-        self.key = _conversation(hit.record) if all(_conversation(r) for r in self.members) else None
+        self.ids = {_message_id(m) for m in self.members}
+        self.follows = set().union(*(_follows(m) for m in self.members))
 
-    def takes(self, hit: SearchHit) -> bool:
-        recs = hit.records
-        if self.key is None or len(self.members) + len(recs) > PASSAGE_MAX:
+    def takes(self, recs: tuple[MemoryRecord, ...], ids: set[str | None], follows: set[str]) -> bool:
+        """Room for ``recs`` (of this conversation), none shown yet, and one of them next to one of ours."""
+        if len(self.members) + len(recs) > PASSAGE_MAX or ids & self.ids:
             return False
-        if any(_conversation(r) != self.key for r in recs):
-            return False
-        ids = {_message_id(m) for m in self.members}
-        if any(_message_id(r) in ids for r in recs):
-            return False
-        return any(_neighbours(m, r) for m in self.members for r in recs)
+        return bool(ids & self.follows) or bool(self.ids & follows)
+
+    def add(self, recs: tuple[MemoryRecord, ...], ids: set[str | None], follows: set[str]) -> None:
+        self.members.extend(recs)
+        self.ids |= ids
+        self.follows |= follows
 
     def result(self) -> SearchHit:
         if len(self.members) == 1:
@@ -77,16 +75,35 @@ class _Entry:
                          passage=ordered)
 
 
+def _key(hit: SearchHit) -> tuple[Any, str] | None:
+    """The conversation a hit's messages belong to (scope, session); None for anything else."""
+    key = _conversation(hit.record)
+    if key is None or any(_conversation(r) != key for r in hit.passage):
+        return None
+    return key
+
+
 def join_passages(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """``hits`` (ranked, repeats already removed) with neighbouring episodes joined into passages at the rank
     of their best message, and the memories such a passage already shows dropped (see the module docstring)."""
     entries: list[_Entry] = []
+    by_conversation: dict[tuple[Any, str], list[_Entry]] = {}
     for hit in hits:
-        target = next((e for e in entries if e.takes(hit)), None)
+        key = _key(hit)
+        if key is None:
+            entries.append(_Entry(hit, None))
+            continue
+        recs = hit.records
+        ids = {_message_id(r) for r in recs}
+        follows = set().union(*(_follows(r) for r in recs))
+        same = by_conversation.setdefault(key, [])
+        target = next((e for e in same if e.takes(recs, ids, follows)), None)
         if target is not None:
-            target.members.extend(hit.records)
-        else:
-            entries.append(_Entry(hit))
+            target.add(recs, ids, follows)
+            continue
+        entry = _Entry(hit, key)
+        entries.append(entry)
+        same.append(entry)
     out: list[SearchHit] = []
     shown: set[str] = set()
     for entry in entries:
