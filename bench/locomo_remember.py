@@ -8,6 +8,9 @@ the user, the second the assistant), with its ``dia_id`` as the message ``id`` a
 * evidence recall@5/@10 through ``sources``: each hit stands for at most 3 of the message ids it came from (so
   a summary cannot claim a whole session). ``any``: at least one evidence turn among the top k hits; ``all``:
   every evidence turn; ``frac``: the share of evidence turns (what bench/locomo.py calls R@k).
+* records in the top 10: a hit that is a passage (neighbouring messages found together, see
+  :mod:`remem.core.recall.passages`) shows several messages, so ten hits show more than ten; at the same number
+  of messages, the passages' evidence recall is that of the single messages ranked alone (see the README).
 * answer-token recall of ``context()`` at 800 tokens: the share of the gold answer's content words found in the
   recalled text (``full``: questions whose every answer word is there). ISO dates in the text count as their
   words too ("2023-05-08" also reads "8 May 2023"), since that is how a reader takes them.
@@ -181,6 +184,7 @@ def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None
     scores = Scores()
     lat: list[float] = []
     ctx_tokens: list[int] = []
+    shown: list[int] = []
     for ci, conv in enumerate(convs):
         scope = Scope(tenant=f"locomo-{ci}")
         now = sessions_of(conv)[-1][1] + dt.timedelta(days=1)
@@ -190,6 +194,7 @@ def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None
             hits = mem.search(q["question"], scope=scope, limit=10, reinforce=False)
             lat.append(time.perf_counter() - t0)
             row = evidence_scores([h.sources for h in hits], q["evidence"])
+            shown.append(sum(len(h.records) for h in hits))  # a passage shows several messages
             if parse_timeframe(q["question"], now) is not None:
                 row["t_any10"] = row["any10"]
             ctx = mem.context(q["question"], scope=scope, token_budget=BUDGET, reinforce=False, **kw)
@@ -199,7 +204,7 @@ def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None
             scores.add(q["category"], row)
     lat.sort()
     return scores, {"search_p50_ms": 1000 * lat[len(lat) // 2], "search_p95_ms": 1000 * lat[int(len(lat) * .95)],
-                    "context_tokens_median": statistics.median(ctx_tokens)}
+                    "context_tokens_median": statistics.median(ctx_tokens), "records_at_10": statistics.fmean(shown)}
 
 
 def run_bm25(convs: list[dict[str, Any]]) -> tuple[Scores, dict[str, Any]]:
@@ -289,12 +294,14 @@ def main(argv: list[str] | None = None) -> int:
     for t in tables(rows):
         console.print(t)
     cost = Table(title="cost")
-    for col in ("method", "index s", "records", "search p50 ms", "search p95 ms", "context tokens (median)"):
+    for col in ("method", "index s", "records", "search p50 ms", "search p95 ms", "context tokens (median)",
+                "records in the top 10 (mean)"):
         cost.add_column(col, justify="right")
     for name, r in report.items():
         if "index_s" in r:
             cost.add_row(name, f"{r['index_s']:.1f}", ", ".join(f"{k} {v}" for k, v in sorted(r["kinds"].items())),
-                         f"{r['search_p50_ms']:.2f}", f"{r['search_p95_ms']:.2f}", f"{r['context_tokens_median']:.0f}")
+                         f"{r['search_p50_ms']:.2f}", f"{r['search_p95_ms']:.2f}", f"{r['context_tokens_median']:.0f}",
+                         f"{r['records_at_10']:.1f}")
     console.print(cost)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str))

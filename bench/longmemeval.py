@@ -103,7 +103,7 @@ def run(questions: list[dict[str, Any]], method: str, embedder: str, console: Co
             t1 = time.perf_counter()
             hits = mem.search(q["question"], scope=Scope(tenant=f"q{i}"), limit=DEPTH, reinforce=False)
             lat.append(1000 * (time.perf_counter() - t1))
-            row = scores([h.record.sources for h in hits], set(q["answer_session_ids"]), evidence_turns(q))
+            row = scores([h.sources for h in hits], set(q["answer_session_ids"]), evidence_turns(q))
             rows.append(row)
             by_type[q["question_type"]].append(row["s_all"])
         mem.close()

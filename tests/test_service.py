@@ -7,6 +7,7 @@ end; nothing is mocked.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import os
 import signal
@@ -74,6 +75,19 @@ def test_memory_shares_the_store_through_one_service(svc_store: Path) -> None:
         b.add("x", importance=99)
     a.close()
     assert b.forget(new.id, scope=S) is True  # closing one handle leaves the service for the others
+
+
+def test_a_passage_and_its_sources_survive_the_wire(svc_store: Path) -> None:
+    mem = _remote(svc_store)
+    at = "2024-06-01T09:00:00Z"
+    mem.remember([{"role": "user", "content": "My sister Priya is getting married in Lisbon next June.",
+                   "id": "u1", "timestamp": at},
+                  {"role": "assistant", "content": "Congratulations! Are you going to the wedding in Lisbon?",
+                   "id": "a1", "timestamp": at}], scope=S, session="s1")
+    top = mem.search("Priya's wedding in Lisbon", scope=S, kind="episode")[0]
+    assert top.sources == ("u1", "a1") and [r.sources for r in top.passage] == [("u1",), ("a1",)]
+    assert top.passage[0].occurred_at == dt.datetime(2024, 6, 1, 9, tzinfo=dt.timezone.utc)
+    mem.close()
 
 
 def test_in_process_open_is_refused_clearly_while_the_service_owns_the_store(svc_store: Path) -> None:

@@ -227,6 +227,14 @@ def test_recall_page_shows_what_the_hook_injects(mem: Memory, home: Path, store_
         seeded.add("Checkout uses Stripe payment intents", scope=ACME, kind="decision")
         seeded.add("Prices are integer cents, never floats", scope=ACME, kind="fact")
         seeded.add("The office plant needs water on Mondays", scope=ACME)
+        talk = ["Let's rename the nightly export job to export-nightly.", "Renamed it in the cron file.",
+                "Refunds at checkout: do we refund payments in full or in part?",
+                "Checkout refunds payments in part, down to the cent, through the Stripe refunds API.",
+                "Good. Then partial refunds of payments need an audit row.",
+                "The linter now runs ruff with the default rules.", "Bump the docs theme to version 3, please.",
+                "Done: the docs theme is on version 3."]
+        seeded.remember([{"role": "user" if i % 2 == 0 else "assistant", "content": text, "id": f"m{i}"}
+                         for i, text in enumerate(talk)], scope=ACME, session="s0")
     prompt = "how does checkout take payments and store prices?"
     env = {**os.environ, "REMEM_HOME": str(home), "REMEM_PATH": str(path), "REMEM_SERVICE": "off",
            "REMEM_EMBEDDER": "none", "REMEM_HOOK_TENANT": "acme", "REMEM_HOOK_RECALL_DEADLINE": "60"}
@@ -242,6 +250,7 @@ def test_recall_page_shows_what_the_hook_injects(mem: Memory, home: Path, store_
         shown = unescape(re.search(r'<pre class="injected" id="injected"[^>]*>(.*?)</pre>', html, re.S).group(1))
         recorded = json.loads(next((home / "hooks" / "last_recall").glob("*.json")).read_text())["context"]
         assert shown == f"{RECALL_PREAMBLE}\n{recorded}" and shown in injected and "Stripe" in shown
+        assert "\n  [" in shown  # a passage: its later messages indented under the first, in the hook and here
         digest = re.search(r'<pre class="injected" id="digest"[^>]*>(.*?)</pre>', html, re.S)
         if digest:  # this was the session's first prompt: the hook injected the digest first
             assert injected.startswith(unescape(digest.group(1)) + "\n\n" + shown)

@@ -1,5 +1,6 @@
-"""Recall rendered for an LLM prompt: one line per hit, each thing said once, cut to a token budget (tiktoken)
-that it never overshoots.
+"""Recall rendered for an LLM prompt: one line per hit (a passage: one per message, the later ones indented under
+the first, see :mod:`remem.core.recall.passages`), each thing said once, cut to a token budget (tiktoken) that
+it never overshoots.
 
 Hits mix distilled memories and episodes (what was said, see :mod:`remem.core.distill.episodes`). Saying the
 same thing twice wastes the budget, so :func:`distinct` drops what an earlier line already said:
