@@ -24,6 +24,7 @@ from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIG
 from .after import defer
 from .digest import CHARS_PER_TOKEN, build_digest, covered, said
 from .injected import Shown
+from remem.core.recall.passages import follows_directly
 from remem.core.recall.repeats import distinct
 
 RECALL_PREAMBLE = ("remem recalled these memories from earlier Claude Code sessions in this project "
@@ -140,10 +141,12 @@ def hit_lines(recs: tuple[Any, ...]) -> str:
     indented under the first (see :mod:`remem.core.recall.passages`)."""
     lines: list[str] = []
     day = None
+    prev: Any = None
     for rec in recs:
         this_day = when(rec).date()
-        lines.append(hit_line(rec, lead="  " if lines else "- ", dated=not lines or this_day != day))
-        day = this_day
+        lead = "- " if prev is None else "  " if follows_directly(prev, rec) else "  … "  # … : a message skipped
+        lines.append(hit_line(rec, lead=lead, dated=prev is None or this_day != day))
+        day, prev = this_day, rec
     return "\n".join(lines)
 
 
@@ -222,7 +225,7 @@ def recall(inp: HookInput) -> tuple[str, str]:
         return "", ""
     out = "\n\n".join(parts)
     defer(log, "recall", "injected", memories=len(chosen), digest=bool(digest_text), chars=len(out),
-          skipped_shown=len(hits) - len(chosen), ms=ms)
+          skipped_shown=sum(len(h.records) for h in hits) - len(chosen), ms=ms)
     return out[:MAX_CONTEXT_CHARS], message
 
 

@@ -107,10 +107,11 @@ def list_page(mem: Any, q: ListQuery, size: int = PAGE_SIZE) -> Page:
     if q.text:
         hits = mem.search(q.text, scope=scope, limit=TEXT_FILTER_LIMIT, kind=kind, tags=tags, where=where,
                           since=since, until=until, reinforce=False)
-        hits.sort(key=lambda h: h.record.created_at, reverse=True)
         note = (f"Text filter: the {TEXT_FILTER_LIMIT} best recall matches at most, newest first "
                 f"(superseded memories are not recalled).")
-        return Page([h.record for h in hits], len(hits), None, note, {h.record.id: h.score for h in hits})
+        scores = {rec.id: h.score for h in hits for rec in h.records}  # a passage lists each of its messages
+        records = sorted((rec for h in hits for rec in h.records), key=lambda r: r.created_at, reverse=True)
+        return Page(records, len(records), None, note, scores)
     cursor = None
     if q.before:
         try:

@@ -4,7 +4,8 @@ An episode is indexed with the messages just before it as its context (:mod:`rem
 the messages of one exchange rank close to each other: the question, its answer and the reply often all come
 back. As separate hits they crowd out everything else; as one passage, in the order they were said, they read as
 the exchange they were and leave the other places in the list to other things (LoCoMo through ``remember()``,
-BM25 only: evidence recall_any@10 0.809 as separate hits, 0.865 joined, on the same ranking).
+BM25 only: evidence recall_any@10 0.808 as separate hits, 0.862 joined, on the same ranking; the same as
+the 19 best single messages, which is about what ten passages show: they show more, not a better ranking).
 
 Two episodes are neighbours when one follows the other: its ``metadata["follows"]`` (the ids of the messages
 just before it, its recall context) names the other's message, in the same scope and session. A passage is
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .repeats import EPISODE_KIND, hit_ids
+from .repeats import EPISODE_KIND, MessageKey, hit_ids, said_ids
 from ..types import MemoryRecord, SearchHit
 
 PASSAGE_MAX = 3
@@ -39,6 +40,15 @@ def _conversation(rec: MemoryRecord) -> tuple[Any, str] | None:
     if rec.kind != EPISODE_KIND or not isinstance(session, str) or not _message_id(rec):
         return None
     return rec.scope, session
+
+
+def follows_directly(prev: MemoryRecord, rec: MemoryRecord) -> bool:
+    """False when a message was said between ``prev`` and ``rec`` (a passage can skip one it did not find):
+    a reader is shown the gap. True when it cannot tell (a store written before ``follows`` was kept)."""
+    value = rec.metadata.get("follows")
+    if not isinstance(value, (list, tuple)) or not value:
+        return True
+    return str(value[-1]) == _message_id(prev)
 
 
 def _position(rec: MemoryRecord) -> tuple[int, float]:
@@ -105,16 +115,37 @@ def join_passages(hits: Sequence[SearchHit]) -> list[SearchHit]:
         entries.append(entry)
         same.append(entry)
     out: list[SearchHit] = []
-    shown: set[str] = set()
+    shown: set[MessageKey] = set()
     for entry in entries:
         hit = entry.result()
         src = hit_ids(hit)
         if src and src <= shown:
             continue
+        if hit.passage and src & shown:  # part of it is shown already (two searches' passages overlap)
+            hit = _without(hit, shown)
         out.append(hit)
         if hit.record.kind != "summary":
-            shown.update(src)
+            shown.update(hit_ids(hit))
     return out
 
 
-__all__ = ["PASSAGE_MAX", "join_passages"]
+def _without(hit: SearchHit, shown: set[MessageKey]) -> SearchHit:
+    """A passage without the messages a better-ranked hit shows already."""
+    rest = tuple(rec for rec in hit.passage if not said_ids(rec) <= shown)
+    head = hit.record if hit.record in rest else rest[0]
+    return SearchHit(record=head, score=hit.score, relevance=hit.relevance, passage=rest if len(rest) > 1 else ())
+
+
+def flatten(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """Passages back into their messages (the best-ranked first, at the passage's score): for a plan that
+    ranks hits which were joined already (the public :func:`~remem.core.recall.planner.recall` over
+    ``search()``), so that they are joined again across its rankings."""
+    out: list[SearchHit] = []
+    for hit in hits:
+        out.append(SearchHit(record=hit.record, score=hit.score, relevance=hit.relevance) if hit.passage else hit)
+        out.extend(SearchHit(record=rec, score=hit.score, relevance=hit.relevance)
+                   for rec in hit.passage if rec is not hit.record)
+    return out
+
+
+__all__ = ["PASSAGE_MAX", "flatten", "follows_directly", "join_passages"]

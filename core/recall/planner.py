@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Callable, Mapping, Sequence
 
-from .passages import join_passages
+from .passages import flatten, join_passages
 from .rendering import render_context
 from .repeats import distinct
 from .timeframe import TIME_BOOST, TimeFrame, fuse, parse_timeframe, resolve_anchor, without_phrase
@@ -45,7 +45,7 @@ def plan(search: Search, query: str, *, limit: int = 10, where: Mapping[str, Any
     frame = parse_timeframe(query, now)
     if frame is not None and frame.anchor is not None:
         frame = resolve_anchor(frame, lambda q: search(q, where, 3))
-    hits = list(search(query, where, max(limit * DEPTH, 20)))
+    hits = flatten(search(query, where, max(limit * DEPTH, 20)))
     if frame is not None and frame.resolved and "occurred_at" not in (where or {}):
         open_ended = frame.start is None or frame.end is None
         if open_ended:
@@ -57,9 +57,9 @@ def plan(search: Search, query: str, *, limit: int = 10, where: Mapping[str, Any
         # "after the roadtrip": what is meant usually names the roadtrip too, so the words stay in; and half the
         # timeline is no place to boost (LoCoMo, 62 before/after questions: any@10 0.58 stripped and boosted,
         # 0.74 kept and fused, 0.76 with no window at all)
-        inside = search(query if open_ended else without_phrase(query, frame), window, limit)
+        inside = flatten(search(query if open_ended else without_phrase(query, frame), window, limit))
         if not inside:  # nothing in the window shares a word with the question ("what happened last week"):
-            inside = search("", window, limit)  # what happened then, newest first
+            inside = flatten(search("", window, limit))  # what happened then, newest first
         hits = fuse(hits, inside, frame, factor=0.0 if open_ended else TIME_BOOST)
     return join_passages(distinct(hits))[:limit]
 

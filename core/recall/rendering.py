@@ -22,6 +22,7 @@ import datetime as _dt
 import re
 from typing import Callable, Sequence
 
+from .passages import follows_directly
 from .repeats import EPISODE_KIND, distinct
 from .tokens import count_tokens, truncate_to_tokens
 from ..types import MemoryRecord, SearchHit
@@ -54,13 +55,16 @@ def hit_line(rec: MemoryRecord, *, lead: str = "- ", dated: bool = True) -> str:
 
 def hit_lines(hit: SearchHit, line: Callable[..., str] = hit_line) -> str:
     """A hit as shown: its line, or a passage's messages one per line in the order said (the later ones
-    indented under the first, dated only when said on another day). ``line(rec, lead=, dated=)`` renders one."""
+    indented under the first, after "… " when a message between was not found, dated only when said on another
+    day). ``line(rec, lead=, dated=)`` renders one."""
     lines: list[str] = []
     day = None
+    prev: MemoryRecord | None = None
     for rec in hit.records:
         this_day = event_time(rec).date()
-        lines.append(line(rec, lead="  " if lines else "- ", dated=not lines or this_day != day))
-        day = this_day
+        lead = "- " if prev is None else "  " if follows_directly(prev, rec) else "  … "  # … : a message skipped
+        lines.append(line(rec, lead=lead, dated=prev is None or this_day != day))
+        day, prev = this_day, rec
     return "\n".join(lines)
 
 

@@ -25,22 +25,28 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD_RE.findall(text.lower()) if w not in _STOP}
 
 
-def said_ids(rec: MemoryRecord) -> frozenset[str]:
-    """The message ids a record stands for: an episode its own message, a memory the messages it came from."""
+MessageKey = tuple[object, object, str]
+"""A message as (scope, session, id): a caller's own message ids need only be unique within a session."""
+
+
+def said_ids(rec: MemoryRecord) -> frozenset[MessageKey]:
+    """The messages a record stands for: an episode its own message, a memory the messages it came from."""
+    session = rec.metadata.get("session")
+    session = session if isinstance(session, str) else None
     if rec.sources:
-        return frozenset(rec.sources)
+        return frozenset((rec.scope, session, s) for s in rec.sources)
     mid = rec.metadata.get("message_id") if rec.kind == EPISODE_KIND else None
-    return frozenset([str(mid)]) if mid else frozenset()
+    return frozenset([(rec.scope, session, str(mid))]) if mid else frozenset()
 
 
-def hit_ids(hit: SearchHit) -> frozenset[str]:
-    """The message ids a hit stands for: those of its record, or of every message of its passage."""
+def hit_ids(hit: SearchHit) -> frozenset[MessageKey]:
+    """The messages a hit stands for: those of its record, or of every message of its passage."""
     return frozenset(s for rec in hit.records for s in said_ids(rec))
 
 
 def _promote(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """Memories whose source episodes are among the hits give their rank to those episodes."""
-    episodes: dict[str, int] = {}
+    episodes: dict[MessageKey, int] = {}
     for i, h in enumerate(hits):
         if h.record.kind == EPISODE_KIND:
             for sid in hit_ids(h):
@@ -72,7 +78,7 @@ def _promote(hits: Sequence[SearchHit]) -> list[SearchHit]:
 def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """``hits`` in rank order with every repeat removed (see the module docstring)."""
     out: list[SearchHit] = []
-    said: set[str] = set()
+    said: set[MessageKey] = set()
     seen_words: list[set[str]] = []
     sessions: set[tuple[object, object]] = set()
     for h in _promote(hits):
@@ -94,4 +100,4 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return out
 
 
-__all__ = ["EPISODE_KIND", "distinct", "hit_ids", "said_ids"]
+__all__ = ["EPISODE_KIND", "MessageKey", "distinct", "hit_ids", "said_ids"]
