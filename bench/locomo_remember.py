@@ -22,6 +22,10 @@ its id in ``sources``, no ``context=``), and rank-bm25 over the dated turns (its
 rendered the same way until the budget is full).
 
     python -m remem.bench.locomo_remember [--embedder none] [--limit-convs N] [--methods remember,add,bm25]
+                                          [--singles]
+
+``--singles`` adds the like-for-like check of passages: the same ``remember()`` store read through single hits
+(passages off), as many messages per question as its ten passage hits showed.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import re
 import statistics
 import tempfile
@@ -194,7 +199,8 @@ def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None
             hits = mem.search(q["question"], scope=scope, limit=10, reinforce=False)
             lat.append(time.perf_counter() - t0)
             row = evidence_scores([h.sources for h in hits], q["evidence"])
-            shown.append(sum(len(h.records) for h in hits))  # a passage shows several messages
+            row["shown"] = sum(len(h.records) for h in hits)  # a passage shows several messages
+            shown.append(row["shown"])
             if parse_timeframe(q["question"], now) is not None:
                 row["t_any10"] = row["any10"]
             ctx = mem.context(q["question"], scope=scope, token_budget=BUDGET, reinforce=False, **kw)
@@ -205,6 +211,29 @@ def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None
     lat.sort()
     return scores, {"search_p50_ms": 1000 * lat[len(lat) // 2], "search_p95_ms": 1000 * lat[int(len(lat) * .95)],
                     "context_tokens_median": statistics.median(ctx_tokens), "records_at_10": statistics.fmean(shown)}
+
+
+def singles_like(mem: Memory, convs: list[dict[str, Any]], joined: Scores) -> Scores:
+    """The like-for-like check of passages: the same store searched with passages turned off, each question
+    read through its first n single hits, n = the records its 10 passage hits showed in ``joined`` (same
+    question order as :func:`evaluate`). Only the @10 evidence columns are filled."""
+    from remem.core.recall import planner
+
+    shown = {cat: iter(int(r["shown"]) for r in rows) for cat, rows in joined.rows.items()}
+    scores = Scores()
+    join, planner.join_passages = planner.join_passages, list  # type: ignore[assignment]
+    try:
+        for ci, conv in enumerate(convs):
+            scope = Scope(tenant=f"locomo-{ci}")
+            for q in questions_of(conv):
+                n = next(shown[q["category"]])
+                hits = mem.search(q["question"], scope=scope, limit=max(n, 1), reinforce=False)
+                got = {s for h in hits[:n] for s in list(h.sources)[:SOURCES_PER_HIT]}
+                share = len(q["evidence"] & got) / len(q["evidence"])
+                scores.add(q["category"], {"any10": float(share > 0), "all10": float(share == 1.0), "frac10": share})
+    finally:
+        planner.join_passages = join  # type: ignore[assignment]
+    return scores
 
 
 def run_bm25(convs: list[dict[str, Any]]) -> tuple[Scores, dict[str, Any]]:
@@ -251,6 +280,8 @@ def tables(rows: Iterable[tuple[str, Scores]]) -> list[Table]:
     for col in ("answer tokens", "fully contained", *[f"ans {c}" for c in CATEGORIES.values()]):
         ans.add_column(col, justify="right")
     for name, s in rows:
+        if math.isnan(s.mean("ans")):  # an evidence-only row (the single-message check)
+            continue
         ans.add_row(name, f"{s.mean('ans'):.3f}", f"{s.mean('full'):.3f}",
                     *[f"{s.mean('ans', c):.3f}" for c in CATEGORIES])
     return [ev, ans]
@@ -264,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", default="remember,add,bm25")
     ap.add_argument("--roles", choices=("names", "user-assistant"), default="names")
     ap.add_argument("--context-limit", type=int, default=None, help="limit= passed to context() (default: its own)")
+    ap.add_argument("--singles", action="store_true",
+                    help="also read remember()'s store through single hits, as many as its passages showed")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     console = Console(width=170)
@@ -284,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
                          else f"add() each dated turn ({emb})")
                 s, extra = evaluate(mem, convs, args.context_limit)
                 results = [(label, s, {**extra, **load})]
+                if method == "remember" and args.singles:
+                    results.append((f"{label}, single messages, as many as its 10 hits showed",
+                                    singles_like(mem, convs, s), {}))
                 mem.close()
         for name, s, extra in results:
             rows.append((name, s))
