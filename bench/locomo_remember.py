@@ -24,13 +24,14 @@ rendered the same way until the budget is full).
     python -m remem.bench.locomo_remember [--embedder none] [--limit-convs N] [--methods remember,add,bm25]
                                           [--singles]
 
-``--singles`` adds the like-for-like check of passages: the same ``remember()`` store read through single hits
-(passages off), as many messages per question as its ten passage hits showed.
+``--singles`` adds the like-for-like check of passages: each ``remember()`` search's own ranking before its
+passages were joined, read through as many single hits as its ten passage hits showed messages.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import math
@@ -40,7 +41,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -184,8 +185,11 @@ def load_add(mem: Memory, convs: list[dict[str, Any]], log: Callable[[str], None
     return {"index_s": time.perf_counter() - started, "kinds": {"note": n_items}}
 
 
-def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None) -> tuple[Scores, dict[str, Any]]:
-    """Every question through the public ``search`` + ``context``, as a user's agent asks it."""
+def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None,
+             singles: Scores | None = None) -> tuple[Scores, dict[str, Any]]:
+    """Every question through the public ``search`` + ``context``, as a user's agent asks it. With ``singles``,
+    also the like-for-like check of passages: the same search's ranking before its passages were joined,
+    read through as many single hits as the passages showed messages (filled into ``singles``)."""
     scores = Scores()
     lat: list[float] = []
     ctx_tokens: list[int] = []
@@ -195,12 +199,18 @@ def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None
         now = sessions_of(conv)[-1][1] + dt.timedelta(days=1)
         kw: dict[str, Any] = {"limit": context_limit} if context_limit else {}
         for q in questions_of(conv):
-            t0 = time.perf_counter()
-            hits = mem.search(q["question"], scope=scope, limit=10, reinforce=False)
-            lat.append(time.perf_counter() - t0)
+            with ranking_before_passages() as before:
+                t0 = time.perf_counter()
+                hits = mem.search(q["question"], scope=scope, limit=10, reinforce=False)
+                lat.append(time.perf_counter() - t0)
             row = evidence_scores([h.sources for h in hits], q["evidence"])
             row["shown"] = sum(len(h.records) for h in hits)  # a passage shows several messages
             shown.append(row["shown"])
+            if singles is not None:
+                got = {s for h in before[:int(row["shown"])] for s in list(h.sources)[:SOURCES_PER_HIT]}
+                share = len(q["evidence"] & got) / len(q["evidence"])
+                singles.add(q["category"], {"any10": float(share > 0), "all10": float(share == 1.0),
+                                            "frac10": share})
             if parse_timeframe(q["question"], now) is not None:
                 row["t_any10"] = row["any10"]
             ctx = mem.context(q["question"], scope=scope, token_budget=BUDGET, reinforce=False, **kw)
@@ -213,27 +223,24 @@ def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None
                     "context_tokens_median": statistics.median(ctx_tokens), "records_at_10": statistics.fmean(shown)}
 
 
-def singles_like(mem: Memory, convs: list[dict[str, Any]], joined: Scores) -> Scores:
-    """The like-for-like check of passages: the same store searched with passages turned off, each question
-    read through its first n single hits, n = the records its 10 passage hits showed in ``joined`` (same
-    question order as :func:`evaluate`). Only the @10 evidence columns are filled."""
+@contextlib.contextmanager
+def ranking_before_passages() -> Iterator[list[Any]]:
+    """The hits the recall plan ranked, before it joined them into passages (the list is filled by the search
+    run inside the block; the search's own result is unchanged)."""
     from remem.core.recall import planner
 
-    shown = {cat: iter(int(r["shown"]) for r in rows) for cat, rows in joined.rows.items()}
-    scores = Scores()
-    join, planner.join_passages = planner.join_passages, list  # type: ignore[assignment]
+    seen: list[Any] = []
+    join = planner.join_passages
+
+    def record(hits: Sequence[Any]) -> list[Any]:
+        seen[:] = list(hits)
+        return join(hits)
+
+    planner.join_passages = record  # type: ignore[assignment]
     try:
-        for ci, conv in enumerate(convs):
-            scope = Scope(tenant=f"locomo-{ci}")
-            for q in questions_of(conv):
-                n = next(shown[q["category"]])
-                hits = mem.search(q["question"], scope=scope, limit=max(n, 1), reinforce=False)
-                got = {s for h in hits[:n] for s in list(h.sources)[:SOURCES_PER_HIT]}
-                share = len(q["evidence"] & got) / len(q["evidence"])
-                scores.add(q["category"], {"any10": float(share > 0), "all10": float(share == 1.0), "frac10": share})
+        yield seen
     finally:
         planner.join_passages = join  # type: ignore[assignment]
-    return scores
 
 
 def run_bm25(convs: list[dict[str, Any]]) -> tuple[Scores, dict[str, Any]]:
@@ -315,11 +322,12 @@ def main(argv: list[str] | None = None) -> int:
                 emb = mem.embedder.name
                 label = (f"remember() by session ({emb}, roles={args.roles})" if method == "remember"
                          else f"add() each dated turn ({emb})")
-                s, extra = evaluate(mem, convs, args.context_limit)
+                singles = Scores() if method == "remember" and args.singles else None
+                s, extra = evaluate(mem, convs, args.context_limit, singles)
                 results = [(label, s, {**extra, **load})]
-                if method == "remember" and args.singles:
-                    results.append((f"{label}, single messages, as many as its 10 hits showed",
-                                    singles_like(mem, convs, s), {}))
+                if singles is not None:
+                    results.append((f"{label}, the same ranking as single hits, as many as its 10 hits showed",
+                                    singles, {}))
                 mem.close()
         for name, s, extra in results:
             rows.append((name, s))

@@ -177,3 +177,11 @@ def test_the_prompt_hook_injects_a_passage_without_what_the_session_was_shown(me
     seen = Shown("s2")
     seen.mark([fresh[0][1]])  # the answer was injected earlier in this session: the rest still comes
     assert [r.sources[0] for r in select(hits, seen, 400)[0]] == ["u1", "u2"]
+
+
+def test_a_memory_added_with_sources_but_no_session_is_not_shown_next_to_its_message(mem: Memory) -> None:
+    mem.remember(chat(), scope=SCOPE, session="s1")
+    fact = mem.add("Priya weds in Lisbon next June", scope=SCOPE, kind="fact", sources=["u1"])
+    hits = mem.search("Priya weds in Lisbon next June", scope=SCOPE, limit=5)
+    assert fact.id not in {r.id for h in hits for r in h.records}  # its message, said in s1, is shown instead
+    assert "u1" in shown_ids(hits)

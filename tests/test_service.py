@@ -22,6 +22,8 @@ from typing import Callable, Iterator
 import pytest
 
 from remem import AsyncMemory, Memory, NotFoundError, Scope, StoreLockedError
+from remem.core.recall.passages import flatten
+from remem.core.recall.planner import recall
 from remem.core.service.client import (ServiceTimeoutError, probe, service_paths,
                                service_status, stop_service)
 from remem.core.types import EmbedderMismatchError
@@ -87,6 +89,10 @@ def test_a_passage_and_its_sources_survive_the_wire(svc_store: Path) -> None:
     top = mem.search("Priya's wedding in Lisbon", scope=S, kind="episode")[0]
     assert top.sources == ("u1", "a1") and [r.sources for r in top.passage] == [("u1",), ("a1",)]
     assert top.passage[0].occurred_at == dt.datetime(2024, 6, 1, 9, tzinfo=dt.timezone.utc)
+    # a hit that came over the wire is a copy: re-planning it (the public recall plan) still sees each once
+    assert [h.record.id for h in flatten([top])] == [top.record.id, *(r.id for r in top.passage
+                                                                       if r.id != top.record.id)]
+    assert recall(mem, "Priya's wedding in Lisbon", scope=S, kind="episode")[0].sources == ("u1", "a1")
     mem.close()
 
 

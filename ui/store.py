@@ -107,8 +107,8 @@ def list_page(mem: Any, q: ListQuery, size: int = PAGE_SIZE) -> Page:
     if q.text:
         hits = mem.search(q.text, scope=scope, limit=TEXT_FILTER_LIMIT, kind=kind, tags=tags, where=where,
                           since=since, until=until, reinforce=False)
-        note = (f"Text filter: the {TEXT_FILTER_LIMIT} best recall matches at most, newest first "
-                f"(superseded memories are not recalled).")
+        note = (f"Text filter: the {TEXT_FILTER_LIMIT} best recall matches at most, each message of a passage "
+                f"listed, newest first (superseded memories are not recalled).")
         scores = {rec.id: h.score for h in hits for rec in h.records}  # a passage lists each of its messages
         records = sorted((rec for h in hits for rec in h.records), key=lambda r: r.created_at, reverse=True)
         return Page(records, len(records), None, note, scores)

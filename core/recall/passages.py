@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .repeats import EPISODE_KIND, MessageKey, hit_ids, said_ids
+from .repeats import EPISODE_KIND, MessageKey, hit_ids, known, said_ids
 from ..types import MemoryRecord, SearchHit
 
 PASSAGE_MAX = 3
@@ -125,14 +125,15 @@ def join_passages(hits: Sequence[SearchHit]) -> list[SearchHit]:
             hit = _without(hit, shown)
         out.append(hit)
         if hit.record.kind != "summary":
-            shown.update(hit_ids(hit))
+            shown.update(known(hit_ids(hit)))
     return out
 
 
 def _without(hit: SearchHit, shown: set[MessageKey]) -> SearchHit:
-    """A passage without the messages a better-ranked hit shows already."""
+    """A passage without the messages a better-ranked hit shows already (its head, if gone, becomes the first
+    message left)."""
     rest = tuple(rec for rec in hit.passage if not said_ids(rec) <= shown)
-    head = hit.record if hit.record in rest else rest[0]
+    head = next((rec for rec in rest if rec.id == hit.record.id), rest[0])
     return SearchHit(record=head, score=hit.score, relevance=hit.relevance, passage=rest if len(rest) > 1 else ())
 
 
@@ -144,7 +145,7 @@ def flatten(hits: Sequence[SearchHit]) -> list[SearchHit]:
     for hit in hits:
         out.append(SearchHit(record=hit.record, score=hit.score, relevance=hit.relevance) if hit.passage else hit)
         out.extend(SearchHit(record=rec, score=hit.score, relevance=hit.relevance)
-                   for rec in hit.passage if rec is not hit.record)
+                   for rec in hit.passage if rec.id != hit.record.id)  # by id: a hit from the service is a copy
     return out
 
 

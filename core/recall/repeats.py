@@ -44,12 +44,18 @@ def hit_ids(hit: SearchHit) -> frozenset[MessageKey]:
     return frozenset(s for rec in hit.records for s in said_ids(rec))
 
 
+def known(keys: frozenset[MessageKey]) -> set[MessageKey]:
+    """``keys`` as a set to look records up in: each also under "any session" (a memory ``add()``ed with
+    ``sources`` but no session names messages of its scope, whichever session said them)."""
+    return {*keys, *((scope, None, mid) for scope, _, mid in keys)}
+
+
 def _promote(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """Memories whose source episodes are among the hits give their rank to those episodes."""
     episodes: dict[MessageKey, int] = {}
     for i, h in enumerate(hits):
         if h.record.kind == EPISODE_KIND:
-            for sid in hit_ids(h):
+            for sid in known(hit_ids(h)):
                 episodes.setdefault(sid, i)
     if not episodes:
         return list(hits)
@@ -95,9 +101,9 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
             continue
         out.append(h)
         if rec.kind != "summary":  # a summary only quotes its turns in part: they can still be said in full
-            said.update(src)
+            said.update(known(src))
         seen_words.append(words)
     return out
 
 
-__all__ = ["EPISODE_KIND", "MessageKey", "distinct", "hit_ids", "said_ids"]
+__all__ = ["EPISODE_KIND", "MessageKey", "distinct", "hit_ids", "known", "said_ids"]
