@@ -97,7 +97,8 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
             continue  # the session's own turns or memories, ranked higher, already said the relevant part
         sessions.add(session)
         words = _words(h.text)
-        if words and any(len(words - prev) <= (1.0 - CONTAINED) * len(words) for prev in seen_words):
+        need = CONTAINED * len(words)  # a line holding this many of its words makes it a repeat
+        if words and any(len(prev) >= need and len(words & prev) >= need for prev in seen_words):
             continue
         out.append(h)
         if rec.kind != "summary":  # a summary only quotes its turns in part: they can still be said in full
