@@ -39,7 +39,8 @@ def chat() -> list[dict[str, Any]]:
 
 
 def shown_ids(hits: list[Any]) -> list[str]:
-    return [s for h in hits for s in h.sources]
+    """The messages the hits show, summaries aside (a summary quotes its session in part, on purpose)."""
+    return [s for h in hits if h.record.kind != "summary" for s in h.sources]
 
 
 def test_an_exchange_found_together_is_one_hit_in_the_order_it_was_said(mem: Memory) -> None:
@@ -117,7 +118,8 @@ def test_public_recall_plan_over_search_shows_each_message_once(mem: Memory) -> 
     now = dt.datetime(2024, 6, 20, tzinfo=dt.timezone.utc)
     hits = recall(mem, "What did I say about Priya's wedding before June 10?", scope=SCOPE, limit=5, now=now)
     ids = shown_ids(hits)
-    assert {"u1", "a1", "u2"} <= set(ids) and len(ids) == len(set(ids))
+    assert len(ids) == len(set(ids))
+    assert {"u1", "u2"} <= {s for h in hits for s in h.sources}  # the session's summary quotes them
 
 
 def test_re_planning_over_passages_that_overlap_shows_each_message_once(mem: Memory) -> None:
@@ -185,3 +187,19 @@ def test_a_memory_added_with_sources_but_no_session_is_not_shown_next_to_its_mes
     hits = mem.search("Priya weds in Lisbon next June", scope=SCOPE, limit=5)
     assert fact.id not in {r.id for h in hits for r in h.records}  # its message, said in s1, is shown instead
     assert "u1" in shown_ids(hits)
+
+
+def test_a_session_summary_hides_a_message_it_quotes_but_not_the_answer_that_message_brings(mem: Memory) -> None:
+    res = mem.remember([said("user", "u1", "Which database should the orders service use?"),
+                        said("assistant", "a1", "Postgres 16 for the orders service: MySQL had replication lag, and "
+                                                "we need SELECT ... FOR UPDATE SKIP LOCKED for the job queue."),
+                        said("user", "u2", "Fine, and the billing service keeps its Redis cache."),
+                        said("assistant", "a2", "Noted: billing keeps the Redis cache.")], scope=SCOPE, session="s1")
+    eps, summary = {e.sources[0]: e for e in res.episodes}, res.summary
+    assert summary is not None and "Which database should the orders service use?" in summary.text
+    assert "SKIP LOCKED" not in summary.text  # it quotes what the user said and the outcome, not this answer
+    # ranked after the summary, the question alone says nothing new; with its answer it does
+    alone = join_passages([SearchHit(summary, 0.9), SearchHit(eps["u1"], 0.5)])
+    assert [h.record.kind for h in alone] == ["summary"]
+    both = join_passages([SearchHit(summary, 0.9), SearchHit(eps["a1"], 0.6), SearchHit(eps["u1"], 0.5)])
+    assert [[r.sources[0] for r in h.records] for h in both[1:]] == [["u1", "a1"]]

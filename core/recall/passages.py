@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .repeats import EPISODE_KIND, MessageKey, hit_ids, known, said_ids
+from .repeats import EPISODE_KIND, MessageKey, hit_ids, known, quoted, said_ids, summary_words
 from ..types import MemoryRecord, SearchHit
 
 PASSAGE_MAX = 3
@@ -116,11 +116,16 @@ def join_passages(hits: Sequence[SearchHit]) -> list[SearchHit]:
         same.append(entry)
     out: list[SearchHit] = []
     shown: set[MessageKey] = set()
+    summaries: list[set[str]] = []
     for entry in entries:
         hit = entry.result()
         src = hit_ids(hit)
         if src and src <= shown:
             continue
+        if hit.record.kind == EPISODE_KIND and quoted(hit, summaries):
+            continue  # a better-ranked session summary says it all (a passage with more to say stays)
+        if hit.record.kind == "summary":
+            summaries.append(summary_words(hit))
         if hit.passage and src & shown:  # part of it is shown already (two searches' passages overlap)
             hit = _without(hit, shown)
         out.append(hit)

@@ -2,8 +2,9 @@
 
 Hits mix distilled memories and episodes (what was said). A memory whose source episodes are among the hits is
 replaced by them at its rank; a hit whose source messages were all shown already is dropped; a hit whose words
-are nearly all in one line already shown (a session summary quoting a request) is dropped. No tiktoken here:
-the Claude Code hooks import this on their hot path.
+are nearly all in one line already shown (a session summary quoting a request) is dropped. A message as it was
+said is weighed against a summary quoting it only once its passage is joined (:func:`quoted`): it may bring the
+rest of its exchange. No tiktoken here: the Claude Code hooks import this on their hot path.
 """
 
 from __future__ import annotations
@@ -42,6 +43,17 @@ def said_ids(rec: MemoryRecord) -> frozenset[MessageKey]:
 def hit_ids(hit: SearchHit) -> frozenset[MessageKey]:
     """The messages a hit stands for: those of its record, or of every message of its passage."""
     return frozenset(s for rec in hit.records for s in said_ids(rec))
+
+
+def quoted(hit: SearchHit, summaries: Sequence[set[str]]) -> bool:
+    """True when one of the ``summaries`` (their lines' words) holds nearly all the words ``hit`` shows."""
+    words = _words(hit.text)
+    need = CONTAINED * len(words)
+    return bool(words) and any(len(prev) >= need and len(words & prev) >= need for prev in summaries)
+
+
+def summary_words(hit: SearchHit) -> set[str]:
+    return _words(hit.text)
 
 
 def known(keys: frozenset[MessageKey]) -> set[MessageKey]:
@@ -85,7 +97,7 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """``hits`` in rank order with every repeat removed (see the module docstring)."""
     out: list[SearchHit] = []
     said: set[MessageKey] = set()
-    seen_words: list[set[str]] = []
+    seen_words: list[tuple[bool, set[str]]] = []  # (a summary's line?, its words)
     sessions: set[tuple[object, object]] = set()
     for h in _promote(hits):
         rec = h.record
@@ -98,13 +110,15 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
         sessions.add(session)
         words = _words(h.text)
         need = CONTAINED * len(words)  # a line holding this many of its words makes it a repeat
-        if words and any(len(prev) >= need and len(words & prev) >= need for prev in seen_words):
+        quoted_ok = rec.kind == EPISODE_KIND  # weighed against summaries once joined (passages.join_passages)
+        if words and any(len(prev) >= need and len(words & prev) >= need
+                         for by_summary, prev in seen_words if not (quoted_ok and by_summary)):
             continue
         out.append(h)
         if rec.kind != "summary":  # a summary only quotes its turns in part: they can still be said in full
             said.update(known(src))
-        seen_words.append(words)
+        seen_words.append((rec.kind == "summary", words))
     return out
 
 
-__all__ = ["EPISODE_KIND", "MessageKey", "distinct", "hit_ids", "known", "said_ids"]
+__all__ = ["EPISODE_KIND", "MessageKey", "distinct", "hit_ids", "known", "quoted", "said_ids", "summary_words"]
