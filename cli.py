@@ -53,7 +53,7 @@ def _records_table(records: Sequence[Any], title: str | None = None,
     for col in ("id", "date", "kind", "text", "tags", "sources"):
         table.add_column(col, overflow="fold")
     for i, rec in enumerate(records):
-        when = (rec.occurred_at or rec.valid_from or rec.created_at).strftime("%Y-%m-%d")
+        when = rec.event_time.strftime("%Y-%m-%d")
         status = "" if rec.superseded_by is None else " (superseded)"
         row = [rec.id[:8], when, rec.kind, rec.text + status, ", ".join(rec.tags), ", ".join(rec.sources)]
         if scores is not None:

@@ -167,6 +167,12 @@ class MemoryRecord:
     occurred_at: _dt.datetime | None = None  # when the thing happened (event time), apart from when it was stored
 
     @property
+    def event_time(self) -> _dt.datetime:
+        """When the thing happened (or was said) if known, else when it became true or was recorded: the date
+        recall shows."""
+        return self.occurred_at or self.valid_from or self.created_at
+
+    @property
     def is_current(self) -> bool:
         now = utcnow()
         start_ok = self.valid_from is None or self.valid_from <= now

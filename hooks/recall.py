@@ -24,7 +24,7 @@ from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIG
 from .after import defer
 from .digest import CHARS_PER_TOKEN, build_digest, covered, said
 from .injected import Shown
-from remem.core.recall.passages import follows_directly
+from remem.core.recall.passages import label, passage_lines
 from remem.core.recall.repeats import distinct
 
 RECALL_PREAMBLE = ("remem recalled these memories from earlier Claude Code sessions in this project "
@@ -115,39 +115,30 @@ def _gather(query: str | None, tenant: str, budget: int, want_digest: bool, dead
         mem.close()
 
 
-def when(rec: Any) -> Any:
-    """When it happened (event time, e.g. an imported session's), else when it became true or was recorded."""
-    return getattr(rec, "occurred_at", None) or getattr(rec, "valid_from", None) or rec.created_at
-
-
 def hit_line(rec: Any, *, lead: str = "- ", dated: bool = True) -> str:
     """``- [date · kind] text #tags``; a long memory (an episode: a whole message) keeps its head and tail.
     ``lead`` and ``dated`` serve the later messages of a passage."""
-    day = f"{when(rec):%Y-%m-%d} · " if dated else ""
+    day = f"{rec.event_time:%Y-%m-%d} · " if dated else ""  # when it happened, else when recorded
     tags = f" #{' #'.join(rec.tags)}" if rec.tags else ""
     text = " ".join(rec.text.split())
     if len(text) > MAX_LINE_CHARS:
         half = MAX_LINE_CHARS // 2
         text = f"{text[:half].rstrip()} … {text[-half:].lstrip()}"
-    label = rec.kind
-    if label == "episode":  # who said it reads better than "episode" (as in remem.core.recall.rendering)
-        role = str((rec.metadata or {}).get("role") or "")
-        label = role if re.fullmatch(r"[a-z]{1,20}", role) else "said"
-    return f"{lead}[{day}{label}] {text}{tags}"
+    return f"{lead}[{day}{label(rec)}] {text}{tags}"
 
 
 def hit_lines(recs: tuple[Any, ...]) -> str:
     """One hit's records as injected: a passage's messages one per line in the order said, the later ones
     indented under the first (see :mod:`remem.core.recall.passages`)."""
-    lines: list[str] = []
-    day = None
-    prev: Any = None
-    for rec in recs:
-        this_day = when(rec).date()
-        lead = "- " if prev is None else "  " if follows_directly(prev, rec) else "  … "  # … : a message skipped
-        lines.append(hit_line(rec, lead=lead, dated=prev is None or this_day != day))
-        day, prev = this_day, rec
-    return "\n".join(lines)
+    return passage_lines(recs, hit_line)
+
+
+def digest_keep(chosen: list[Any], shown: Shown) -> Callable[[Any], bool]:
+    """Which records the digest may show next to the recall ``chosen``: not recalled, not in the session's
+    context already, not said by a recalled line."""
+    recalled = {r.id for r in chosen}
+    recalled_words = [said(r.text) for r in chosen]
+    return lambda r: r.id not in recalled and shown.wanted(r) and not covered(said(r.text), recalled_words)
 
 
 def render_chosen(chosen: list[tuple[Any, ...]]) -> str:
@@ -201,11 +192,8 @@ def recall(inp: HookInput) -> tuple[str, str]:
     chosen = [rec for recs in groups for rec in recs]
     digest_text, message = "", ""
     if want_digest and status == "ok":
-        recalled = {r.id for r in chosen}
-        recalled_words = [said(r.text) for r in chosen]
-        digest_text, in_digest = build_digest(
-            records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
-            keep=lambda r: r.id not in recalled and shown.wanted(r) and not covered(said(r.text), recalled_words))
+        digest_text, in_digest = build_digest(records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
+                                              keep=digest_keep(chosen, shown))
         shown.mark(in_digest)
         shown.digest_pending = False
         from .offers import import_offer

@@ -44,25 +44,24 @@ def recall_preview(mem: Any, prompt: str, scope: Any) -> RecallPreview:
     shown nothing yet: the hook's own query cut, search call, selection, rendering and preamble (its
     functions, not a copy), the digest a session's first prompt also gets, and the ranked hits with scores."""
     from remem.hooks.common import DEFAULT_DIGEST_TOKENS, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, env_int
-    from remem.hooks.digest import build_digest, covered, said
+    from remem.hooks.digest import build_digest
     from remem.hooks.injected import Shown
-    from remem.hooks.recall import (DIGEST_KINDS, MAX_QUERY_CHARS, RECALL_PREAMBLE, SEARCH_LIMIT, is_trivial,
-                                    render_chosen, select)
+    from remem.hooks.recall import (DIGEST_KINDS, MAX_QUERY_CHARS, RECALL_PREAMBLE, SEARCH_LIMIT, digest_keep,
+                                    is_trivial, render_chosen, select)
 
     budget = env_int("REMEM_HOOK_RECALL_TOKENS", DEFAULT_RECALL_TOKENS)
     query = prompt.strip()[:MAX_QUERY_CHARS]
     start = time.perf_counter()
     fitted = mem.search(query, scope=scope, limit=SEARCH_LIMIT, token_budget=budget * 2, reinforce=False)
-    groups = select(list(fitted), Shown(""), budget)
+    fresh = Shown("")  # a session shown nothing yet
+    groups = select(list(fitted), fresh, budget)
     ms = (time.perf_counter() - start) * 1000
     text = render_chosen(groups)
     chosen = [rec for recs in groups for rec in recs]
     injected = f"{RECALL_PREAMBLE}\n{text}"[:MAX_CONTEXT_CHARS] if text else ""
-    recalled = {r.id for r in chosen}
-    recalled_words = [said(r.text) for r in chosen]
     records = mem.list(scope=scope, kind=DIGEST_KINDS, limit=100, include_superseded=False)
     digest, _ = build_digest(records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
-                             keep=lambda r: r.id not in recalled and not covered(said(r.text), recalled_words))
+                             keep=digest_keep(chosen, fresh))
     hits = mem.search(query, scope=scope, limit=SEARCH_LIMIT, reinforce=False)
     return RecallPreview(query, is_trivial(prompt), hits, [r.id for r in chosen], injected, digest, budget, ms)
 

@@ -54,7 +54,7 @@ def event_time(rec: Any) -> _dt.datetime | None:
 
 def recall_date(rec: Any) -> _dt.datetime:
     """The date recall shows for a memory: when it happened, else when it became true or was stored."""
-    return getattr(rec, "occurred_at", None) or getattr(rec, "valid_from", None) or rec.created_at
+    return rec.event_time
 
 
 _env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(default=True),

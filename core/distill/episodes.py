@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .admission import check_admission
 from .conversation import Turn
+from ..recall.passages import said_order
 from ..recall.tokens import truncate_to_tokens
 from ..types import MemoryRecord, RememError, Scope
 
@@ -120,13 +121,8 @@ def earlier_context(engine: Any, scope: Scope, session: str) -> list[tuple[str, 
     except (RememError, ValueError) as exc:
         log.debug("episode context lookup failed: %s", exc)
         return []
-    recs = sorted(recs, key=lambda r: (_int(r.metadata.get("position")), r.created_at))
+    recs = sorted(recs, key=said_order)
     return [(r.text, r.sources[0] if r.sources else "") for r in recs[-CONTEXT_TURNS:]]
-
-
-def _int(value: Any) -> int:
-    """A stored position, or -1 when it is not a whole number (a record edited by hand)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else -1
 
 
 def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, offset: int,

@@ -17,9 +17,10 @@ shows already is dropped: a memory distilled from them, or one of them found aga
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import re
+from typing import Any, Callable, Sequence
 
-from .repeats import EPISODE_KIND, MessageKey, hit_ids, known, quoted, said_ids, summary_words
+from .repeats import EPISODE_KIND, MessageKey, contained, hit_ids, hit_words, known, said_ids
 from ..types import MemoryRecord, SearchHit
 
 PASSAGE_MAX = 3
@@ -30,9 +31,14 @@ def _message_id(rec: MemoryRecord) -> str | None:
     return str(mid) if mid else None
 
 
-def _follows(rec: MemoryRecord) -> frozenset[str]:
+def _follows_list(rec: MemoryRecord) -> list[str]:
+    """The ids of the messages said just before ``rec``, nearest last (none for a store written before)."""
     value = rec.metadata.get("follows")
-    return frozenset(str(v) for v in value) if isinstance(value, (list, tuple)) else frozenset()
+    return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
+
+
+def _follows(rec: MemoryRecord) -> frozenset[str]:
+    return frozenset(_follows_list(rec))
 
 
 def _conversation(rec: MemoryRecord) -> tuple[Any, str] | None:
@@ -45,15 +51,38 @@ def _conversation(rec: MemoryRecord) -> tuple[Any, str] | None:
 def follows_directly(prev: MemoryRecord, rec: MemoryRecord) -> bool:
     """False when a message was said between ``prev`` and ``rec`` (a passage can skip one it did not find):
     a reader is shown the gap. True when it cannot tell (a store written before ``follows`` was kept)."""
-    value = rec.metadata.get("follows")
-    if not isinstance(value, (list, tuple)) or not value:
-        return True
-    return str(value[-1]) == _message_id(prev)
+    before = _follows_list(rec)
+    return not before or before[-1] == _message_id(prev)
 
 
-def _position(rec: MemoryRecord) -> tuple[int, float]:
+def said_order(rec: MemoryRecord) -> tuple[int, float]:
+    """Sort key: the order messages of one session were said in (their position; a position that is not a
+    whole number, from a record edited by hand, sorts first), then when they were stored."""
     pos = rec.metadata.get("position")
     return (pos if isinstance(pos, int) and not isinstance(pos, bool) else -1), rec.created_at.timestamp()
+
+
+def label(rec: MemoryRecord) -> str:
+    """A line's label: the record's kind, or for a message who said it (reads better than "episode")."""
+    if rec.kind != EPISODE_KIND:
+        return rec.kind
+    role = str(rec.metadata.get("role") or "said")
+    return role if re.fullmatch(r"[a-z]{1,20}", role) else "said"
+
+
+def passage_lines(records: Sequence[MemoryRecord], line: Callable[..., str]) -> str:
+    """A hit's records as shown, one line each by ``line(rec, lead=, dated=)``: the later messages of a passage
+    indented under the first, after "… " when a message between was not found, dated only when said on
+    another day. Shared by ``context()``, the tools and the prompt hook (which counts characters, not tokens)."""
+    lines: list[str] = []
+    day = None
+    prev: MemoryRecord | None = None
+    for rec in records:
+        this_day = rec.event_time.date()
+        lead = "- " if prev is None else "  " if follows_directly(prev, rec) else "  … "  # … : a message skipped
+        lines.append(line(rec, lead=lead, dated=prev is None or this_day != day))
+        day, prev = this_day, rec
+    return "\n".join(lines)
 
 
 class _Entry:
@@ -80,7 +109,7 @@ class _Entry:
     def result(self) -> SearchHit:
         if len(self.members) == 1:
             return self.hit
-        ordered = tuple(sorted(self.members, key=_position))
+        ordered = tuple(sorted(self.members, key=said_order))
         return SearchHit(record=self.hit.record, score=self.hit.score, relevance=self.hit.relevance,
                          passage=ordered)
 
@@ -122,15 +151,16 @@ def join_passages(hits: Sequence[SearchHit]) -> list[SearchHit]:
         src = hit_ids(hit)
         if src and src <= shown:
             continue
-        if hit.record.kind == EPISODE_KIND and quoted(hit, summaries):
+        if hit.record.kind == EPISODE_KIND and contained(hit_words(hit), summaries):
             continue  # a better-ranked session summary says it all (a passage with more to say stays)
         if hit.record.kind == "summary":
-            summaries.append(summary_words(hit))
+            summaries.append(hit_words(hit))
         if hit.passage and src & shown:  # part of it is shown already (two searches' passages overlap)
             hit = _without(hit, shown)
+            src = hit_ids(hit)
         out.append(hit)
         if hit.record.kind != "summary":
-            shown.update(known(hit_ids(hit)))
+            shown.update(known(src))
     return out
 
 
@@ -154,4 +184,5 @@ def flatten(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return out
 
 
-__all__ = ["PASSAGE_MAX", "flatten", "follows_directly", "join_passages"]
+__all__ = ["PASSAGE_MAX", "flatten", "follows_directly", "join_passages", "label", "passage_lines",
+           "said_order"]

@@ -18,11 +18,9 @@ true or was recorded; relative times in what was said are resolved against it ("
 
 from __future__ import annotations
 
-import datetime as _dt
-import re
 from typing import Callable, Sequence
 
-from .passages import follows_directly
+from .passages import label, passage_lines
 from .repeats import EPISODE_KIND, distinct
 from .tokens import count_tokens, truncate_to_tokens
 from ..types import MemoryRecord, SearchHit
@@ -31,41 +29,21 @@ HEADER = "Relevant memories (most relevant first; dates are when it happened or 
 LINE_MAX_TOKENS = 200  # one long message must not eat the whole budget: its head and tail are shown
 
 
-def event_time(rec: MemoryRecord) -> _dt.datetime:
-    """When the thing happened (or was said) if known, else when it became true or was recorded."""
-    return rec.occurred_at or rec.valid_from or rec.created_at
-
-
-def _label(rec: MemoryRecord) -> str:
-    if rec.kind == EPISODE_KIND:  # who said it reads better than "episode"
-        role = str(rec.metadata.get("role") or "said")
-        return role if re.fullmatch(r"[a-z]{1,20}", role) else "said"
-    return rec.kind
-
-
 def hit_line(rec: MemoryRecord, *, lead: str = "- ", dated: bool = True) -> str:
     """``- [date · kind] text #tags (yesterday = date)``; ``lead`` and ``dated`` serve a passage's later lines."""
-    when = f"{event_time(rec):%Y-%m-%d} · " if dated else ""
+    when = f"{rec.event_time:%Y-%m-%d} · " if dated else ""
     tags = f" #{' #'.join(rec.tags)}" if rec.tags and rec.kind != EPISODE_KIND else ""
     text = " ".join(rec.text.split())
     if count_tokens(text) > LINE_MAX_TOKENS:
         text = truncate_to_tokens(text, LINE_MAX_TOKENS, keep="both")
-    return f"{lead}[{when}{_label(rec)}] {text}{tags}{_resolved_times(rec, text)}"
+    return f"{lead}[{when}{label(rec)}] {text}{tags}{_resolved_times(rec, text)}"
 
 
 def hit_lines(hit: SearchHit, line: Callable[..., str] = hit_line) -> str:
     """A hit as shown: its line, or a passage's messages one per line in the order said (the later ones
     indented under the first, after "… " when a message between was not found, dated only when said on another
     day). ``line(rec, lead=, dated=)`` renders one."""
-    lines: list[str] = []
-    day = None
-    prev: MemoryRecord | None = None
-    for rec in hit.records:
-        this_day = event_time(rec).date()
-        lead = "- " if prev is None else "  " if follows_directly(prev, rec) else "  … "  # … : a message skipped
-        lines.append(line(rec, lead=lead, dated=prev is None or this_day != day))
-        day, prev = this_day, rec
-    return "\n".join(lines)
+    return passage_lines(hit.records, line)
 
 
 def _resolved_times(rec: MemoryRecord, text: str) -> str:

@@ -3,14 +3,14 @@
 Hits mix distilled memories and episodes (what was said). A memory whose source episodes are among the hits is
 replaced by them at its rank; a hit whose source messages were all shown already is dropped; a hit whose words
 are nearly all in one line already shown (a session summary quoting a request) is dropped. A message as it was
-said is weighed against a summary quoting it only once its passage is joined (:func:`quoted`): it may bring the
-rest of its exchange. No tiktoken here: the Claude Code hooks import this on their hot path.
+said is weighed against a summary quoting it only once its passage is joined (``join_passages``): it may bring
+the rest of its exchange. No tiktoken here: the Claude Code hooks import this on their hot path.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from ..types import MemoryRecord, SearchHit
 
@@ -45,15 +45,15 @@ def hit_ids(hit: SearchHit) -> frozenset[MessageKey]:
     return frozenset(s for rec in hit.records for s in said_ids(rec))
 
 
-def quoted(hit: SearchHit, summaries: Sequence[set[str]]) -> bool:
-    """True when one of the ``summaries`` (their lines' words) holds nearly all the words ``hit`` shows."""
-    words = _words(hit.text)
-    need = CONTAINED * len(words)
-    return bool(words) and any(len(prev) >= need and len(words & prev) >= need for prev in summaries)
-
-
-def summary_words(hit: SearchHit) -> set[str]:
+def hit_words(hit: SearchHit) -> set[str]:
+    """The content words a hit shows (what "says the same thing" compares)."""
     return _words(hit.text)
+
+
+def contained(words: set[str], lines: Iterable[set[str]]) -> bool:
+    """True when one of ``lines`` (their words) holds nearly all of ``words`` (:data:`CONTAINED` of them)."""
+    need = CONTAINED * len(words)
+    return bool(words) and any(len(prev) >= need and len(words & prev) >= need for prev in lines)
 
 
 def known(keys: frozenset[MessageKey]) -> set[MessageKey]:
@@ -108,11 +108,9 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
         if rec.kind == "summary" and session[1] is not None and session in sessions:
             continue  # the session's own turns or memories, ranked higher, already said the relevant part
         sessions.add(session)
-        words = _words(h.text)
-        need = CONTAINED * len(words)  # a line holding this many of its words makes it a repeat
+        words = hit_words(h)
         quoted_ok = rec.kind == EPISODE_KIND  # weighed against summaries once joined (passages.join_passages)
-        if words and any(len(prev) >= need and len(words & prev) >= need
-                         for by_summary, prev in seen_words if not (quoted_ok and by_summary)):
+        if contained(words, (prev for by_summary, prev in seen_words if not (quoted_ok and by_summary))):
             continue
         out.append(h)
         if rec.kind != "summary":  # a summary only quotes its turns in part: they can still be said in full
@@ -121,4 +119,4 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return out
 
 
-__all__ = ["EPISODE_KIND", "MessageKey", "distinct", "hit_ids", "known", "quoted", "said_ids", "summary_words"]
+__all__ = ["EPISODE_KIND", "MessageKey", "contained", "distinct", "hit_ids", "hit_words", "known", "said_ids"]
