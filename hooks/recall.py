@@ -24,7 +24,7 @@ from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIG
 from .after import defer
 from .digest import CHARS_PER_TOKEN, build_digest, covered, said
 from .injected import Shown
-from remem.core.recall.passages import label, passage_lines
+from remem.core.recall.passages import bracket, passage_lines
 from remem.core.recall.repeats import distinct
 
 RECALL_PREAMBLE = ("remem recalled these memories from earlier Claude Code sessions in this project "
@@ -118,13 +118,12 @@ def _gather(query: str | None, tenant: str, budget: int, want_digest: bool, dead
 def hit_line(rec: Any, *, lead: str = "- ", dated: bool = True) -> str:
     """``- [date · kind] text #tags``; a long memory (an episode: a whole message) keeps its head and tail.
     ``lead`` and ``dated`` serve the later messages of a passage."""
-    day = f"{rec.event_time:%Y-%m-%d} · " if dated else ""  # when it happened, else when recorded
     tags = f" #{' #'.join(rec.tags)}" if rec.tags else ""
     text = " ".join(rec.text.split())
     if len(text) > MAX_LINE_CHARS:
         half = MAX_LINE_CHARS // 2
         text = f"{text[:half].rstrip()} … {text[-half:].lstrip()}"
-    return f"{lead}[{day}{label(rec)}] {text}{tags}"
+    return f"{lead}{bracket(rec, dated)}{text}{tags}"  # date: when it happened, else when recorded
 
 
 def hit_lines(recs: tuple[Any, ...]) -> str:

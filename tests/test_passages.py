@@ -61,6 +61,21 @@ def test_an_exchange_found_together_is_one_hit_in_the_order_it_was_said(mem: Mem
     assert lines[first + 2].startswith("  [user] Yes, and I'm giving a speech")
 
 
+def test_a_named_speaker_is_said_once_per_line_and_a_role_is_kept_without_a_name(mem: Memory) -> None:
+    """Two people talking: "Ana: ..." says who, so the line spends no tokens on "user" as well."""
+    named = [{**said("user", "n1", "The harbour regatta moved to the second Saturday of July."), "name": "Ana"},
+             {**said("user", "n2", "Then the regatta crews need new moorings by early July."), "name": "Ben"}]
+    mem.remember(named, scope=SCOPE, session="s-named")
+    mem.remember([said("user", "x1", "The regatta trophies are stored in the boathouse loft.")], scope=SCOPE,
+                 session="s-plain")
+    hits = mem.search("harbour regatta crews moorings trophies", scope=SCOPE, kind="episode", limit=5)
+    lines = [line for h in hits for line in hit_lines(h).splitlines()]  # as context() shows them
+    ana = next(line for line in lines if "second Saturday" in line)
+    ben = next(line for line in lines if "new moorings" in line)
+    assert ana.startswith("- [2024-06-01] Ana: The harbour regatta") and ben.startswith("  Ben: Then the")
+    assert next(line for line in lines if "boathouse" in line).startswith("- [2024-06-01 · user] The regatta")
+
+
 def test_passages_never_join_sessions_or_tenants_even_when_message_ids_repeat(mem: Memory) -> None:
     # a caller's own ids need only be unique within a session: "1", "2", "3" in every session and tenant
     def talk(*texts: str) -> list[dict[str, Any]]:

@@ -63,11 +63,22 @@ def said_order(rec: MemoryRecord) -> tuple[int, float]:
 
 
 def label(rec: MemoryRecord) -> str:
-    """A line's label: the record's kind, or for a message who said it (reads better than "episode")."""
+    """A line's label: the record's kind; for a message, its role (reads better than "episode"), or nothing
+    when its text starts with the speaker's name already ("Ana: ..." says who)."""
     if rec.kind != EPISODE_KIND:
         return rec.kind
+    if rec.metadata.get("speaker"):
+        return ""
     role = str(rec.metadata.get("role") or "said")
     return role if re.fullmatch(r"[a-z]{1,20}", role) else "said"
+
+
+def bracket(rec: MemoryRecord, dated: bool) -> str:
+    """A line's ``[date · label] `` prefix (empty when there is neither)."""
+    parts = [f"{rec.event_time:%Y-%m-%d}"] if dated else []
+    if name := label(rec):
+        parts.append(name)
+    return f"[{' · '.join(parts)}] " if parts else ""
 
 
 def passage_lines(records: Sequence[MemoryRecord], line: Callable[..., str]) -> str:
@@ -184,5 +195,5 @@ def flatten(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return out
 
 
-__all__ = ["PASSAGE_MAX", "flatten", "follows_directly", "join_passages", "label", "passage_lines",
+__all__ = ["PASSAGE_MAX", "bracket", "flatten", "follows_directly", "join_passages", "label", "passage_lines",
            "said_order"]

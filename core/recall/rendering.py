@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from .passages import label, passage_lines
+from .passages import bracket, passage_lines
 from .repeats import EPISODE_KIND, distinct
 from .tokens import count_tokens, truncate_to_tokens
 from ..types import MemoryRecord, SearchHit
@@ -31,12 +31,11 @@ LINE_MAX_TOKENS = 200  # one long message must not eat the whole budget: its hea
 
 def hit_line(rec: MemoryRecord, *, lead: str = "- ", dated: bool = True) -> str:
     """``- [date · kind] text #tags (yesterday = date)``; ``lead`` and ``dated`` serve a passage's later lines."""
-    when = f"{rec.event_time:%Y-%m-%d} · " if dated else ""
     tags = f" #{' #'.join(rec.tags)}" if rec.tags and rec.kind != EPISODE_KIND else ""
     text = " ".join(rec.text.split())
     if count_tokens(text) > LINE_MAX_TOKENS:
         text = truncate_to_tokens(text, LINE_MAX_TOKENS, keep="both")
-    return f"{lead}[{when}{label(rec)}] {text}{tags}{_resolved_times(rec, text)}"
+    return f"{lead}{bracket(rec, dated)}{text}{tags}{_resolved_times(rec, text)}"
 
 
 def hit_lines(hit: SearchHit, line: Callable[..., str] = hit_line) -> str:
