@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
+from typing import Sequence
 
 import pytest
 
@@ -298,6 +300,42 @@ def test_tag_only_update_keeps_the_dense_vector(any_dense_mem: Memory) -> None:
     any_dense_mem.update(rec.id, tags=["finance"], scope=rec.scope)
     got = any_dense_mem.get(rec.id, scope=rec.scope)
     assert got.embedded and got.tags == ("finance",) and any_dense_mem.stats(scope=ALICE).pending_embeddings == 0
+
+
+class CountingEmbedder:
+    """A user's own embedder (the Embedder protocol), recording what it is asked to embed."""
+
+    name, dim = "counting-test", 8
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.texts.extend(texts)
+        return [self.embed_query(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [b / 255 + 0.01 for b in hashlib.sha256(text.encode()).digest()[:8]]
+
+
+@pytest.mark.parametrize("backend", ["edge", "qdrant-local"])
+def test_a_new_context_is_searchable_without_embedding_the_memory_again(backend: str, tmp_path) -> None:
+    """What the dense model embeds is the text alone: a new context (what a conversation said next) rewrites
+    the BM25 index in place, on both backends, and only a new text is embedded again."""
+    emb = CountingEmbedder()
+    mem = Memory(path=tmp_path / "s", embedder=emb) if backend == "edge" else Memory(url=":memory:", embedder=emb)
+    try:
+        rec = mem.add("Which broker should billing use?", scope=ALICE, kind="episode")
+        mem.add("The standup moved to 10am.", scope=ALICE, kind="event")
+        assert emb.texts == ["Which broker should billing use?", "The standup moved to 10am."]
+        mem.update(rec.id, scope=ALICE, context="Kafka, with seven days of retention for invoices.")
+        assert len(emb.texts) == 2 and mem.get(rec.id, scope=ALICE).embedded
+        assert mem.search("kafka invoices retention", scope=ALICE, limit=1)[0].record.id == rec.id
+        assert mem.search("which broker for billing", scope=ALICE, limit=1)[0].record.id == rec.id  # text kept
+        mem.update(rec.id, scope=ALICE, text="Which message broker should billing use?")
+        assert emb.texts[2:] == ["Which message broker should billing use?"]
+    finally:
+        mem.close()
 
 
 def test_re_adding_a_superseded_text_stores_it_again(any_mem: Memory) -> None:

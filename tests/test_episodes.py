@@ -42,7 +42,7 @@ CODING = [
 ]
 
 
-def test_episodes_keep_what_was_said_with_time_session_and_past_context(mem: Memory) -> None:
+def test_episodes_keep_what_was_said_with_time_session_and_context(mem: Memory) -> None:
     res = mem.remember(CODING, scope=SCOPE, session="s1")
     eps = {e.sources[0]: e for e in res.episodes}
     assert set(eps) == {"u1", "u2", "u3", "a2"}  # "Noted." says nothing later; tool output and system are not kept
@@ -51,9 +51,11 @@ def test_episodes_keep_what_was_said_with_time_session_and_past_context(mem: Mem
     assert eps["a2"].occurred_at == dt.datetime(2024, 3, 4, 10, 5, tzinfo=UTC)  # epoch ms read as such
     assert eps["u3"].metadata["session"] == "s1" and eps["u3"].metadata["role"] == "user"
     assert [eps[i].metadata["position"] for i in ("u1", "u2", "u3", "a2")] == [1, 3, 4, 7]
-    # past-only context: the two messages said before (tool traffic excluded), never the ones after
-    assert "Postgres 16" in eps["u3"].context and "Noted." in eps["u3"].context and "flake" not in eps["u3"].context
-    assert eps["u1"].context is None
+    # context: the two messages said before and the two after (tool traffic excluded), and no further
+    assert "Postgres 16" in eps["u3"].context and "Noted." in eps["u3"].context and "flake" in eps["u3"].context
+    assert eps["u3"].metadata["follows"] == ["a1", "u2"] and eps["u3"].metadata["followed_by"] == ["a2"]
+    assert "ruff" not in eps["u3"].context and "Postgres" in eps["u1"].context and "flaky" not in eps["u1"].context
+    assert eps["u1"].metadata["followed_by"] == ["a1", "u2"] and "follows" not in eps["u1"].metadata
     stored = json.dumps([r.as_dict() for r in mem.iter_records(SCOPE)])
     assert SECRET not in stored  # episodes are redacted like everything else
     assert not any("TimeoutError" in e.text or "pytest -q" in e.text for e in mem.list(scope=SCOPE, kind="episode"))
@@ -101,6 +103,32 @@ def test_a_capture_of_only_the_new_messages_keeps_positions_and_context(mem: Mem
     assert mem.count(scope=SCOPE, kind="episode", where={"meta.session": "live"}) == 4
 
 
+def test_what_was_said_next_reaches_the_episodes_of_an_earlier_capture(mem: Memory) -> None:
+    """A question stored by one capture is found by its answer once the next capture brings it: the last
+    episodes' context and BM25 are rewritten in place (never their text, never across sessions), and a
+    replayed capture changes nothing."""
+    ask = [msg("user", "Which message broker should the billing service use?", "2024-03-04T10:00:00Z", id="q1")]
+    mem.remember(ask, scope=SCOPE, session="live")
+    mem.remember(ask, scope=SCOPE, session="other")  # same words and id, another session: left alone
+    [q] = mem.list(scope=SCOPE, kind="episode", where={"meta.session": "live"})
+    assert q.context is None and q.metadata["followed_by"] == []
+    assert not mem.search("Kafka retention", scope=SCOPE, kind="episode")
+    answer = [msg("assistant", "Kafka, with 7 days of retention for the invoice topics.", id="r1"),
+              msg("user", "Good, and mirror it to the audit cluster.", id="q2"),
+              msg("user", "Also lower the Grafana alert threshold.", id="q3")]
+    mem.remember(answer, scope=SCOPE, session="live")
+    [q] = mem.list(scope=SCOPE, kind="episode", where={"sources": "q1", "meta.session": "live"})
+    assert q.text == ask[0]["content"] and q.metadata["followed_by"] == ["r1", "q2"]
+    assert "7 days of retention" in q.context and "audit cluster" in q.context and "Grafana" not in q.context
+    top = mem.search("Kafka retention invoice topics", scope=SCOPE, kind="episode")[0]
+    assert "q1" in top.sources  # the question comes back with its answer
+    [other] = mem.list(scope=SCOPE, kind="episode", where={"meta.session": "other"})
+    assert other.context is None and other.metadata["followed_by"] == []
+    before = {r.id: (r.context, r.metadata.get("followed_by")) for r in mem.list(scope=SCOPE, kind="episode")}
+    mem.remember(answer, scope=SCOPE, session="live")
+    assert {r.id: (r.context, r.metadata.get("followed_by")) for r in mem.list(scope=SCOPE, kind="episode")} == before
+
+
 def test_a_session_summary_names_the_messages_of_every_capture_it_quotes(mem: Memory) -> None:
     """The summary is updated by each capture of its session; its sources used to stay those of the first one,
     so a summary quoting a later request pointed at messages that never said it."""
@@ -138,9 +166,9 @@ def test_episodes_can_be_turned_off_and_bad_timestamps_never_fail_a_capture(mem:
 def test_context_says_each_thing_once_and_dates_it_by_event_time(mem: Memory) -> None:
     mem.remember(CODING, scope=SCOPE, session="s1")
     ctx = mem.context("postgres orders database replication", scope=SCOPE)
-    lines = [ln for ln in ctx.splitlines() if ln.startswith("- [")]
-    assert sum("replication issues" in ln for ln in lines) == 1  # the decision or its message, not both
-    assert any(ln.startswith("- [2024-03-04 · ") and "replication issues" in ln for ln in lines)
+    hits = ctx.split("\n- ")[1:]  # a hit is a line, or a passage: its first line and the indented ones after it
+    assert sum(ln.count("replication issues") for ln in hits) == 1  # the decision or its message, not both
+    assert any(h.startswith("[2024-03-04 · ") and "replication issues" in h for h in hits)
     said = [{"role": "user", "content": "I went to the Rust meetup yesterday.", "timestamp": "2023-05-08T18:00:00Z"}]
     mem.remember(said, scope=SCOPE, session="meetup")
     assert "(yesterday = 2023-05-07)" in mem.context("rust meetup", scope=SCOPE)

@@ -3,10 +3,16 @@
 ``remember()`` stores every user and assistant message of a capture (redacted; tool calls and outputs are not
 kept) as an ``episode`` record in the capture's scope. An episode carries its message id in ``sources`` (so a
 distilled memory's ``sources`` point at episodes, and a hit on either resolves to the same message ids), its
-``occurred_at`` (the message's timestamp), its session and position in ``metadata``, and the messages just
-before it as recall ``context`` — past only, as a live capture knows it: an answer is found by its question.
-Their ids are its ``metadata["follows"]`` (nearest last): recall joins an episode and the ones it follows into
-one passage when both are found (:mod:`remem.core.recall.passages`).
+``occurred_at`` (the message's timestamp), its session and position in ``metadata``, and the messages around
+it as recall ``context``: an answer is found by its question, and a question by its answer. The two messages
+before it are known when it is stored; their ids are its ``metadata["follows"]`` (nearest last), and recall
+joins an episode and the ones it follows into one passage when both are found
+(:mod:`remem.core.recall.passages`). The two after it are added as they are said: from the same capture, or,
+for a capture that only sends what is new (hooks, framework adapters), by rewriting the last stored episodes'
+context and BM25 vector when the next capture arrives (no re-embedding: the dense vector is the text's alone).
+Their ids are ``metadata["followed_by"]``, nearest first. Nothing is known before it is said: a search between
+two captures finds the last messages by their past alone, as a live capture knows them (LoCoMo through
+``remember()``, minilm: evidence recall_any@10 0.866 with the past only, 0.877 with two messages after).
 
 Message ids: the message's own ``"id"`` when it has one; otherwise a stable hash of the session, the role and
 speaker, the timestamp, the text and how many identical messages came before it in the capture. The position
@@ -37,6 +43,7 @@ log = logging.getLogger("remem.distill.episodes")
 EPISODE_KIND = "episode"
 SPOKEN_ROLES = ("user", "assistant")
 CONTEXT_TURNS = 2  # previous messages kept as an episode's recall context
+CONTEXT_AFTER = 2  # and the next ones, as they arrive (BM25 only, LoCoMo any@10: 1 -> 0.869, 2 -> 0.877, 3 -> 0.873)
 EPISODE_MAX_TOKENS = 1500  # an episode is a message, not a file dump: long ones keep their head and tail
 CONTEXT_TURN_TOKENS = 120  # each previous message in the context, clipped
 EPISODE_IMPORTANCE = 4
@@ -113,24 +120,67 @@ def existing_ids(engine: Any, scope: Scope, session: str, ids: Sequence[str]) ->
     return found
 
 
-def earlier_context(engine: Any, scope: Scope, session: str) -> list[tuple[str, str]]:
-    """The last messages stored for ``session`` by earlier captures as (text, message id), oldest first: the
-    past of a capture that only sends what is new (hooks, framework adapters)."""
+def earlier_episodes(engine: Any, scope: Scope, session: str) -> list[MemoryRecord]:
+    """The last episodes stored for ``session`` by earlier captures, in the order said: the past of a capture
+    that only sends what is new (hooks, framework adapters), and the ones still waiting for what follows."""
     try:
         recs = engine.list(scope=scope, kind=EPISODE_KIND, where={"meta.session": session}, limit=CONTEXT_TURNS * 2)
     except (RememError, ValueError) as exc:
         log.debug("episode context lookup failed: %s", exc)
         return []
-    recs = sorted(recs, key=said_order)
-    return [(r.text, r.sources[0] if r.sources else "") for r in recs[-CONTEXT_TURNS:]]
+    return sorted(recs, key=said_order)[-max(CONTEXT_TURNS, CONTEXT_AFTER):]
+
+
+def said_before(earlier: Sequence[MemoryRecord]) -> list[tuple[str, str]]:
+    """``earlier`` as the (text, message id) history ``episode_items`` takes as ``before``."""
+    return [(r.text, r.sources[0] if r.sources else "") for r in earlier[-CONTEXT_TURNS:]]
+
+
+def _position(t: Turn, offset: int) -> int:
+    return offset + max(0, t.index)
+
+
+def _after(turns: Sequence[Turn], offset: int, position: int, have: Sequence[str], mid: str) -> list[Turn]:
+    """The spoken ``turns`` said after ``position`` that ``have`` lacks, as many as the context still takes."""
+    room = CONTEXT_AFTER - len(have)
+    later = [t for t in spoken(turns) if _position(t, offset) > position and t.id not in have and t.id != mid]
+    return later[:max(0, room)]
+
+
+def _with_after(context: str | None, nexts: Sequence[Turn]) -> str | None:
+    parts = [context] if context else []
+    parts += [_clip(said(t), CONTEXT_TURN_TOKENS) for t in nexts]
+    return " ".join(parts) or None
+
+
+def extend_after(engine: Any, scope: Scope, earlier: Sequence[MemoryRecord], new: Sequence[Turn],
+                 offset: int) -> int:
+    """Give the episodes earlier captures stored the messages said after them in ``new`` (see the module doc);
+    how many were rewritten. A failure is logged, never raised: the capture itself is stored already."""
+    done = 0
+    for rec in earlier:
+        have = [str(v) for v in rec.metadata.get("followed_by") or ()]
+        pos = rec.metadata.get("position")
+        if len(have) >= CONTEXT_AFTER or not isinstance(pos, int) or isinstance(pos, bool):
+            continue
+        nexts = _after(new, offset, pos, have, rec.sources[0] if rec.sources else "")
+        if not nexts:
+            continue
+        try:
+            engine.update(rec.id, scope=scope, context=_with_after(rec.context, nexts),
+                          metadata={"followed_by": [*have, *(str(t.id) for t in nexts)]})
+            done += 1
+        except (RememError, ValueError) as exc:
+            log.debug("could not add what followed episode %s: %s", rec.id, exc)
+    return done
 
 
 def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, offset: int,
                   before: Sequence[tuple[str, str]] = (), metadata: Mapping[str, Any] | None = None,
                   tags: Sequence[str] = (), source: str | None = None) -> list[dict[str, Any]]:
     """``add_many`` items for the spoken turns of ``new`` (a tail of ``turns``, the whole capture), each with
-    the ``CONTEXT_TURNS`` messages before it as context (``before``: the session's earlier messages, as
-    (text, id))."""
+    the ``CONTEXT_TURNS`` messages before it and the ``CONTEXT_AFTER`` after it in ``turns`` as context
+    (``before``: the session's earlier messages, as (text, id))."""
     new_ids = {t.id for t in new}
     history: list[tuple[str, str]] = [*before]
     items: list[dict[str, Any]] = []
@@ -138,9 +188,10 @@ def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, o
         text = said(t)
         if t.id in new_ids and worth_keeping(t.text):
             past = history[-CONTEXT_TURNS:]
-            ctx = " ".join(_clip(h, CONTEXT_TURN_TOKENS) for h, _ in past) or None
-            meta: dict[str, Any] = {**(metadata or {}), "session": session, "position": offset + max(0, t.index),
-                                    "role": t.role, "message_id": t.id}
+            nexts = _after(turns, offset, _position(t, offset), (), str(t.id))
+            ctx = _with_after(" ".join(_clip(h, CONTEXT_TURN_TOKENS) for h, _ in past), nexts)
+            meta: dict[str, Any] = {**(metadata or {}), "session": session, "position": _position(t, offset),
+                                    "role": t.role, "message_id": t.id, "followed_by": [str(n.id) for n in nexts]}
             if any(mid for _, mid in past):
                 meta["follows"] = [mid for _, mid in past if mid]
             if t.speaker:
@@ -172,5 +223,20 @@ def store_episodes(engine: Any, scope: Scope, session: str, items: list[dict[str
     return [engine.add(it.pop("text"), scope=scope, **it) for it in todo]
 
 
-__all__ = ["CONTEXT_TURNS", "EPISODE_KIND", "assign_ids", "episode_items", "existing_ids", "said", "spoken",
-           "store_episodes"]
+def keep_episodes(engine: Any, scope: Scope, session: str, turns: Sequence[Turn], new: Sequence[Turn], *,
+                  offset: int, stored: bool, whole: bool, metadata: Mapping[str, Any] | None = None,
+                  tags: Sequence[str] = (), source: str | None = None) -> list[MemoryRecord]:
+    """Store the spoken messages of ``new`` (the new tail of the capture ``turns``) as episodes, and give the
+    session's last stored episodes what was said after them. ``stored``: earlier captures of this session
+    exist; ``whole``: ``turns`` holds the session from its start (else only its new part, whose past is
+    looked up)."""
+    earlier = earlier_episodes(engine, scope, session) if stored else []
+    items = episode_items(turns, new, session=session, offset=offset, before=[] if whole else said_before(earlier),
+                          metadata=metadata, tags=tags, source=source)
+    kept = store_episodes(engine, scope, session, items)
+    extend_after(engine, scope, earlier, new, offset)
+    return kept
+
+
+__all__ = ["CONTEXT_AFTER", "CONTEXT_TURNS", "EPISODE_KIND", "assign_ids", "earlier_episodes", "episode_items",
+           "existing_ids", "extend_after", "keep_episodes", "said", "said_before", "spoken", "store_episodes"]

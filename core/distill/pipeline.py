@@ -36,7 +36,7 @@ from .artifacts import extract_identifiers
 from .audit import AuditReport, audit
 from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillation
 from .conversation import Turn, conversation_turns, normalize_messages, strip_recalled, to_plain_messages
-from .episodes import EPISODE_KIND, assign_ids, earlier_context, episode_items, spoken, store_episodes
+from .episodes import EPISODE_KIND, assign_ids, keep_episodes, spoken
 from .summaries import find_summary, summary_sources
 from .keyless import KeylessDistiller, split_sentences
 from ..providers.llm import Usage
@@ -137,12 +137,10 @@ def _store_episodes(engine: Any, prep: _Prep) -> None:
     """Keep what was said (the new user/assistant messages) before anything is distilled from it."""
     if not prep.keep_episodes or not spoken(prep.new_turns):
         return
-    before: list[tuple[str, str]] = []
-    if prep.previous is not None and not prep.continuation:  # this capture only holds the session's new part
-        before = earlier_context(engine, prep.scope, prep.session)
-    items = episode_items(prep.turns, prep.new_turns, session=prep.session, offset=prep.offset, before=before,
-                          metadata=prep.metadata, tags=prep.tags, source=prep.source)
-    prep.result.episodes = store_episodes(engine, prep.scope, prep.session, items)
+    prep.result.episodes = keep_episodes(engine, prep.scope, prep.session, prep.turns, prep.new_turns,
+                                         offset=prep.offset, stored=prep.previous is not None,
+                                         whole=prep.continuation, metadata=prep.metadata, tags=prep.tags,
+                                         source=prep.source)
 
 
 def _attribute(prep: _Prep, cand: Candidate) -> None:

@@ -8,7 +8,6 @@ scope, and only :data:`~remem.core.scope.ALL_TENANTS` crosses tenants.
 
 from __future__ import annotations
 
-import datetime as _dt
 import threading
 import time
 import uuid
@@ -27,7 +26,7 @@ from .backends.base import Backend, Cond, FilterSpec, Found, PointData
 from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
 from .fields import ADD_FIELDS as _ADD_FIELDS, superseding_spec
-from .records import build_filter, content_hash, from_payload, to_payload
+from .records import build_filter, content_hash, from_payload, tally, to_payload
 from .validation import MAX_TEXT_CHARS, Validator, check_limit, finite
 
 FORMAT_VERSION = 1
@@ -254,10 +253,16 @@ class Engine:
         if new.valid_until is not None and new.valid_until <= (new.valid_from or new.created_at):
             raise ValueError("valid_until must be after the memory's valid_from")
         reindex = text is not None or tags is not None or context is not None or occurred_at is not None
-        dense = (yield EmbedDocuments([new], self.settings.on_embed_error == "keep"))[0] if reindex else None
+        # what the dense model embeds did not change (a context, a date): only what BM25 indexes is rewritten
+        sparse_only = reindex and old.embedded and indexing.dense_docs(new) == indexing.dense_docs(old)
+        embed = reindex and not sparse_only
+        dense = (yield EmbedDocuments([new], self.settings.on_embed_error == "keep"))[0] if embed else None
         with self.write_lock:
             self.get(memory_id, scope=scope)  # still there (and still ours) after embedding
-            if reindex:
+            if sparse_only:
+                self.backend.set_vectors([self.point(new, None)])
+                self.backend.set_payload([new.id], to_payload(new))
+            elif reindex:
                 new = replace(new, content_hash=content_hash(new.text, new.scope),
                               embedded=dense is not None or not self.dense)
                 self.backend.upsert([self.point(new, dense)])
@@ -404,22 +409,8 @@ class Engine:
 
     def stats(self, *, scope: Any = None) -> Stats:
         self.check_usable()
-        by_kind: dict[str, int] = {}
-        pending = total = 0
-        oldest = newest = None
-        for f in self.scan(self.filter(scope)):
-            total += 1
-            kind = f.payload.get("kind", "note")
-            by_kind[kind] = by_kind.get(kind, 0) + 1
-            pending += 0 if f.payload.get("embedded", True) else 1
-            ts = f.payload.get("created_ts")
-            if ts is not None:
-                oldest = ts if oldest is None else min(oldest, ts)
-                newest = ts if newest is None else max(newest, ts)
-        conv = lambda ts: None if ts is None else _dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc)  # noqa: E731
-        return Stats(count=total, by_kind=dict(sorted(by_kind.items())), pending_embeddings=pending,
-                     oldest=conv(oldest), newest=conv(newest), backend=self.backend.kind,
-                     location=self.backend.location, embedder=self.embedder.name)
+        return tally(self.scan(self.filter(scope)), backend=self.backend.kind, location=self.backend.location,
+                     embedder=self.embedder.name)
 
     def iter_records(self, scope: Any = None) -> Iterator[MemoryRecord]:
         self.check_usable()

@@ -8,8 +8,8 @@ import re
 import unicodedata
 from typing import Any, Iterable, Mapping
 
-from .backends.base import Cond, FilterSpec
-from ..types import FOREVER, GLOBAL_TENANT, MemoryRecord, Scope, to_datetime, to_ts
+from .backends.base import Cond, FilterSpec, Found
+from ..types import FOREVER, GLOBAL_TENANT, MemoryRecord, Scope, Stats, to_datetime, to_ts
 
 TOP_LEVEL_WHERE = {"kind", "source", "tags", "user", "agent", "session", "sources"}
 PAYLOAD_ALIASES = {"occurred_at": "occurred_ts", "created_at": "created_ts"}  # record field -> payload field
@@ -195,3 +195,21 @@ def build_filter(
 
 __all__ = ["build_filter", "content_hash", "from_payload", "normalize_text", "scope_conditions",
            "to_payload", "to_datetime", "valid_at", "where_conditions"]
+
+
+def tally(found: Iterable[Found], *, backend: str, location: str, embedder: str) -> Stats:
+    """A store's :class:`Stats` from its points: counts by kind, pending embeddings, oldest and newest."""
+    by_kind: dict[str, int] = {}
+    pending = total = 0
+    stamps: list[float] = []
+    for f in found:
+        total += 1
+        kind = f.payload.get("kind", "note")
+        by_kind[kind] = by_kind.get(kind, 0) + 1
+        pending += 0 if f.payload.get("embedded", True) else 1
+        ts = f.payload.get("created_ts")
+        if ts is not None:
+            stamps = [min(stamps[0], ts), max(stamps[1], ts)] if stamps else [ts, ts]
+    when = [_dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc) for ts in stamps] or [None, None]
+    return Stats(count=total, by_kind=dict(sorted(by_kind.items())), pending_embeddings=pending, oldest=when[0],
+                 newest=when[1], backend=backend, location=location, embedder=embedder)

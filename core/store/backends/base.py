@@ -85,6 +85,10 @@ class Backend(Protocol):
 
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None: ...
 
+    def set_vectors(self, points: Sequence[PointData]) -> None:
+        """Replace the named vectors ``points`` carry (a dense one only when given) of points that exist, and
+        nothing else: re-indexing what a memory is found by without embedding it again."""
+
     def delete(self, ids: Sequence[str]) -> None: ...
 
     def retrieve(self, ids: Sequence[str]) -> list[Found]: ...

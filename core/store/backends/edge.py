@@ -45,6 +45,13 @@ def to_edge_filter(flt: FilterSpec | None) -> Any:
     )
 
 
+def _vectors(p: PointData) -> dict[str, Any]:
+    vec: dict[str, Any] = {name: qe.SparseVector(indices=i, values=v) for name, (i, v) in p.sparse.items()}
+    if p.dense:
+        vec[DENSE_VECTOR] = p.dense
+    return vec
+
+
 def _found(p: Any, score: float = 0.0) -> Found:
     return Found(id=str(p.id), payload=dict(p.payload or {}), score=float(getattr(p, "score", score) or 0.0))
 
@@ -154,12 +161,7 @@ class EdgeBackend:
     def upsert(self, points: Sequence[PointData]) -> None:
         if not points:
             return
-        eps = []
-        for p in points:
-            vec: dict[str, Any] = {name: qe.SparseVector(indices=i, values=v) for name, (i, v) in p.sparse.items()}
-            if p.dense:
-                vec[DENSE_VECTOR] = p.dense
-            eps.append(qe.Point(p.id, vec, p.payload))
+        eps = [qe.Point(p.id, _vectors(p), p.payload) for p in points]
         with self._lock:
             self._shard.update(qe.UpdateOperation.upsert_points(eps))
             self._wrote(len(eps))
@@ -168,6 +170,12 @@ class EdgeBackend:
         if ids:
             with self._lock:
                 self._shard.update(qe.UpdateOperation.set_payload(list(ids), payload))
+
+    def set_vectors(self, points: Sequence[PointData]) -> None:
+        if points:
+            pvs = [qe.PointVectors(p.id, _vectors(p)) for p in points]
+            with self._lock:
+                self._shard.update(qe.UpdateOperation.update_vectors(pvs))
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:

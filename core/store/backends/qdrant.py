@@ -43,6 +43,13 @@ def to_client_filter(flt: FilterSpec | None) -> qm.Filter | None:
     )
 
 
+def _vectors(p: PointData) -> dict[str, Any]:
+    vec: dict[str, Any] = {n: qm.SparseVector(indices=i, values=v) for n, (i, v) in p.sparse.items()}
+    if p.dense:
+        vec[DENSE_VECTOR] = p.dense
+    return vec
+
+
 def _found(p: Any) -> Found:
     return Found(id=str(p.id), payload=dict(p.payload or {}), score=float(getattr(p, "score", 0.0) or 0.0))
 
@@ -112,12 +119,7 @@ class QdrantClientBackend:
     def upsert(self, points: Sequence[PointData]) -> None:
         if not points:
             return
-        structs = []
-        for p in points:
-            vec: dict[str, Any] = {n: qm.SparseVector(indices=i, values=v) for n, (i, v) in p.sparse.items()}
-            if p.dense:
-                vec[DENSE_VECTOR] = p.dense
-            structs.append(qm.PointStruct(id=p.id, vector=vec, payload=p.payload))
+        structs = [qm.PointStruct(id=p.id, vector=_vectors(p), payload=p.payload) for p in points]
         with self._lock:
             self._client.upsert(self.collection, points=structs, wait=True)
 
@@ -125,6 +127,12 @@ class QdrantClientBackend:
         if ids:
             with self._lock:
                 self._client.set_payload(self.collection, payload=payload, points=list(ids), wait=True)
+
+    def set_vectors(self, points: Sequence[PointData]) -> None:
+        if points:
+            pvs = [qm.PointVectors(id=p.id, vector=_vectors(p)) for p in points]
+            with self._lock:
+                self._client.update_vectors(self.collection, points=pvs, wait=True)
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
