@@ -22,8 +22,10 @@ its id in ``sources``, no ``context=``), and rank-bm25 over the dated turns (its
 rendered the same way until the budget is full).
 
     python -m remem.bench.locomo_remember [--embedder none] [--limit-convs N] [--methods remember,add,bm25]
-                                          [--singles]
+                                          [--singles] [--capture N]
 
+``--capture N`` feeds each session N messages per ``remember()`` call, each call holding only the new ones, as
+the Claude Code hooks (a prompt and its reply) and the framework adapters capture a live conversation.
 ``--singles`` adds the like-for-like check of passages: each ``remember()`` search's own ranking before its
 passages were joined, read through as many single hits as its ten passage hits showed messages.
 """
@@ -157,15 +159,21 @@ def messages_of(turns: list[dict[str, Any]], when: dt.datetime, speakers: tuple[
     return out
 
 
-def load_remember(mem: Memory, convs: list[dict[str, Any]], roles: str, log: Callable[[str], None]) -> dict[str, Any]:
+def load_remember(mem: Memory, convs: list[dict[str, Any]], roles: str, log: Callable[[str], None],
+                  capture: int = 0) -> dict[str, Any]:
+    """One ``remember()`` per session; with ``capture``, one per ``capture`` new messages of the session, as
+    the hooks and framework adapters send a conversation (each call holds only what is new)."""
     started = time.perf_counter()
     kinds: Counter[str] = Counter()
     for ci, conv in enumerate(convs):
         scope = Scope(tenant=f"locomo-{ci}")
         speakers = (conv["conversation"]["speaker_a"], conv["conversation"]["speaker_b"])
         for n, when, turns in sessions_of(conv):
-            mem.remember(messages_of(turns, when, speakers, roles), scope=scope, session=f"session-{n}",
-                         distiller="keyless")
+            messages = messages_of(turns, when, speakers, roles)
+            step = capture or len(messages)
+            for start in range(0, len(messages), step):
+                mem.remember(messages[start:start + step], scope=scope, session=f"session-{n}",
+                             distiller="keyless")
         kinds.update(mem.stats(scope=scope).by_kind)
         log(f"remembered conversation {ci + 1}/{len(convs)}")
     mem.optimize()
@@ -304,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--context-limit", type=int, default=None, help="limit= passed to context() (default: its own)")
     ap.add_argument("--singles", action="store_true",
                     help="also read remember()'s store through single hits, as many as its passages showed")
+    ap.add_argument("--capture", type=int, default=0, metavar="N",
+                    help="feed each session to remember() N new messages at a time, as the hooks do (default: whole)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     console = Console(width=170)
@@ -317,10 +327,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             with tempfile.TemporaryDirectory() as tmp:
                 mem = Memory(path=Path(tmp) / "store", embedder=args.embedder, service="off")
-                load = (load_remember(mem, convs, args.roles, console.log) if method == "remember"
+                load = (load_remember(mem, convs, args.roles, console.log, args.capture) if method == "remember"
                         else load_add(mem, convs, console.log))
                 emb = mem.embedder.name
-                label = (f"remember() by session ({emb}, roles={args.roles})" if method == "remember"
+                fed = f"{args.capture} messages at a time" if args.capture else "by session"
+                label = (f"remember() {fed} ({emb}, roles={args.roles})" if method == "remember"
                          else f"add() each dated turn ({emb})")
                 singles = Scores() if method == "remember" and args.singles else None
                 s, extra = evaluate(mem, convs, args.context_limit, singles)
