@@ -148,7 +148,8 @@ def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[tuple[Any,
     """The hits worth injecting, best first, as the records each shows (a passage: its messages): each thing
     said once (:func:`remem.core.recall.repeats.distinct`: a memory and the episode it came from, a summary
     and its turns), nothing this session's context holds already (:meth:`Shown.wanted`), within the budget
-    (~3.5 characters a token; one that does not fit leaves room for smaller ones)."""
+    (~3.5 characters a token; one that does not fit leaves room for smaller ones, and a passage that does not
+    fit is cut to its best message, as in ``context()``)."""
     limit = int(budget_tokens * CHARS_PER_TOKEN)
     used = len(RECALL_HEADER) + 1
     out: list[tuple[Any, ...]] = []
@@ -157,6 +158,9 @@ def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[tuple[Any,
         if not recs:
             continue
         cost = len(hit_lines(recs)) + 1
+        if used + cost > limit and len(recs) > 1 and hit.record in recs:  # too long: its best message may fit
+            recs = (hit.record,)
+            cost = len(hit_lines(recs)) + 1
         if used + cost > limit:
             continue
         out.append(recs)

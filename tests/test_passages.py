@@ -218,3 +218,21 @@ def test_a_session_summary_hides_a_message_it_quotes_but_not_the_answer_that_mes
     assert [h.record.kind for h in alone] == ["summary"]
     both = join_passages([SearchHit(summary, 0.9), SearchHit(eps["a1"], 0.6), SearchHit(eps["u1"], 0.5)])
     assert [[r.sources[0] for r in h.records] for h in both[1:]] == [["u1", "a1"]]
+
+
+def test_a_passage_too_long_for_the_budget_left_shows_its_best_message(mem: Memory) -> None:
+    """A tight prompt budget still gets the message that matched, not nothing because its exchange is long."""
+    filler = " ".join(f"Step {i}: check the gasket, the hose clamp and the drain valve again." for i in range(12))
+    mem.remember([said("user", "q1", "Where did I store the spare boiler key?"),
+                  said("assistant", "r1", f"Here is the whole boiler service checklist. {filler}"),
+                  said("user", "q2", f"Thanks. And the same for the heat pump: {filler}")], scope=SCOPE, session="s1")
+    [hit] = [h for h in mem.search("spare boiler key", scope=SCOPE, limit=3) if h.passage]
+    assert hit.record.sources == ("q1",) and len(hit.passage) > 1
+    context = mem.context("spare boiler key", scope=SCOPE, token_budget=120, kind="episode")
+    assert "spare boiler key" in context and "gasket" not in context
+    assert "gasket" in mem.context("spare boiler key", scope=SCOPE, token_budget=900, kind="episode")
+    from remem.hooks.injected import Shown
+    from remem.hooks.recall import select
+
+    assert select([hit], Shown("s2"), 60) == [(hit.record,)]  # the prompt hook cuts it the same way
+    assert select([hit], Shown("s2"), 900) == [hit.passage]
