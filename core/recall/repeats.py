@@ -52,8 +52,13 @@ def hit_words(hit: SearchHit) -> set[str]:
 
 def contained(words: set[str], lines: Iterable[set[str]]) -> bool:
     """True when one of ``lines`` (their words) holds nearly all of ``words`` (:data:`CONTAINED` of them)."""
+    if not words:
+        return False
     need = CONTAINED * len(words)
-    return bool(words) and any(len(prev) >= need and len(words & prev) >= need for prev in lines)
+    for prev in lines:  # a plain loop: this runs for every pair of candidates of every search
+        if len(prev) >= need and len(words & prev) >= need:
+            return True
+    return False
 
 
 def known(keys: frozenset[MessageKey]) -> set[MessageKey]:
@@ -97,7 +102,8 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """``hits`` in rank order with every repeat removed (see the module docstring)."""
     out: list[SearchHit] = []
     said: set[MessageKey] = set()
-    seen_words: list[tuple[bool, set[str]]] = []  # (a summary's line?, its words)
+    seen_words: list[set[str]] = []  # the words of each line kept
+    seen_not_summaries: list[set[str]] = []  # of each line kept but a summary's
     sessions: set[tuple[object, object]] = set()
     for h in _promote(hits):
         rec = h.record
@@ -109,13 +115,14 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
             continue  # the session's own turns or memories, ranked higher, already said the relevant part
         sessions.add(session)
         words = hit_words(h)
-        quoted_ok = rec.kind == EPISODE_KIND  # weighed against summaries once joined (passages.join_passages)
-        if contained(words, (prev for by_summary, prev in seen_words if not (quoted_ok and by_summary))):
+        # a message is weighed against summaries once joined (passages.join_passages)
+        if contained(words, seen_words if rec.kind != EPISODE_KIND else seen_not_summaries):
             continue
         out.append(h)
+        seen_words.append(words)
         if rec.kind != "summary":  # a summary only quotes its turns in part: they can still be said in full
             said.update(known(src))
-        seen_words.append((rec.kind == "summary", words))
+            seen_not_summaries.append(words)
     return out
 
 
