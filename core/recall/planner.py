@@ -8,8 +8,9 @@
    an in-window record the unfiltered ranking left out still comes back. A closed window ("in May 2023") is
    searched without its time words; an open one ("before/after ...") with them ("before <date>" takes in that
    date, "after <event>" starts at the event's day);
-3. fuse both rankings (reciprocal rank), boost in-window hits of a closed window, and drop what repeats a
-   better-ranked hit (a memory and the episode it came from): :func:`~remem.core.recall.repeats.distinct`;
+3. fuse both rankings (reciprocal rank), boost in-window hits of a closed window and what a person the question
+   names said (:mod:`~remem.core.recall.speakers`), and drop what repeats a better-ranked hit (a memory and the
+   episode it came from): :func:`~remem.core.recall.repeats.distinct`;
 4. join neighbouring messages of one conversation into passages (:mod:`~remem.core.recall.passages`).
 
 The engine's ``search()`` runs :func:`plan` over its own ranked search, with ``now`` = ``as_of`` or the clock.
@@ -25,6 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 from .passages import flatten, join_passages
 from .rendering import render_context
 from .repeats import distinct
+from .speakers import boost_named_speakers
 from .timeframe import TIME_BOOST, TimeFrame, fuse, parse_timeframe, resolve_anchor, without_phrase
 from ..types import SearchHit
 
@@ -62,7 +64,7 @@ def plan(search: Search, query: str, *, limit: int = 10, where: Mapping[str, Any
         if not inside:  # nothing in the window shares a word with the question ("what happened last week"):
             inside = flatten(search("", window, limit))  # what happened then, newest first
         hits = fuse(hits, inside, frame, factor=0.0 if open_ended else TIME_BOOST)
-    return join_passages(distinct(hits))[:limit]
+    return join_passages(distinct(boost_named_speakers(hits, query)))[:limit]
 
 
 def time_frame(memory: Any, query: str, *, scope: Any = None, now: _dt.datetime | None = None) -> TimeFrame | None:
