@@ -158,8 +158,8 @@ def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[tuple[Any,
         if not recs:
             continue
         cost = len(hit_lines(recs)) + 1
-        if used + cost > limit and len(recs) > 1 and hit.record in recs:  # too long: its best message may fit
-            recs = (hit.record,)
+        if used + cost > limit and len(recs) > 1:  # too long: its best message (or the first left) may fit
+            recs = (hit.record,) if hit.record in recs else recs[:1]
             cost = len(hit_lines(recs)) + 1
         if used + cost > limit:
             continue

@@ -183,3 +183,47 @@ def test_llm_memories_get_sources_from_the_messages_they_restate(mem: Memory, sr
     [lesson] = res.added
     assert lesson.sources == ("a2",) and lesson.occurred_at == dt.datetime(2024, 3, 4, 10, 5, tzinfo=UTC)
     assert len(res.episodes) == 4
+
+
+def _neighbours(mem: Memory, session: str) -> dict[str, tuple[Any, Any]]:
+    recs = mem.list(scope=SCOPE, kind="episode", where={"meta.session": session}, limit=100)
+    return {r.sources[0]: (r.metadata.get("follows"), r.metadata.get("followed_by")) for r in recs}
+
+
+def test_resent_and_overlapping_captures_keep_each_message_s_true_neighbours(mem: Memory) -> None:
+    """Adapters resend: an older part again (a retry), a sliding window, the whole history with one new message,
+    or a part that repeats the last message. Each message keeps the two said before and after it, once."""
+    said = [msg("user" if i % 2 == 0 else "assistant", f"Message number {i} about the billing broker.", id=f"m{i}")
+            for i in range(6)]
+    want = {f"m{i}": ([f"m{j}" for j in range(max(0, i - 2), i)] or None, [f"m{j}" for j in range(i + 1, min(6, i + 3))])
+            for i in range(6)}
+    mem.remember(said[:2], scope=SCOPE, session="retry")
+    mem.remember(said[2:4], scope=SCOPE, session="retry")
+    mem.remember(said[:2], scope=SCOPE, session="retry")  # the first part again
+    mem.remember(said[4:], scope=SCOPE, session="retry")
+    assert _neighbours(mem, "retry") == want
+    mem.remember(said[:3], scope=SCOPE, session="window")
+    mem.remember(said[1:4], scope=SCOPE, session="window")  # a sliding window
+    mem.remember(said[:6], scope=SCOPE, session="window")  # the whole history, two new messages
+    assert _neighbours(mem, "window") == want
+    mem.remember(said[:2], scope=SCOPE, session="overlap")
+    mem.remember(said[1:4], scope=SCOPE, session="overlap")  # repeats the last message
+    mem.remember(said[3:], scope=SCOPE, session="overlap")
+    assert _neighbours(mem, "overlap") == want
+    assert all(r.context.count("number 1 ") <= 1 for r in mem.list(scope=SCOPE, kind="episode", limit=100))
+
+
+def test_concurrent_captures_of_one_session_both_reach_the_earlier_message(mem: Memory) -> None:
+    import threading
+
+    mem.remember([msg("user", "Which broker should billing use?", id="q1")], scope=SCOPE, session="conc")
+    parts = [[msg("assistant", "Kafka, seven days of retention.", id="r1")],
+             [msg("user", "Mirror it to the audit cluster.", id="q2")]]
+    threads = [threading.Thread(target=mem.remember, args=(p,), kwargs={"scope": SCOPE, "session": "conc"})
+               for p in parts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    [q1] = mem.list(scope=SCOPE, kind="episode", where={"sources": "q1"})
+    assert sorted(q1.metadata["followed_by"]) == ["q2", "r1"] and "Kafka" in q1.context and "audit" in q1.context

@@ -236,3 +236,6 @@ def test_a_passage_too_long_for_the_budget_left_shows_its_best_message(mem: Memo
 
     assert select([hit], Shown("s2"), 60) == [(hit.record,)]  # the prompt hook cuts it the same way
     assert select([hit], Shown("s2"), 900) == [hit.passage]
+    seen = Shown("s3")
+    seen.mark([hit.record])  # its best message was injected earlier: the next one left, if it fits
+    assert select([hit], seen, 400) == [hit.passage[1:2]]

@@ -44,3 +44,20 @@ def test_names_match_whole_words_possessives_and_first_names_only() -> None:
     assert boost_named_speakers(hits, "What did Ben say?") == hits  # "Ben" is not "Benedict"
     assert boost_named_speakers(hits, "what did the team decide?") == hits
     assert boost_named_speakers(hits, "Anatomy class notes") == hits
+
+
+def test_odd_names_are_matched_by_what_they_are_not_by_common_words() -> None:
+    from remem import MemoryRecord, SearchHit
+
+    def boosted(speaker: str, query: str) -> bool:
+        hits = [SearchHit(record=MemoryRecord(id="other", text="x", kind="episode", scope=SCOPE), score=1.0,
+                          relevance=1.0),
+                SearchHit(record=MemoryRecord(id="them", text="x", kind="episode", scope=SCOPE,
+                                              metadata={"speaker": speaker}), score=0.9, relevance=0.9)]
+        return boost_named_speakers(hits, query)[0].record.id == "them"
+
+    assert not boosted("A", "what is a good name for a dog?") and not boosted("I", "what did I say about Kafka?")
+    assert not boosted("The Doctor", "what did the user decide?") and not boosted("user", "what did the user want?")
+    assert boosted("The Doctor", "what did the Doctor prescribe?")
+    assert boosted("O'Brien", "what did O’Brien say?") and boosted("José", "what did Jose\u0301 say?")
+    assert boosted("Bob", "What did Bob’s sister say?") and not boosted("", "anything")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -136,15 +137,18 @@ def said_before(earlier: Sequence[MemoryRecord]) -> list[tuple[str, str]]:
     return [(r.text, r.sources[0] if r.sources else "") for r in earlier[-CONTEXT_TURNS:]]
 
 
-def _position(t: Turn, offset: int) -> int:
-    return offset + max(0, t.index)
-
-
-def _after(turns: Sequence[Turn], offset: int, position: int, have: Sequence[str], mid: str) -> list[Turn]:
-    """The spoken ``turns`` said after ``position`` that ``have`` lacks, as many as the context still takes."""
-    room = CONTEXT_AFTER - len(have)
-    later = [t for t in spoken(turns) if _position(t, offset) > position and t.id not in have and t.id != mid]
-    return later[:max(0, room)]
+def _next_said(rec: MemoryRecord, earlier: Sequence[MemoryRecord], said_now: Sequence[Turn],
+               stored: set[str]) -> list[Turn]:
+    """What a capture (its spoken turns ``said_now``) says after ``rec``, one of the session's last stored
+    episodes ``earlier`` (in the order said): the messages after the latest of ``rec`` and those stored after
+    it that the capture holds (a resent history, a sliding window, a part repeating the last message); all of
+    them when the capture holds none of the session's stored messages (``stored``: those of its ids stored
+    before it), so it is the next part; else nothing (an older part sent again)."""
+    ids = [t.id for t in said_now]
+    since = [r.sources[0] for r in earlier[list(earlier).index(rec):] if r.sources and r.sources[0] in ids]
+    if since:
+        return list(said_now[max(ids.index(mid) for mid in since) + 1:])
+    return [] if stored & set(ids) else list(said_now)
 
 
 def _with_after(context: str | None, nexts: Sequence[Turn]) -> str | None:
@@ -153,17 +157,20 @@ def _with_after(context: str | None, nexts: Sequence[Turn]) -> str | None:
     return " ".join(parts) or None
 
 
-def extend_after(engine: Any, scope: Scope, earlier: Sequence[MemoryRecord], new: Sequence[Turn],
-                 offset: int) -> int:
-    """Give the episodes earlier captures stored the messages said after them in ``new`` (see the module doc);
-    how many were rewritten. A failure is logged, never raised: the capture itself is stored already."""
+def extend_after(engine: Any, scope: Scope, earlier: Sequence[MemoryRecord], turns: Sequence[Turn],
+                 stored: set[str]) -> int:
+    """Give the episodes earlier captures stored the messages the capture ``turns`` says after them (see the
+    module doc and :func:`_next_said`); how many were rewritten. A failure is logged, never raised: the capture
+    itself is stored already."""
+    said_now = spoken(turns)
     done = 0
     for rec in earlier:
         have = [str(v) for v in rec.metadata.get("followed_by") or ()]
-        pos = rec.metadata.get("position")
-        if len(have) >= CONTEXT_AFTER or not isinstance(pos, int) or isinstance(pos, bool):
+        if len(have) >= CONTEXT_AFTER:
             continue
-        nexts = _after(new, offset, pos, have, rec.sources[0] if rec.sources else "")
+        mid = rec.sources[0] if rec.sources else None
+        nexts = [t for t in _next_said(rec, earlier, said_now, stored) if t.id not in have and t.id != mid]
+        nexts = nexts[:CONTEXT_AFTER - len(have)]
         if not nexts:
             continue
         try:
@@ -182,15 +189,16 @@ def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, o
     the ``CONTEXT_TURNS`` messages before it and the ``CONTEXT_AFTER`` after it in ``turns`` as context
     (``before``: the session's earlier messages, as (text, id))."""
     new_ids = {t.id for t in new}
+    said_now = spoken(turns)
     history: list[tuple[str, str]] = [*before]
     items: list[dict[str, Any]] = []
-    for t in spoken(turns):
+    for i, t in enumerate(said_now):
         text = said(t)
         if t.id in new_ids and worth_keeping(t.text):
             past = history[-CONTEXT_TURNS:]
-            nexts = _after(turns, offset, _position(t, offset), (), str(t.id))
+            nexts = said_now[i + 1:i + 1 + CONTEXT_AFTER]
             ctx = _with_after(" ".join(_clip(h, CONTEXT_TURN_TOKENS) for h, _ in past), nexts)
-            meta: dict[str, Any] = {**(metadata or {}), "session": session, "position": _position(t, offset),
+            meta: dict[str, Any] = {**(metadata or {}), "session": session, "position": offset + max(0, t.index),
                                     "role": t.role, "message_id": t.id, "followed_by": [str(n.id) for n in nexts]}
             if any(mid for _, mid in past):
                 meta["follows"] = [mid for _, mid in past if mid]
@@ -204,11 +212,14 @@ def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, o
     return items
 
 
-def store_episodes(engine: Any, scope: Scope, session: str, items: list[dict[str, Any]]) -> list[MemoryRecord]:
-    """Store the items not stored yet for ``session``; one ``add_many`` (embeddings in batches)."""
+def store_episodes(engine: Any, scope: Scope, session: str, items: list[dict[str, Any]],
+                   have: set[str] | None = None) -> list[MemoryRecord]:
+    """Store the items not stored yet for ``session`` (``have``: the ids known to be stored, else looked up);
+    one ``add_many`` (embeddings in batches)."""
     if not items:
         return []
-    have = existing_ids(engine, scope, session, [it["sources"][0] for it in items])
+    if have is None:
+        have = existing_ids(engine, scope, session, [it["sources"][0] for it in items])
     todo = [it for it in items if it["sources"][0] not in have]
     if not todo:
         return []
@@ -230,12 +241,26 @@ def keep_episodes(engine: Any, scope: Scope, session: str, turns: Sequence[Turn]
     session's last stored episodes what was said after them. ``stored``: earlier captures of this session
     exist; ``whole``: ``turns`` holds the session from its start (else only its new part, whose past is
     looked up)."""
-    earlier = earlier_episodes(engine, scope, session) if stored else []
-    items = episode_items(turns, new, session=session, offset=offset, before=[] if whole else said_before(earlier),
-                          metadata=metadata, tags=tags, source=source)
-    kept = store_episodes(engine, scope, session, items)
-    extend_after(engine, scope, earlier, new, offset)
+    ids = [str(t.id) for t in spoken(turns)]
+    with _lock_for(scope, session):  # two captures of one session at once: each sees what the other stored
+        earlier = earlier_episodes(engine, scope, session) if stored else []
+        have = existing_ids(engine, scope, session, ids)
+        before = [] if whole else [b for b in said_before(earlier) if b[1] not in ids]  # not said twice
+        items = episode_items(turns, new, session=session, offset=offset, before=before, metadata=metadata,
+                              tags=tags, source=source)
+        kept = store_episodes(engine, scope, session, items, have)
+        extend_after(engine, scope, earlier, turns, have)
     return kept
+
+
+_LOCKS = tuple(threading.Lock() for _ in range(64))
+
+
+def _lock_for(scope: Scope, session: str) -> threading.Lock:
+    """One of a fixed set of locks, by scope and session: captures of one session take turns (in this process;
+    the local service is the one process that writes a shared store)."""
+    key = "\x1f".join([scope.stored_tenant, scope.user or "", scope.agent or "", session])
+    return _LOCKS[int(hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:8], 16) % len(_LOCKS)]
 
 
 __all__ = ["CONTEXT_AFTER", "CONTEXT_TURNS", "EPISODE_KIND", "assign_ids", "earlier_episodes", "episode_items",

@@ -12,26 +12,36 @@ only: any@10 0.888 -> 0.890 / 0.894 / 0.890 at 1.3 / 1.6 / 2.5, answer tokens 0.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import replace
 from typing import Sequence
 
 from ..types import SearchHit
 
 SPEAKER_BOOST = 1.5
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
+# words a name part must not be: a speaker "The Doctor" or "A" is not named by "the" or "a"
+_NOT_NAMES = frozenset("a an the i me my we you he she it they of to in on at by for and or is was what who "
+                       "user assistant system bot ai".split())
+
+
+def _fold(text: str) -> str:
+    """Case, Unicode composition and apostrophes folded: "José" = "Jose\u0301", "O’Brien" = "o'brien"."""
+    return unicodedata.normalize("NFC", text).casefold().replace("\u2019", "'")
 
 
 def _names(query: str) -> set[str]:
-    """The question's words, lower-cased, possessives as the name ("Nate's" -> "nate")."""
-    return {re.sub(r"['’]s$", "", w.lower()) for w in _WORD.findall(query)}
+    """The question's words, folded, possessives as the name ("Nate's" -> "nate")."""
+    return {re.sub(r"'s$", "", w) for w in _WORD.findall(_fold(query))}
 
 
 def _named(speaker: object, words: set[str]) -> bool:
-    """Whether the question names ``speaker``: their whole name, or its first word ("Ana" for "Ana Lima")."""
-    if not isinstance(speaker, str) or not speaker.strip():
+    """Whether the question names ``speaker``: their whole name, or its first word ("Ana" for "Ana Lima"); name
+    parts of one letter or that are common words never count."""
+    if not isinstance(speaker, str):
         return False
-    parts = [p.lower() for p in _WORD.findall(speaker)]
-    return bool(parts) and (all(p in words for p in parts) or (len(parts[0]) > 1 and parts[0] in words))
+    parts = [p for p in _WORD.findall(_fold(speaker)) if len(p) > 1 and p not in _NOT_NAMES]
+    return bool(parts) and parts[0] in words
 
 
 def boost_named_speakers(hits: Sequence[SearchHit], query: str) -> list[SearchHit]:
