@@ -137,17 +137,16 @@ def said_before(earlier: Sequence[MemoryRecord]) -> list[tuple[str, str]]:
     return [(r.text, r.sources[0] if r.sources else "") for r in earlier[-CONTEXT_TURNS:]]
 
 
-def _next_said(rec: MemoryRecord, earlier: Sequence[MemoryRecord], said_now: Sequence[Turn],
-               stored: set[str]) -> list[Turn]:
-    """What a capture (its spoken turns ``said_now``) says after ``rec``, one of the session's last stored
-    episodes ``earlier`` (in the order said): the messages after the latest of ``rec`` and those stored after
-    it that the capture holds (a resent history, a sliding window, a part repeating the last message); all of
-    them when the capture holds none of the session's stored messages (``stored``: those of its ids stored
-    before it), so it is the next part; else nothing (an older part sent again)."""
+def _next_said(since: Sequence[MemoryRecord], said_now: Sequence[Turn], stored: set[str]) -> list[Turn]:
+    """What a capture (its spoken turns ``said_now``) says after ``since[0]``, one of the session's last stored
+    episodes (``since``: it and those stored after it, in the order said): the messages after the latest of
+    them the capture holds (a resent history, a sliding window, a part repeating the last message); all of them
+    when the capture holds none of the session's stored messages (``stored``: those of its ids stored before
+    it), so it is the next part; else nothing (an older part sent again)."""
     ids = [t.id for t in said_now]
-    since = [r.sources[0] for r in earlier[list(earlier).index(rec):] if r.sources and r.sources[0] in ids]
-    if since:
-        return list(said_now[max(ids.index(mid) for mid in since) + 1:])
+    held = [r.sources[0] for r in since if r.sources and r.sources[0] in ids]
+    if held:
+        return list(said_now[max(ids.index(mid) for mid in held) + 1:])
     return [] if stored & set(ids) else list(said_now)
 
 
@@ -158,28 +157,25 @@ def _with_after(context: str | None, nexts: Sequence[Turn]) -> str | None:
 
 
 def extend_after(engine: Any, scope: Scope, earlier: Sequence[MemoryRecord], turns: Sequence[Turn],
-                 stored: set[str]) -> int:
+                 stored: set[str]) -> None:
     """Give the episodes earlier captures stored the messages the capture ``turns`` says after them (see the
-    module doc and :func:`_next_said`); how many were rewritten. A failure is logged, never raised: the capture
-    itself is stored already."""
+    module doc and :func:`_next_said`). A failure is logged, never raised: the capture itself is stored
+    already."""
     said_now = spoken(turns)
-    done = 0
-    for rec in earlier:
+    for i, rec in enumerate(earlier):
         have = [str(v) for v in rec.metadata.get("followed_by") or ()]
         if len(have) >= CONTEXT_AFTER:
             continue
         mid = rec.sources[0] if rec.sources else None
-        nexts = [t for t in _next_said(rec, earlier, said_now, stored) if t.id not in have and t.id != mid]
+        nexts = [t for t in _next_said(earlier[i:], said_now, stored) if t.id not in have and t.id != mid]
         nexts = nexts[:CONTEXT_AFTER - len(have)]
         if not nexts:
             continue
         try:
             engine.update(rec.id, scope=scope, context=_with_after(rec.context, nexts),
                           metadata={"followed_by": [*have, *(str(t.id) for t in nexts)]})
-            done += 1
         except (RememError, ValueError) as exc:
             log.debug("could not add what followed episode %s: %s", rec.id, exc)
-    return done
 
 
 def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, offset: int,
@@ -212,14 +208,11 @@ def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, o
     return items
 
 
-def store_episodes(engine: Any, scope: Scope, session: str, items: list[dict[str, Any]],
-                   have: set[str] | None = None) -> list[MemoryRecord]:
-    """Store the items not stored yet for ``session`` (``have``: the ids known to be stored, else looked up);
+def store_episodes(engine: Any, scope: Scope, items: list[dict[str, Any]], have: set[str]) -> list[MemoryRecord]:
+    """Store the items whose message is not among ``have`` (the ids stored already, see :func:`existing_ids`);
     one ``add_many`` (embeddings in batches)."""
     if not items:
         return []
-    if have is None:
-        have = existing_ids(engine, scope, session, [it["sources"][0] for it in items])
     todo = [it for it in items if it["sources"][0] not in have]
     if not todo:
         return []
@@ -248,7 +241,7 @@ def keep_episodes(engine: Any, scope: Scope, session: str, turns: Sequence[Turn]
         before = [] if whole else [b for b in said_before(earlier) if b[1] not in ids]  # not said twice
         items = episode_items(turns, new, session=session, offset=offset, before=before, metadata=metadata,
                               tags=tags, source=source)
-        kept = store_episodes(engine, scope, session, items, have)
+        kept = store_episodes(engine, scope, items, have)
         extend_after(engine, scope, earlier, turns, have)
     return kept
 
@@ -259,8 +252,7 @@ _LOCKS = tuple(threading.Lock() for _ in range(64))
 def _lock_for(scope: Scope, session: str) -> threading.Lock:
     """One of a fixed set of locks, by scope and session: captures of one session take turns (in this process;
     the local service is the one process that writes a shared store)."""
-    key = "\x1f".join([scope.stored_tenant, scope.user or "", scope.agent or "", session])
-    return _LOCKS[int(hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:8], 16) % len(_LOCKS)]
+    return _LOCKS[hash((scope.stored_tenant, scope.user, scope.agent, session)) % len(_LOCKS)]
 
 
 __all__ = ["CONTEXT_AFTER", "CONTEXT_TURNS", "EPISODE_KIND", "assign_ids", "earlier_episodes", "episode_items",

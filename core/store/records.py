@@ -193,15 +193,11 @@ def build_filter(
     return FilterSpec(must=must, must_not=where_not)
 
 
-__all__ = ["build_filter", "content_hash", "from_payload", "normalize_text", "scope_conditions",
-           "to_payload", "to_datetime", "valid_at", "where_conditions"]
-
-
 def tally(found: Iterable[Found], *, backend: str, location: str, embedder: str) -> Stats:
     """A store's :class:`Stats` from its points: counts by kind, pending embeddings, oldest and newest."""
     by_kind: dict[str, int] = {}
     pending = total = 0
-    stamps: list[float] = []
+    oldest = newest = None
     for f in found:
         total += 1
         kind = f.payload.get("kind", "note")
@@ -209,7 +205,12 @@ def tally(found: Iterable[Found], *, backend: str, location: str, embedder: str)
         pending += 0 if f.payload.get("embedded", True) else 1
         ts = f.payload.get("created_ts")
         if ts is not None:
-            stamps = [min(stamps[0], ts), max(stamps[1], ts)] if stamps else [ts, ts]
-    when = [_dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc) for ts in stamps] or [None, None]
-    return Stats(count=total, by_kind=dict(sorted(by_kind.items())), pending_embeddings=pending, oldest=when[0],
-                 newest=when[1], backend=backend, location=location, embedder=embedder)
+            oldest = ts if oldest is None else min(oldest, ts)
+            newest = ts if newest is None else max(newest, ts)
+    conv = lambda ts: None if ts is None else _dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc)  # noqa: E731
+    return Stats(count=total, by_kind=dict(sorted(by_kind.items())), pending_embeddings=pending,
+                 oldest=conv(oldest), newest=conv(newest), backend=backend, location=location, embedder=embedder)
+
+
+__all__ = ["build_filter", "content_hash", "from_payload", "normalize_text", "scope_conditions",
+           "tally", "to_payload", "to_datetime", "valid_at", "where_conditions"]
