@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -25,6 +26,19 @@ def test_add_returns_full_record_and_get_reads_it_back(any_mem: Memory) -> None:
     got = any_mem.get(rec.id, scope=rec.scope)
     assert got.text == rec.text and got.metadata == {"source_doc": "chat-1"} and got.tags == ("drinks",)
     assert got.created_at.tzinfo is not None
+
+
+def test_a_record_read_back_from_the_store_has_every_field(any_mem: Memory) -> None:
+    when = dt.datetime(2025, 5, 1, tzinfo=dt.timezone.utc)
+    rec = any_mem.add("Maya pinned stripe-python to v7.4.0", scope=Scope(tenant="acme", user="maya", session="s1"),
+                      kind="decision", tags=["deps"], importance=8, metadata={"why": ["v8 broke keys"]},
+                      source="chat", context="we talked about stripe", sources=["m1", "m2"], occurred_at=when,
+                      valid_until=dt.datetime(2100, 1, 1, tzinfo=dt.timezone.utc))
+    hit = any_mem.search("stripe-python pinned", scope=rec.scope, limit=1, reinforce=False)[0].record
+    assert hit == any_mem.get(rec.id, scope=rec.scope)
+    assert dataclasses.asdict(hit) == {**dataclasses.asdict(rec), "valid_from": rec.created_at}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        hit.text = "changed"  # type: ignore[misc]
 
 
 def test_hybrid_search_ranks_the_relevant_memory_first(any_dense_mem: Memory) -> None:
@@ -105,6 +119,32 @@ def test_supersede_keeps_history_and_as_of_sees_the_past(any_mem: Memory) -> Non
     assert [h.record.id for h in past] == [old.id]
     with pytest.raises(Exception, match="already superseded"):
         any_mem.supersede(old.id, "PostgreSQL 17", scope=old.scope)
+
+
+@pytest.mark.parametrize("invalid", [2, 30])  # fewer than the spare hits a search asks for, and more
+def test_memories_not_valid_now_never_take_a_place(any_mem: Memory, invalid: int) -> None:
+    """Superseded, expired and not-yet-valid memories that match best are left out, and the places they would
+    have taken go to valid ones (validity is checked on the hits: retrieval's docstring)."""
+    past = dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)
+    later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=30)
+    bad: set[str] = set()
+    for i in range(invalid):
+        text = f"the billing webhook retries failed payments nightly, note {i}"
+        if i % 3 == 0:
+            old = any_mem.add(text, scope=ALICE, kind="fact")
+            any_mem.supersede(old.id, f"the ledger service owns refunds, note {i}", scope=ALICE)
+            bad.add(old.id)
+        elif i % 3 == 1:
+            bad.add(any_mem.add(text, scope=ALICE, valid_from=past, valid_until=past + dt.timedelta(days=1)).id)
+        else:
+            bad.add(any_mem.add(text, scope=ALICE, valid_from=later).id)
+    good = {any_mem.add(f"payments: webhook retries, item {i}", scope=ALICE).id for i in range(4)}
+    hits = any_mem.search("billing webhook retries failed payments nightly", scope=ALICE, limit=4)
+    assert {h.record.id for h in hits} == good
+    assert not bad & {r.id for h in any_mem.search("billing webhook nightly", scope=ALICE, limit=50) for r in h.records}
+    then = any_mem.search("billing webhook retries failed payments nightly", scope=ALICE, limit=50,
+                          as_of=past + dt.timedelta(hours=12))
+    assert {h.record.id for h in then} <= bad and then  # the past still sees what was valid then
 
 
 def test_update_changes_text_and_is_searchable(any_mem: Memory) -> None:

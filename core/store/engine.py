@@ -339,7 +339,10 @@ class Engine:
         if token_budget is not None:
             check_limit("token_budget", token_budget, low=0, high=1_000_000)
         valid_ts = finite("as_of", to_ts(as_of)) if as_of is not None else time.time()
-        base = dict(kind=kind, tags=tags, since=since, until=until, valid_ts=valid_ts)
+        # now: validity is checked on the hits (retrieval's docstring says why); as_of: most records may be
+        # invalid then (created later), so the filter says it
+        checked = valid_ts if as_of is None else None
+        base = dict(kind=kind, tags=tags, since=since, until=until, valid_ts=valid_ts if checked is None else None)
         asked = self.filter(scope, where=where, **base)  # a bad scope or filter fails before anything is embedded
         query = query.strip()
         if not query:
@@ -350,9 +353,10 @@ class Engine:
         def one(q: str, w: Mapping[str, Any] | None, n: int) -> list[SearchHit]:
             flt = asked if w is where else self.filter(scope, where=w, **base)  # the plan narrows `where` at times
             if not q.strip():  # the plan asks what happened in a time window: newest first
+                newest = self.filter(scope, where=w, **{**base, "valid_ts": valid_ts})
                 return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
-                        for f in self.backend.newest(flt, n)]
-            return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts)
+                        for f in self.backend.newest(newest, n)]
+            return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked)
 
         hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
         hits = fit_hits(hits, token_budget) if token_budget is not None else hits

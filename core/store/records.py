@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import functools
 import hashlib
 import re
 import unicodedata
@@ -73,15 +75,32 @@ def to_payload(rec: MemoryRecord) -> dict[str, Any]:
     return payload
 
 
+@functools.lru_cache(maxsize=4096)
+def _stored_scope(tenant: Any, user: Any, agent: Any, session: Any) -> Scope:
+    """A stored point's scope, one object per distinct scope: the hits of a search share a few."""
+    return Scope(tenant=None if tenant in (None, GLOBAL_TENANT) else tenant, user=user, agent=agent, session=session)
+
+
+_RECORD_FIELDS = frozenset(f.name for f in dataclasses.fields(MemoryRecord))
+
+
+def _stored_record(fields: dict[str, Any]) -> MemoryRecord:
+    """A frozen record from every one of its fields, read back from the store: set at once, not field by field
+    through the frozen ``__setattr__`` (a search reads ~50 records; this halves what each costs)."""
+    if fields.keys() != _RECORD_FIELDS:
+        raise TypeError(f"a stored record needs every field: {sorted(_RECORD_FIELDS.symmetric_difference(fields))}")
+    rec = object.__new__(MemoryRecord)
+    rec.__dict__.update(fields)
+    return rec
+
+
 def from_payload(point_id: str, p: Mapping[str, Any]) -> MemoryRecord:
-    tenant = p.get("tenant")
     until = p.get("valid_until_ts")
-    return MemoryRecord(
+    return _stored_record(dict(
         id=point_id,
         text=p.get("text", ""),
         kind=p.get("kind", "note"),
-        scope=Scope(tenant=None if tenant in (None, GLOBAL_TENANT) else tenant, user=p.get("user"),
-                    agent=p.get("agent"), session=p.get("session")),
+        scope=_stored_scope(p.get("tenant"), p.get("user"), p.get("agent"), p.get("session")),
         tags=tuple(p.get("tags") or ()),
         importance=int(p.get("importance", 5)),
         metadata=dict(p.get("meta") or {}),
@@ -100,7 +119,7 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> MemoryRecord:
         context=p.get("context") or None,
         sources=tuple(p.get("sources") or ()),
         occurred_at=_dt_from_ts(p.get("occurred_ts")),
-    )
+    ))
 
 
 def scope_conditions(scope: Scope) -> list[Cond]:
@@ -115,6 +134,12 @@ def scope_conditions(scope: Scope) -> list[Cond]:
 
 def valid_at(ts: float) -> list[Cond]:
     return [Cond("valid_from_ts", lte=ts), Cond("valid_until_ts", gt=ts)]
+
+
+def valid_payload(payload: Mapping[str, Any], ts: float) -> bool:
+    """What :func:`valid_at` asks of a point, checked on its payload (a missing bound fails, as in Qdrant)."""
+    start, end = payload.get("valid_from_ts"), payload.get("valid_until_ts")
+    return (isinstance(start, (int, float)) and isinstance(end, (int, float)) and start <= ts < end)
 
 
 def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[Cond]]:
@@ -212,5 +237,5 @@ def tally(found: Iterable[Found], *, backend: str, location: str, embedder: str)
                  oldest=conv(oldest), newest=conv(newest), backend=backend, location=location, embedder=embedder)
 
 
-__all__ = ["build_filter", "content_hash", "from_payload", "normalize_text", "scope_conditions",
-           "tally", "to_payload", "to_datetime", "valid_at", "where_conditions"]
+__all__ = ["build_filter", "content_hash", "from_payload", "normalize_text", "scope_conditions", "tally",
+           "to_datetime", "to_payload", "valid_at", "valid_payload", "where_conditions"]
