@@ -6,12 +6,15 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import time
 from typing import Sequence
 
 import pytest
 
 from remem import (ALL_TENANTS, AsyncMemory, ForgetResult, Memory, NotFoundError, Scope, ScopeError)
 from remem.core.recall.tokens import count_tokens
+from remem.core.settings import Settings
+from remem.core.store import retrieval
 
 ALICE = Scope(tenant="acme", user="alice")
 BOB = Scope(tenant="acme", user="bob")
@@ -26,6 +29,21 @@ def test_add_returns_full_record_and_get_reads_it_back(any_mem: Memory) -> None:
     got = any_mem.get(rec.id, scope=rec.scope)
     assert got.text == rec.text and got.metadata == {"source_doc": "chat-1"} and got.tags == ("drinks",)
     assert got.created_at.tzinfo is not None
+
+
+def test_a_small_candidate_depth_still_finds_the_valid_memory(any_mem: Memory) -> None:
+    """Fused lists (BM25 + identifiers) cut at a depth of 2: the spare hits must still fit, or the memories not
+    valid now fill every place and nothing is asked again."""
+    past = dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)
+    for i in range(4):  # expired, and they match best
+        any_mem.add(f"stripe-python v7.4.0 pinned in requirements note {i}", scope=ALICE, valid_from=past,
+                    valid_until=past + dt.timedelta(days=1), dedupe=False)
+    good = any_mem.add("stripe-python upgrade", scope=ALICE)
+    engine = any_mem._connection.local.with_settings(Settings(prefetch=2))
+    now = time.time()
+    query = "stripe-python v7.4.0 pinned requirements"
+    hits = retrieval.ranked(engine.backend, engine.settings, query, None, engine.filter(ALICE), 1, now, now)
+    assert [h.record.id for h in hits] == [good.id]
 
 
 def test_a_record_read_back_from_the_store_has_every_field(any_mem: Memory) -> None:
