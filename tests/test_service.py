@@ -134,9 +134,11 @@ def test_a_stale_socket_file_is_replaced(svc_store: Path) -> None:
 
 
 def test_a_hung_service_gives_a_timeout_not_a_hang(svc_store: Path) -> None:
+    warm = _remote(svc_store)  # started and answering with the default timeout (a loaded machine is slow)
+    warm.add("before the freeze", scope=S)
     mem = _remote(svc_store, timeout=0.5)
-    mem.add("before the freeze", scope=S)
-    pid = mem.service_info["pid"]
+    pid = warm.service_info["pid"]
+    assert mem.service_info["pid"] == pid
     os.kill(pid, signal.SIGSTOP)
     try:
         t0 = time.monotonic()
