@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .admission import check_admission
 from .conversation import Turn
-from ..recall.passages import said_order
+from ..recall.passages import message_id, said_order
 from ..recall.tokens import truncate_to_tokens
 from ..types import MemoryRecord, RememError, Scope
 
@@ -134,7 +134,7 @@ def earlier_episodes(engine: Any, scope: Scope, session: str) -> list[MemoryReco
 
 def said_before(earlier: Sequence[MemoryRecord]) -> list[tuple[str, str]]:
     """``earlier`` as the (text, message id) history ``episode_items`` takes as ``before``."""
-    return [(r.text, r.sources[0] if r.sources else "") for r in earlier[-CONTEXT_TURNS:]]
+    return [(r.text, message_id(r) or "") for r in earlier[-CONTEXT_TURNS:]]
 
 
 def _next_said(since: Sequence[MemoryRecord], said_now: Sequence[Turn], stored: set[str]) -> list[Turn]:
@@ -144,7 +144,7 @@ def _next_said(since: Sequence[MemoryRecord], said_now: Sequence[Turn], stored: 
     when the capture holds none of the session's stored messages (``stored``: those of its ids stored before
     it), so it is the next part; else nothing (an older part sent again)."""
     ids = [t.id for t in said_now]
-    held = [r.sources[0] for r in since if r.sources and r.sources[0] in ids]
+    held = [mid for mid in map(message_id, since) if mid and mid in ids]
     if held:
         return list(said_now[max(ids.index(mid) for mid in held) + 1:])
     return [] if stored & set(ids) else list(said_now)
@@ -166,7 +166,7 @@ def extend_after(engine: Any, scope: Scope, earlier: Sequence[MemoryRecord], tur
         have = [str(v) for v in rec.metadata.get("followed_by") or ()]
         if len(have) >= CONTEXT_AFTER:
             continue
-        mid = rec.sources[0] if rec.sources else None
+        mid = message_id(rec)
         nexts = [t for t in _next_said(earlier[i:], said_now, stored) if t.id not in have and t.id != mid]
         nexts = nexts[:CONTEXT_AFTER - len(have)]
         if not nexts:

@@ -26,7 +26,9 @@ from ..types import MemoryRecord, SearchHit
 PASSAGE_MAX = 3
 
 
-def _message_id(rec: MemoryRecord) -> str | None:
+def message_id(rec: MemoryRecord) -> str | None:
+    """The id of the message an episode holds: its ``metadata["message_id"]``, else its one source (the rule
+    for every reader of episodes: passages here, the capture's neighbours in ``distill.episodes``)."""
     mid = rec.metadata.get("message_id") or (rec.sources[0] if rec.sources else None)
     return str(mid) if mid else None
 
@@ -43,7 +45,7 @@ def _follows(rec: MemoryRecord) -> frozenset[str]:
 
 def _conversation(rec: MemoryRecord) -> tuple[Any, str] | None:
     session = rec.metadata.get("session")
-    if rec.kind != EPISODE_KIND or not isinstance(session, str) or not _message_id(rec):
+    if rec.kind != EPISODE_KIND or not isinstance(session, str) or not message_id(rec):
         return None
     return rec.scope, session
 
@@ -52,7 +54,7 @@ def follows_directly(prev: MemoryRecord, rec: MemoryRecord) -> bool:
     """False when a message was said between ``prev`` and ``rec`` (a passage can skip one it did not find):
     a reader is shown the gap. True when it cannot tell (a store written before ``follows`` was kept)."""
     before = _follows_list(rec)
-    return not before or before[-1] == _message_id(prev)
+    return not before or before[-1] == message_id(prev)
 
 
 def said_order(rec: MemoryRecord) -> tuple[int, float]:
@@ -103,7 +105,7 @@ class _Entry:
         self.hit = hit
         self.key = key
         self.members: list[MemoryRecord] = list(hit.records)
-        self.ids = {_message_id(m) for m in self.members}
+        self.ids = {message_id(m) for m in self.members}
         self.follows = set().union(*(_follows(m) for m in self.members))
 
     def takes(self, recs: tuple[MemoryRecord, ...], ids: set[str | None], follows: set[str]) -> bool:
@@ -144,7 +146,7 @@ def join_passages(hits: Sequence[SearchHit]) -> list[SearchHit]:
             entries.append(_Entry(hit, None))
             continue
         recs = hit.records
-        ids = {_message_id(r) for r in recs}
+        ids = {message_id(r) for r in recs}
         follows = set().union(*(_follows(r) for r in recs))
         same = by_conversation.setdefault(key, [])
         target = next((e for e in same if e.takes(recs, ids, follows)), None)
@@ -195,5 +197,5 @@ def flatten(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return out
 
 
-__all__ = ["PASSAGE_MAX", "bracket", "flatten", "follows_directly", "join_passages", "label", "passage_lines",
-           "said_order"]
+__all__ = ["PASSAGE_MAX", "bracket", "flatten", "follows_directly", "join_passages", "label", "message_id",
+           "passage_lines", "said_order"]
