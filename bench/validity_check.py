@@ -63,7 +63,7 @@ def in_the_filter(backend: Any, settings: Any, query: str, qvec: Any, flt: Filte
                   now_ts: float | None = None, valid_ts: float | None = None) -> Any:
     """``ranked`` as it was: the validity ranges are conditions of Qdrant's filter."""
     if valid_ts is not None:
-        flt = FilterSpec(must=[*flt.must, *records.valid_at(valid_ts)], must_not=flt.must_not, should=flt.should)
+        flt = records.valid_within(flt, valid_ts)
     return SHIPPED(backend, settings, query, qvec, flt, limit, now_ts, None)
 
 

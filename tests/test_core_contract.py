@@ -31,6 +31,16 @@ def test_add_returns_full_record_and_get_reads_it_back(any_mem: Memory) -> None:
     assert got.created_at.tzinfo is not None
 
 
+def test_what_happened_in_a_window_leaves_out_what_is_no_longer_valid(any_mem: Memory) -> None:
+    """"What happened last week" shares no word with what was stored: the newest records of the window are
+    read, and a superseded one is not among them."""
+    then = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=7)
+    old = any_mem.add("Billing moved to Postgres 14", scope=ALICE, occurred_at=then)
+    new = any_mem.supersede(old.id, "Billing moved to Postgres 16", scope=ALICE, occurred_at=then)
+    hits = any_mem.search("what happened last week?", scope=ALICE, limit=5)
+    assert [r.id for h in hits for r in h.records] == [new.id]
+
+
 def test_a_small_candidate_depth_still_finds_the_valid_memory(any_mem: Memory) -> None:
     """Fused lists (BM25 + identifiers) cut at a depth of 2: the spare hits must still fit, or the memories not
     valid now fill every place and nothing is asked again."""

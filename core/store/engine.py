@@ -26,7 +26,7 @@ from .backends.base import Backend, Cond, FilterSpec, Found, PointData
 from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
 from .fields import ADD_FIELDS as _ADD_FIELDS, superseding_spec
-from .records import build_filter, content_hash, from_payload, tally, to_payload
+from .records import build_filter, content_hash, from_payload, tally, to_payload, valid_within
 from .validation import MAX_TEXT_CHARS, Validator, check_limit, finite
 
 FORMAT_VERSION = 1
@@ -353,7 +353,7 @@ class Engine:
         def one(q: str, w: Mapping[str, Any] | None, n: int) -> list[SearchHit]:
             flt = asked if w is where else self.filter(scope, where=w, **base)  # the plan narrows `where` at times
             if not q.strip():  # the plan asks what happened in a time window: newest first
-                newest = self.filter(scope, where=w, **{**base, "valid_ts": valid_ts})
+                newest = flt if checked is None else valid_within(flt, checked)
                 return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
                         for f in self.backend.newest(newest, n)]
             return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked)

@@ -136,6 +136,11 @@ def valid_at(ts: float) -> list[Cond]:
     return [Cond("valid_from_ts", lte=ts), Cond("valid_until_ts", gt=ts)]
 
 
+def valid_within(flt: FilterSpec, ts: float) -> FilterSpec:
+    """``flt`` narrowed to what is valid at ``ts`` (for a filter built without ``valid_ts``)."""
+    return FilterSpec(must=[*flt.must, *valid_at(ts)], must_not=flt.must_not, should=flt.should)
+
+
 def valid_payload(payload: Mapping[str, Any], ts: float) -> bool:
     """What :func:`valid_at` asks of a point, checked on its payload (a missing bound fails, as in Qdrant)."""
     start, end = payload.get("valid_from_ts"), payload.get("valid_until_ts")
@@ -238,4 +243,5 @@ def tally(found: Iterable[Found], *, backend: str, location: str, embedder: str)
 
 
 __all__ = ["build_filter", "content_hash", "from_payload", "normalize_text", "scope_conditions", "tally",
-           "to_datetime", "to_payload", "valid_at", "valid_payload", "where_conditions"]
+           "to_datetime", "to_payload", "valid_at", "valid_payload", "valid_within",
+           "where_conditions"]

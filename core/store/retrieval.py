@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ..recall import lexical
 from ..types import SearchHit
 from .backends.base import FilterSpec, PrefetchSpec
-from .records import from_payload, valid_at, valid_payload
+from .records import from_payload, valid_payload, valid_within
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -56,8 +56,7 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
         asked = backend.query(prefetches, flt, limit + spare, settings.rrf_k)
         found = [f for f in asked if valid_payload(f.payload, valid_ts)][:limit]
         if len(found) < limit and len(asked) == limit + spare:  # too many dropped, and more may match
-            strict = FilterSpec(must=[*flt.must, *valid_at(valid_ts)], must_not=flt.must_not, should=flt.should)
-            found = backend.query(prefetches, strict, limit, settings.rrf_k)
+            found = backend.query(prefetches, valid_within(flt, valid_ts), limit, settings.rrf_k)
     hits = [SearchHit(record=(rec := from_payload(f.id, f.payload)), relevance=f.score,
                       score=settings.decay.score(f.score, rec, now_ts)) for f in found]
     hits.sort(key=lambda h: h.score, reverse=True)
