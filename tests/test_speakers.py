@@ -61,3 +61,22 @@ def test_odd_names_are_matched_by_what_they_are_not_by_common_words() -> None:
     assert boosted("The Doctor", "what did the Doctor prescribe?")
     assert boosted("O'Brien", "what did O’Brien say?") and boosted("José", "what did Jose\u0301 say?")
     assert boosted("Bob", "What did Bob’s sister say?") and not boosted("", "anything")
+
+
+def test_a_name_that_is_also_a_word_is_named_only_as_a_name() -> None:
+    from remem import MemoryRecord, SearchHit
+
+    def boosted(speaker: str, query: str) -> bool:
+        hits = [SearchHit(record=MemoryRecord(id="other", text="x", kind="episode", scope=SCOPE), score=1.0,
+                          relevance=1.0),
+                SearchHit(record=MemoryRecord(id="them", text="x", kind="episode", scope=SCOPE,
+                                              metadata={"speaker": speaker}), score=0.9, relevance=0.9)]
+        return boost_named_speakers(hits, query)[0].record.id == "them"
+
+    # Will, May and Mark are people here; "will", "may" and "mark" in a question are not them
+    assert not boosted("Will", "What will Ana bring to the picnic?")
+    assert not boosted("Will", "Will Ana bring bread?") and not boosted("May", "May I see what Ana wrote?")
+    assert not boosted("Mark", "Did Ana mark the date?")
+    assert boosted("Will", "What did Will bring?") and boosted("May", "Will May bring bread?")
+    assert boosted("Mark", "Mark's plan? What was it") and boosted("Nate", "Nate said what about it?")
+    assert boosted("Will", "what did will bring?")  # all in lower case: any word may be a name

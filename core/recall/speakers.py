@@ -7,6 +7,8 @@ So a hit said by a person the question names gets its score multiplied by :data:
 filter: what the other person said still comes back when it matches better (LoCoMo through ``remember()``, BM25
 only: any@10 0.888 -> 0.890 / 0.894 / 0.890 at 1.3 / 1.6 / 2.5, answer tokens 0.759 -> 0.766 at 1.6; minilm at
 1.6: 0.885 -> 0.892). Conversations without names (a coding assistant's user and assistant) are unaffected.
+A name that is also a word (Will, May, Mark) is named only as a name: capitalised, and not as the question word
+opening a sentence ("Will Ana come?").
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
 # words a name part must not be: a speaker "The Doctor" or "A" is not named by "the" or "a"
 _NOT_NAMES = frozenset("a an the i me my we you he she it they of to in on at by for and or is was what who "
                        "user assistant system bot ai".split())
+# words that open a question: capitalised there for the sentence's sake, not as a name ("Will Ana come?")
+_QUESTION_WORDS = frozenset("will may can could would should shall must might did do does is are was were has have "
+                            "had what when where who whom whose why how which if".split())
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|[.!?][\"'\u201d)]\s*)\W*$")
 
 
 def _fold(text: str) -> str:
@@ -31,8 +37,24 @@ def _fold(text: str) -> str:
 
 
 def _names(query: str) -> set[str]:
-    """The question's words, folded, possessives as the name ("Nate's" -> "nate")."""
-    return {re.sub(r"'s$", "", w) for w in _WORD.findall(_fold(query))}
+    """The question's words that can name someone, folded, possessives as the name ("Nate's" -> "nate").
+
+    Names are written with a capital: in a question that has capitals, a word in lower case is not a name, so a
+    speaker called Will, May or Mark is not named by "what will Ana bring?" or "did she mark the date?"; a
+    capitalised question word opening a sentence ("Will Ana come?") is not one either. A question written all
+    in lower case cannot say, so each of its words may be a name."""
+    text = unicodedata.normalize("NFC", query).replace("\u2019", "'")
+    cased = any(c.isupper() for c in text)
+    names = set()
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        if cased and not word[0].isupper():
+            continue
+        folded = re.sub(r"'s$", "", word.casefold())
+        if cased and folded in _QUESTION_WORDS and _SENTENCE_START.search(text[:m.start()]):
+            continue
+        names.add(folded)
+    return names
 
 
 def _named(speaker: object, words: set[str]) -> bool:
