@@ -5,7 +5,8 @@ searches on the same store in one process, alternating rounds, with the ranges p
 ("in the filter") and as shipped ("on the hits"), after a warm-up pass that is not counted. The store and
 queries are :mod:`remem.bench.latency`'s; query vectors are embedded beforehand. ``--superseded S`` also keeps
 an old version, in the same words and no longer valid, of a share S of the memories (what a store that
-supersedes often holds): the case where hits are dropped and the second query runs.
+supersedes often holds): the case where hits are dropped and the second query runs, unless the spare
+follows the share of hits the store drops (shipped), which is compared with the fixed spare it had before.
 
     python -m remem.bench.validity_check [--size 100000] [--rounds 6] [--embedder none|auto] [--superseded 0.2]
 """
@@ -60,11 +61,17 @@ def add_superseded(mem: Memory, share: float, pool: list[tuple[str, Any]], n: in
 
 
 def in_the_filter(backend: Any, settings: Any, query: str, qvec: Any, flt: FilterSpec, limit: int,
-                  now_ts: float | None = None, valid_ts: float | None = None) -> Any:
+                  now_ts: float | None = None, valid_ts: float | None = None, drops: Any = None) -> Any:
     """``ranked`` as it was: the validity ranges are conditions of Qdrant's filter."""
     if valid_ts is not None:
         flt = records.valid_within(flt, valid_ts)
     return SHIPPED(backend, settings, query, qvec, flt, limit, now_ts, None)
+
+
+def fixed_spare(backend: Any, settings: Any, query: str, qvec: Any, flt: FilterSpec, limit: int,
+                now_ts: float | None = None, valid_ts: float | None = None, drops: Any = None) -> Any:
+    """Checked on the hits with the fixed spare (a quarter of the limit, at least 5), whatever the store drops."""
+    return SHIPPED(backend, settings, query, qvec, flt, limit, now_ts, valid_ts, None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     embedder = resolve_embedder(args.embedder)
     texts = [synth_text(random.Random(i), i) for i in range(2000)]
     vectors = embedder.embed_documents(texts) if embedder.dim else [None] * len(texts)
-    variants = {"in the filter": in_the_filter, "on the hits (shipped)": SHIPPED}
+    variants = {"in the filter": in_the_filter, "on the hits, fixed spare": fixed_spare,
+                "on the hits, spare follows drops (shipped)": SHIPPED}
     times: dict[str, list[float]] = {name: [] for name in variants}
     queries_run: dict[str, int] = {name: 0 for name in variants}
     with tempfile.TemporaryDirectory() as tmp:

@@ -175,6 +175,34 @@ def test_memories_not_valid_now_never_take_a_place(any_mem: Memory, invalid: int
     assert {h.record.id for h in then} <= bad and then  # the past still sees what was valid then
 
 
+def test_a_store_that_drops_most_of_its_hits_answers_in_one_query(any_mem: Memory) -> None:
+    """A store whose best matches are mostly no longer valid (superseded often, in the same words) learns it:
+    its searches soon ask enough at once, or put validity in the filter, instead of asking Qdrant twice; and
+    what they return is still exactly what is valid now."""
+    past = dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)
+    items = [{"text": f"billing webhook retries failed payments for merchant m{i}x in region r{i}y",
+              **({"valid_from": past, "valid_until": past + dt.timedelta(days=1)} if i % 3 else {})}
+             for i in range(300)]  # two in three expired, interleaved with the valid ones
+    valid = {r.id for r in any_mem.add_many(items, scope=ALICE, dedupe=False) if r.valid_until is None}
+    engine = any_mem._connection.local
+    calls: list[int] = []
+    query = engine.backend.query
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return query(*args, **kwargs)
+
+    engine.backend.query = counted  # type: ignore[method-assign]
+    per_search = []
+    for _ in range(40):
+        before = len(calls)
+        hits = any_mem.search("billing webhook retries failed payments", scope=ALICE, limit=10)
+        per_search.append(len(calls) - before)
+        assert {h.record.id for h in hits} <= valid and len(hits) == 10
+    assert per_search[0] == 2  # a fresh store asks the small spare, drops most, asks again
+    assert sum(per_search[-20:]) <= 24  # then mostly one query a search (a probe now and then)
+
+
 def test_update_changes_text_and_is_searchable(any_mem: Memory) -> None:
     rec = any_mem.add("Standup is at 9:30", scope=ALICE, kind="fact")
     upd = any_mem.update(rec.id, text="Standup moved to 10:15 in room Orion", importance=8, tags=["meetings"], scope=rec.scope)

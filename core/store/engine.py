@@ -38,9 +38,11 @@ class QuotaExceededError(RememError):
 
 @dataclass
 class _Shared:
-    """What every settings view of one open store shares: the write lock, and whether it is usable."""
+    """What every settings view of one open store shares: the write lock, whether it is usable, and how many
+    hits its searches lately dropped as not valid now (the spare they ask, :class:`~.retrieval.DropRate`)."""
 
     lock: threading.RLock = field(default_factory=threading.RLock)
+    drops: retrieval.DropRate = field(default_factory=retrieval.DropRate)
     closed: bool = False
     mismatch: str | None = None
 
@@ -356,7 +358,7 @@ class Engine:
                 newest = flt if checked is None else valid_within(flt, checked)
                 return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
                         for f in self.backend.newest(newest, n)]
-            return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked)
+            return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked, self._shared.drops)
 
         hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
         hits = fit_hits(hits, token_budget) if token_budget is not None else hits
