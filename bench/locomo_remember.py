@@ -22,10 +22,12 @@ its id in ``sources``, no ``context=``), and rank-bm25 over the dated turns (its
 rendered the same way until the budget is full).
 
     python -m remem.bench.locomo_remember [--embedder none] [--limit-convs N] [--methods remember,add,bm25]
-                                          [--singles] [--capture N]
+                                          [--singles] [--capture N] [--older]
 
 ``--capture N`` feeds each session N messages per ``remember()`` call, each call holding only the new ones, as
 the Claude Code hooks (a prompt and its reply) and the framework adapters capture a live conversation.
+``--older`` stores the episodes as a remem before passages did (no neighbours, no context after), measures,
+runs ``reembed`` (which completes them) and measures again: what an existing store gets from the migration.
 ``--singles`` adds the like-for-like check of passages: each ``remember()`` search's own ranking before its
 passages were joined, read through as many single hits as its ten passage hits showed messages.
 """
@@ -232,6 +234,27 @@ def evaluate(mem: Memory, convs: list[dict[str, Any]], context_limit: int | None
 
 
 @contextlib.contextmanager
+def as_an_older_remem() -> Iterator[None]:
+    """Episodes stored inside the block as a remem before passages stored them: no ``follows``, no
+    ``followed_by``, and only the messages before in their context (``--older``: what ``reembed`` restores)."""
+    from remem.core.distill import episodes
+
+    items, after = episodes.episode_items, episodes.CONTEXT_AFTER
+
+    def older(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        out = items(*args, **kwargs)
+        for it in out:
+            it["metadata"] = {k: v for k, v in it["metadata"].items() if k not in ("follows", "followed_by")}
+        return out
+
+    episodes.episode_items, episodes.CONTEXT_AFTER = older, 0  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        episodes.episode_items, episodes.CONTEXT_AFTER = items, after  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
 def ranking_before_passages() -> Iterator[list[Any]]:
     """The hits the recall plan ranked, before it joined them into passages (the list is filled by the search
     run inside the block; the search's own result is unchanged)."""
@@ -314,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also read remember()'s store through single hits, as many as its passages showed")
     ap.add_argument("--capture", type=int, default=0, metavar="N",
                     help="feed each session to remember() N new messages at a time, as the hooks do (default: whole)")
+    ap.add_argument("--older", action="store_true",
+                    help="store remember()'s episodes as an older remem did, then measure again after reembed")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     console = Console(width=170)
@@ -327,15 +352,24 @@ def main(argv: list[str] | None = None) -> int:
         else:
             with tempfile.TemporaryDirectory() as tmp:
                 mem = Memory(path=Path(tmp) / "store", embedder=args.embedder, service="off")
-                load = (load_remember(mem, convs, args.roles, console.log, args.capture) if method == "remember"
-                        else load_add(mem, convs, console.log))
+                with as_an_older_remem() if args.older else contextlib.nullcontext():
+                    load = (load_remember(mem, convs, args.roles, console.log, args.capture) if method == "remember"
+                            else load_add(mem, convs, console.log))
                 emb = mem.embedder.name
                 fed = f"{args.capture} messages at a time" if args.capture else "by session"
                 label = (f"remember() {fed} ({emb}, roles={args.roles})" if method == "remember"
                          else f"add() each dated turn ({emb})")
                 singles = Scores() if method == "remember" and args.singles else None
                 s, extra = evaluate(mem, convs, args.context_limit, singles)
+                if args.older and method == "remember":
+                    label = f"{label}, stored by an older remem"
                 results = [(label, s, {**extra, **load})]
+                if args.older and method == "remember":
+                    started = time.perf_counter()
+                    mem.reembed()
+                    s2, extra2 = evaluate(mem, convs, args.context_limit)
+                    results.append((f"{label}, after reembed", s2,
+                                    {**extra2, "index_s": time.perf_counter() - started, "kinds": load["kinds"]}))
                 if singles is not None:
                     results.append((f"{label}, the same ranking as single hits, as many as its 10 hits showed",
                                     singles, {}))

@@ -227,3 +227,49 @@ def test_concurrent_captures_of_one_session_both_reach_the_earlier_message(mem: 
         t.join()
     [q1] = mem.list(scope=SCOPE, kind="episode", where={"sources": "q1"})
     assert sorted(q1.metadata["followed_by"]) == ["q2", "r1"] and "Kafka" in q1.context and "audit" in q1.context
+
+
+def test_reembed_gives_episodes_an_older_remem_stored_their_neighbours(store_factory, monkeypatch) -> None:  # noqa: ANN001
+    """A store written before episodes knew their neighbours recalls its conversations worse than a new one:
+    no passages, and a question not found by its answer. ``remem doctor`` says so, and ``reembed`` completes
+    them from the episodes stored, in the order said."""
+    from remem.core import doctor
+    from remem.core.distill import episodes
+
+    path = store_factory("none")
+    chat = [msg("user", "Which message broker should the billing service use?", "2024-03-04T10:00:00Z", id="q1"),
+            msg("assistant", "Kafka, with 7 days of retention for the invoice topics.", "2024-03-04T10:00:00Z", id="r1"),
+            msg("user", "Thanks!", "2024-03-04T10:00:00Z", id="t1"),  # not kept as an episode
+            msg("user", "Also lower the Grafana alert threshold for the checkout latency.", "2024-03-04T10:00:00Z", id="q2"),
+            msg("assistant", "Lowered it to 450 ms on the checkout dashboard.", "2024-03-04T10:00:00Z", id="r2")]
+    items = episodes.episode_items
+
+    def as_an_older_remem(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:  # neither field, context before only
+        out = items(*args, **kwargs)
+        for it in out:
+            it["metadata"] = {k: v for k, v in it["metadata"].items() if k not in ("follows", "followed_by")}
+        return out
+
+    with monkeypatch.context() as old:
+        old.setattr(episodes, "episode_items", as_an_older_remem)
+        old.setattr(episodes, "CONTEXT_AFTER", 0)
+        with Memory(path=path, embedder="none", service="off") as mem:
+            mem.remember(chat, scope=SCOPE, session="s1", distiller="none")
+            [q1] = mem.list(scope=SCOPE, kind="episode", where={"sources": "q1"})
+            assert q1.context is None and "followed_by" not in q1.metadata
+            assert "q1" not in mem.search("Kafka retention invoice topics", scope=SCOPE, limit=1)[0].sources
+    meta_file = path / "remem.json"
+    meta_file.write_text(json.dumps({**json.loads(meta_file.read_text("utf-8")), "sparse": 2}), "utf-8")
+    assert "said after them" in doctor.diagnose(path=path, embedder="none")["search index"]
+
+    with Memory(path=path, embedder="none", service="off") as mem:
+        mem.reembed()
+        by_id = {r.sources[0]: r for r in mem.list(scope=SCOPE, kind="episode")}
+        assert set(by_id) == {"q1", "r1", "q2", "r2"}
+        assert by_id["q1"].metadata["followed_by"] == ["r1", "q2"] and "7 days of retention" in by_id["q1"].context
+        assert by_id["r1"].metadata["follows"] == ["q1"] and by_id["r1"].metadata["followed_by"] == ["q2", "r2"]
+        assert by_id["q2"].metadata["follows"] == ["q1", "r1"]  # what was kept, in the order said, nearest last
+        assert by_id["r2"].metadata["follows"] == ["r1", "q2"] and by_id["r2"].metadata["followed_by"] == []
+        top = mem.search("Kafka retention invoice topics", scope=SCOPE, limit=1)[0]
+        assert top.sources[:2] == ("q1", "r1")  # the question comes back with its answer, as one passage
+    assert "search index" not in doctor.diagnose(path=path, embedder="none")

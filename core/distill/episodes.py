@@ -35,18 +35,14 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .admission import check_admission
 from .conversation import Turn
-from ..recall.passages import message_id, said_order
-from ..recall.tokens import truncate_to_tokens
+from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, message_id, said_order
 from ..types import MemoryRecord, RememError, Scope
 
 log = logging.getLogger("remem.distill.episodes")
 
 EPISODE_KIND = "episode"
 SPOKEN_ROLES = ("user", "assistant")
-CONTEXT_TURNS = 2  # previous messages kept as an episode's recall context
-CONTEXT_AFTER = 2  # and the next ones, as they arrive (BM25 only, LoCoMo any@10: 1 -> 0.869, 2 -> 0.877, 3 -> 0.873)
 EPISODE_MAX_TOKENS = 1500  # an episode is a message, not a file dump: long ones keep their head and tail
-CONTEXT_TURN_TOKENS = 120  # each previous message in the context, clipped
 EPISODE_IMPORTANCE = 4
 MAX_ID_CHARS = 200
 # said, but not worth recalling on its own ("Thanks!", "Sure, I'll take a look."): kept only as the next
@@ -101,10 +97,6 @@ def worth_keeping(text: str) -> bool:
     return check_admission(text.strip()[:2000]).reason not in _NOT_AN_EPISODE
 
 
-def _clip(text: str, tokens: int) -> str:
-    return truncate_to_tokens(" ".join(text.split()), tokens, keep="both")
-
-
 def existing_ids(engine: Any, scope: Scope, session: str, ids: Sequence[str]) -> set[str]:
     """Which of ``ids`` are stored already as episodes of ``session`` (looked up by the indexed ``sources``)."""
     found: set[str] = set()
@@ -152,7 +144,7 @@ def _next_said(since: Sequence[MemoryRecord], said_now: Sequence[Turn], stored: 
 
 def _with_after(context: str | None, nexts: Sequence[Turn]) -> str | None:
     parts = [context] if context else []
-    parts += [_clip(said(t), CONTEXT_TURN_TOKENS) for t in nexts]
+    parts += [clipped(said(t), CONTEXT_TURN_TOKENS) for t in nexts]
     return " ".join(parts) or None
 
 
@@ -193,14 +185,14 @@ def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, o
         if t.id in new_ids and worth_keeping(t.text):
             past = history[-CONTEXT_TURNS:]
             nexts = said_now[i + 1:i + 1 + CONTEXT_AFTER]
-            ctx = _with_after(" ".join(_clip(h, CONTEXT_TURN_TOKENS) for h, _ in past), nexts)
+            ctx = _with_after(" ".join(clipped(h, CONTEXT_TURN_TOKENS) for h, _ in past), nexts)
             meta: dict[str, Any] = {**(metadata or {}), "session": session, "position": offset + max(0, t.index),
                                     "role": t.role, "message_id": t.id, "followed_by": [str(n.id) for n in nexts]}
             if any(mid for _, mid in past):
                 meta["follows"] = [mid for _, mid in past if mid]
             if t.speaker:
                 meta["speaker"] = t.speaker
-            items.append({"text": _clip(text, EPISODE_MAX_TOKENS) if len(text) > 4 * EPISODE_MAX_TOKENS else text,
+            items.append({"text": clipped(text, EPISODE_MAX_TOKENS) if len(text) > 4 * EPISODE_MAX_TOKENS else text,
                           "kind": EPISODE_KIND, "tags": list(tags), "importance": EPISODE_IMPORTANCE,
                           "metadata": meta, "source": source, "context": ctx, "sources": [t.id],
                           "occurred_at": t.at})

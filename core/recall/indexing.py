@@ -15,8 +15,9 @@ from . import lexical
 from ..types import SparseVec
 from ..types import MemoryRecord
 
-SPARSE_RECIPE = 2  # what a store's sparse vectors were written with (remem.json "sparse"): 1 = stems only,
-# 2 = with the base forms stemming misses (lemmas.py). A store below it still works; `remem reembed` rewrites it.
+SPARSE_RECIPE = 3  # what a store's sparse vectors were written with (remem.json "sparse"): 1 = stems only,
+# 2 = with the base forms stemming misses (lemmas.py), 3 = conversation episodes indexed with the messages after
+# them too (distill/episodes.py). A store below it still works; `remem reembed` rewrites it.
 CONTEXT_WEIGHT = 0.6  # what was said around a memory counts 0.6 of what it says (LoCoMo via remember(), BM25
 # only: any@10 0.775 at 1.0, 0.799 at 0.6, 0.788 at 0.4): the turn itself should outrank its neighbours
 

@@ -1,5 +1,7 @@
 """Re-embedding: rebuild dense vectors in place after the embedder changed, or for writes a failing provider
-left without one. A full migration embeds everything first and writes a backup before touching the store."""
+left without one. A full migration embeds everything first and writes a backup before touching the store; it
+also rewrites the sparse vectors with the current recipe and completes episodes an older remem stored
+(:func:`~remem.core.recall.passages.completed`)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import TYPE_CHECKING, Callable
 from ..types import RememError
 from .backends.base import FilterSpec
 from .plan import EmbedDocuments, Plan
+from ..recall.passages import completed
 from .records import from_payload
 
 if TYPE_CHECKING:
@@ -33,7 +36,8 @@ def reembed_plan(engine: "Engine", *, pending_only: bool = False,
             if progress:
                 progress(len(chunk))
         return len(recs)
-    recs = [from_payload(f.id, f.payload) for f in engine.scan(FilterSpec())]
+    # episodes an older remem stored get what it did not know of their neighbours (passages, what came after)
+    recs = completed([from_payload(f.id, f.payload) for f in engine.scan(FilterSpec())])
     vectors: list[list[float] | None] = []
     for start in range(0, len(recs), 64):  # embed everything before touching the store
         vectors.extend((yield EmbedDocuments(recs[start:start + 64], keep_on_error=False)))
