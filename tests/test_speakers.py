@@ -46,16 +46,18 @@ def test_names_match_whole_words_possessives_and_first_names_only() -> None:
     assert boost_named_speakers(hits, "Anatomy class notes") == hits
 
 
-def test_odd_names_are_matched_by_what_they_are_not_by_common_words() -> None:
+def boosted(speaker: str, query: str) -> bool:
+    """Whether a line said by ``speaker`` is lifted above a slightly better one by ``query``."""
     from remem import MemoryRecord, SearchHit
 
-    def boosted(speaker: str, query: str) -> bool:
-        hits = [SearchHit(record=MemoryRecord(id="other", text="x", kind="episode", scope=SCOPE), score=1.0,
-                          relevance=1.0),
-                SearchHit(record=MemoryRecord(id="them", text="x", kind="episode", scope=SCOPE,
-                                              metadata={"speaker": speaker}), score=0.9, relevance=0.9)]
-        return boost_named_speakers(hits, query)[0].record.id == "them"
+    hits = [SearchHit(record=MemoryRecord(id="other", text="x", kind="episode", scope=SCOPE), score=1.0,
+                      relevance=1.0),
+            SearchHit(record=MemoryRecord(id="them", text="x", kind="episode", scope=SCOPE,
+                                          metadata={"speaker": speaker}), score=0.9, relevance=0.9)]
+    return boost_named_speakers(hits, query)[0].record.id == "them"
 
+
+def test_odd_names_are_matched_by_what_they_are_not_by_common_words() -> None:
     assert not boosted("A", "what is a good name for a dog?") and not boosted("I", "what did I say about Kafka?")
     assert not boosted("The Doctor", "what did the user decide?") and not boosted("user", "what did the user want?")
     assert boosted("The Doctor", "what did the Doctor prescribe?")
@@ -64,15 +66,6 @@ def test_odd_names_are_matched_by_what_they_are_not_by_common_words() -> None:
 
 
 def test_a_name_that_is_also_a_word_is_named_only_as_a_name() -> None:
-    from remem import MemoryRecord, SearchHit
-
-    def boosted(speaker: str, query: str) -> bool:
-        hits = [SearchHit(record=MemoryRecord(id="other", text="x", kind="episode", scope=SCOPE), score=1.0,
-                          relevance=1.0),
-                SearchHit(record=MemoryRecord(id="them", text="x", kind="episode", scope=SCOPE,
-                                              metadata={"speaker": speaker}), score=0.9, relevance=0.9)]
-        return boost_named_speakers(hits, query)[0].record.id == "them"
-
     # Will, May and Mark are people here; "will", "may" and "mark" in a question are not them
     assert not boosted("Will", "What will Ana bring to the picnic?")
     assert not boosted("Will", "Will Ana bring bread?") and not boosted("May", "May I see what Ana wrote?")
