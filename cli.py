@@ -384,7 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--dir", default=None)
     b.set_defaults(func=cmd_backup)
 
-    r = sub.add_parser("reembed", parents=[common], help="rebuild vectors with the configured embedder")
+    r = sub.add_parser("reembed", parents=[common], help="rebuild vectors with the configured embedder and the "
+                       "current index recipe (completes what an older remem stored)")
     r.add_argument("--pending", action="store_true", help="only memories stored while the provider failed")
     r.set_defaults(func=cmd_reembed)
 

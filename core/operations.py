@@ -174,7 +174,9 @@ class MemoryOperations:
 
     @operation(slow=True, local=("progress",))
     def reembed(self, *, pending_only: bool = False, progress: Callable[[int], None] | None = None) -> int:
-        """Rebuild dense vectors with the configured embedder, in place (a full migration backs up first)."""
+        """Rebuild dense vectors with the configured embedder, in place (a full migration backs up first, and
+        rewrites every record with the current index recipe: episodes an older remem stored get their
+        neighbours)."""
         raise NotImplementedError
 
     @operation(slow=True, retryable=True)
