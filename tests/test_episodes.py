@@ -62,6 +62,21 @@ def test_episodes_keep_what_was_said_with_time_session_and_context(mem: Memory) 
     assert mem.list(scope=SCOPE, kind="episode", where={"sources": "u2"})[0].id == eps["u2"].id
 
 
+def test_a_message_that_opens_like_a_narration_but_says_more_is_kept(mem: Memory) -> None:
+    """"Here's ...", "Let me ..." and "You're a ..." open what a memory must not be (the assistant narrating, a
+    system prompt), but a message that goes on past that said something: it is kept as said and found."""
+    chat = [msg("user", "Here's a picture I took on vacation last summer in Bogota, watching the sunset over the "
+                        "water.", "2024-03-04T10:00:00Z", id="u1"),
+            msg("assistant", "Let me know how it goes!", "2024-03-04T10:01:00Z", id="a1"),
+            msg("user", "You're a real bookworm! My teammates gave me a signed copy of Dune when we met in Oslo.",
+                "2024-03-04T10:02:00Z", id="u2"),
+            msg("assistant", "Sure, I'll take a look.", "2024-03-04T10:03:00Z", id="a2")]
+    res = mem.remember(chat, scope=SCOPE, session="s1", distiller="none")
+    assert {e.sources[0] for e in res.episodes} == {"u1", "u2"}  # the two that only open are not kept
+    assert mem.search("When was I in Bogota?", scope=SCOPE, limit=1)[0].sources[0] == "u1"
+    assert "u2" in mem.search("signed copy of Dune", scope=SCOPE, limit=1)[0].sources
+
+
 def test_memories_name_their_source_messages_and_event_time(mem: Memory) -> None:
     res = mem.remember(CODING, scope=SCOPE, session="s1")
     by_kind = {r.kind: r for r in res.added}

@@ -47,8 +47,12 @@ EPISODE_IMPORTANCE = 4
 MAX_ID_CHARS = 200
 # said, but not worth recalling on its own ("Thanks!", "Sure, I'll take a look."): kept only as the next
 # message's context
-_NOT_AN_EPISODE = frozenset({"empty", "too_short", "pleasantry", "restated_instruction", "system_prompt",
-                             "only_redacted"})
+_SAYS_NOTHING = frozenset({"empty", "too_short", "pleasantry", "only_redacted"})
+# what a memory must not be (the assistant narrating, "You are a ..."), but a message that goes on past its
+# opener said something: "Here's a picture I took last summer in Bogota ..." (LoCoMo: 16 of the 23 messages
+# that open so say more, 5 of them the evidence of a question; they were lost)
+_OPENERS = frozenset({"restated_instruction", "system_prompt"})
+OPENER_ONLY_WORDS = 12  # fewer words than this after such an opener: the opener is all it says
 
 
 def _hash(*parts: str) -> str:
@@ -93,8 +97,12 @@ def said(t: Turn) -> str:
 
 
 def worth_keeping(text: str) -> bool:
-    """False for what is said but says nothing later (greetings, thanks, "Sure, I'll look")."""
-    return check_admission(text.strip()[:2000]).reason not in _NOT_AN_EPISODE
+    """False for what is said but says nothing later (greetings, thanks, "Sure, I'll look", "Let me know how
+    it goes!"); what was said is otherwise kept, even when it opens the way a narration or a system prompt does."""
+    reason = check_admission(text.strip()[:2000]).reason
+    if reason in _OPENERS:
+        return len(text.split()) >= OPENER_ONLY_WORDS
+    return reason not in _SAYS_NOTHING
 
 
 def existing_ids(engine: Any, scope: Scope, session: str, ids: Sequence[str]) -> set[str]:
