@@ -91,7 +91,8 @@ def _index_recipe(recorded: Any) -> dict[str, str]:
     if isinstance(recorded, bool) or not isinstance(recorded, (int, float)):
         return {"search index": f"unknown index recipe {recorded!r} in remem.json; `remem reembed` rewrites it"}
     if recorded < SPARSE_RECIPE:
-        missing = ("word base forms (met/meet) or " if recorded < 2 else "") + "what was said after them in a conversation"
+        missing = ("word base forms (met/meet) or " if recorded < 2 else "") + \
+            "what was said after them in a conversation"
         return {"search index": f"written by an older remem: memories stored before this version are not found by "
                                 f"{missing}; `remem reembed` rewrites them"}
     return {}

@@ -244,7 +244,8 @@ def test_concurrent_captures_of_one_session_both_reach_the_earlier_message(mem: 
     assert sorted(q1.metadata["followed_by"]) == ["q2", "r1"] and "Kafka" in q1.context and "audit" in q1.context
 
 
-def test_reembed_gives_episodes_an_older_remem_stored_their_neighbours(store_factory, monkeypatch) -> None:  # noqa: ANN001
+def test_reembed_gives_episodes_an_older_remem_stored_their_neighbours(
+        store_factory, monkeypatch) -> None:  # noqa: ANN001
     """A store written before episodes knew their neighbours recalls its conversations worse than a new one:
     no passages, and a question not found by its answer. ``remem doctor`` says so, and ``reembed`` completes
     them from the episodes stored, in the order said."""
@@ -252,11 +253,12 @@ def test_reembed_gives_episodes_an_older_remem_stored_their_neighbours(store_fac
     from remem.core.distill import episodes
 
     path = store_factory("none")
-    chat = [msg("user", "Which message broker should the billing service use?", "2024-03-04T10:00:00Z", id="q1"),
-            msg("assistant", "Kafka, with 7 days of retention for the invoice topics.", "2024-03-04T10:00:00Z", id="r1"),
-            msg("user", "Thanks!", "2024-03-04T10:00:00Z", id="t1"),  # not kept as an episode
-            msg("user", "Also lower the Grafana alert threshold for the checkout latency.", "2024-03-04T10:00:00Z", id="q2"),
-            msg("assistant", "Lowered it to 450 ms on the checkout dashboard.", "2024-03-04T10:00:00Z", id="r2")]
+    at = "2024-03-04T10:00:00Z"
+    chat = [msg("user", "Which message broker should the billing service use?", at, id="q1"),
+            msg("assistant", "Kafka, with 7 days of retention for the invoice topics.", at, id="r1"),
+            msg("user", "Thanks!", at, id="t1"),  # not kept as an episode
+            msg("user", "Also lower the Grafana alert threshold for the checkout latency.", at, id="q2"),
+            msg("assistant", "Lowered it to 450 ms on the checkout dashboard.", at, id="r2")]
     items = episodes.episode_items
 
     def as_an_older_remem(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:  # neither field, context before only

@@ -358,7 +358,8 @@ class Engine:
                 newest = flt if checked is None else valid_within(flt, checked)
                 return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
                         for f in self.backend.newest(newest, n)]
-            return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked, self._shared.drops)
+            return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked,
+                                    self._shared.drops)
 
         hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
         hits = fit_hits(hits, token_budget) if token_budget is not None else hits

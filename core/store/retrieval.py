@@ -11,9 +11,9 @@ tenants, BM25 only, one process: p50 / p95 5.3 / 9.5 ms with them in the filter,
 filter, drops those not valid at ``valid_ts`` (superseded, expired, not yet valid), and asks again with the
 validity ranges in the filter only when too few are left. How many more it asks follows the share the store
 dropped lately (:class:`DropRate`); a store that still often asks twice puts the ranges in the filter at once.
-A record not valid then is never returned. BM25
-alone ranks the same either way (its scores do not depend on the filter); when lists are fused (identifiers,
-dense), an invalid record can still hold a rank in one list and move a valid one down in the fusion.
+A record not valid then is never returned. BM25 alone ranks the same either way (its scores do not depend on
+the filter); when lists are fused (identifiers, dense), an invalid record can still hold a rank in one list and
+move a valid one down in the fusion.
 """
 
 from __future__ import annotations
