@@ -70,9 +70,11 @@ def test_a_message_that_opens_like_a_narration_but_says_more_is_kept(mem: Memory
             msg("assistant", "Let me know how it goes!", "2024-03-04T10:01:00Z", id="a1"),
             msg("user", "You're a real bookworm! My teammates gave me a signed copy of Dune when we met in Oslo.",
                 "2024-03-04T10:02:00Z", id="u2"),
-            msg("assistant", "Sure, I'll take a look.", "2024-03-04T10:03:00Z", id="a2")]
+            msg("assistant", "Sure, I'll take a look.", "2024-03-04T10:03:00Z", id="a2"),
+            msg("user", "Ok, let me switch the queue to Postgres.", "2024-03-04T10:04:00Z", id="u3")]
     res = mem.remember(chat, scope=SCOPE, session="s1", distiller="none")
-    assert {e.sources[0] for e in res.episodes} == {"u1", "u2"}  # the two that only open are not kept
+    # the assistant's two that only open are not kept; the user does not narrate: a short decision is kept
+    assert {e.sources[0] for e in res.episodes} == {"u1", "u2", "u3"}
     assert mem.search("When was I in Bogota?", scope=SCOPE, limit=1)[0].sources[0] == "u1"
     assert "u2" in mem.search("signed copy of Dune", scope=SCOPE, limit=1)[0].sources
 

@@ -50,9 +50,10 @@ MAX_ID_CHARS = 200
 _SAYS_NOTHING = frozenset({"empty", "too_short", "pleasantry", "only_redacted"})
 # what a memory must not be (the assistant narrating, "You are a ..."), but a message that goes on past its
 # opener said something: "Here's a picture I took last summer in Bogota ..." (LoCoMo: 16 of the 23 messages
-# that open so say more, 5 of them the evidence of a question; they were lost)
+# that open so say more, 5 of them the evidence of a question; they were lost). The user does not narrate:
+# "Ok, let me switch the queue to Postgres." is a decision, kept whatever its length
 _OPENERS = frozenset({"restated_instruction", "system_prompt"})
-OPENER_ONLY_WORDS = 12  # fewer words than this after such an opener: the opener is all it says
+OPENER_ONLY_WORDS = 12  # fewer words than this after such an opener: the opener is all the assistant says
 
 
 def _hash(*parts: str) -> str:
@@ -96,12 +97,12 @@ def said(t: Turn) -> str:
     return f"{t.speaker}: {text}" if t.speaker else text
 
 
-def worth_keeping(text: str) -> bool:
-    """False for what is said but says nothing later (greetings, thanks, "Sure, I'll look", "Let me know how
-    it goes!"); what was said is otherwise kept, even when it opens the way a narration or a system prompt does."""
+def worth_keeping(text: str, role: str = "assistant") -> bool:
+    """False for what is said but says nothing later (greetings, thanks; the assistant's "Sure, I'll look");
+    what was said is otherwise kept, even when it opens the way a narration or a system prompt does."""
     reason = check_admission(text.strip()[:2000]).reason
     if reason in _OPENERS:
-        return len(text.split()) >= OPENER_ONLY_WORDS
+        return role == "user" or len(text.split()) >= OPENER_ONLY_WORDS
     return reason not in _SAYS_NOTHING
 
 
@@ -190,7 +191,7 @@ def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, o
     items: list[dict[str, Any]] = []
     for i, t in enumerate(said_now):
         text = said(t)
-        if t.id in new_ids and worth_keeping(t.text):
+        if t.id in new_ids and worth_keeping(t.text, t.role):
             past = history[-CONTEXT_TURNS:]
             nexts = said_now[i + 1:i + 1 + CONTEXT_AFTER]
             ctx = _with_after(" ".join(clipped(h, CONTEXT_TURN_TOKENS) for h, _ in past), nexts)
