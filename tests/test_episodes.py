@@ -246,13 +246,12 @@ def test_concurrent_captures_of_one_session_both_reach_the_earlier_message(mem: 
     assert sorted(q1.metadata["followed_by"]) == ["q2", "r1"] and "Kafka" in q1.context and "audit" in q1.context
 
 
-def test_reembed_gives_episodes_an_older_remem_stored_their_neighbours(
-        store_factory, monkeypatch) -> None:  # noqa: ANN001
+def test_reembed_gives_episodes_an_older_remem_stored_their_neighbours(store_factory) -> None:  # noqa: ANN001
     """A store written before episodes knew their neighbours recalls its conversations worse than a new one:
     no passages, and a question not found by its answer. ``remem doctor`` says so, and ``reembed`` completes
     them from the episodes stored, in the order said."""
+    from remem.bench.locomo_remember import as_an_older_remem
     from remem.core import doctor
-    from remem.core.distill import episodes
 
     path = store_factory("none")
     at = "2024-03-04T10:00:00Z"
@@ -261,17 +260,7 @@ def test_reembed_gives_episodes_an_older_remem_stored_their_neighbours(
             msg("user", "Thanks!", at, id="t1"),  # not kept as an episode
             msg("user", "Also lower the Grafana alert threshold for the checkout latency.", at, id="q2"),
             msg("assistant", "Lowered it to 450 ms on the checkout dashboard.", at, id="r2")]
-    items = episodes.episode_items
-
-    def as_an_older_remem(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:  # neither field, context before only
-        out = items(*args, **kwargs)
-        for it in out:
-            it["metadata"] = {k: v for k, v in it["metadata"].items() if k not in ("follows", "followed_by")}
-        return out
-
-    with monkeypatch.context() as old:
-        old.setattr(episodes, "episode_items", as_an_older_remem)
-        old.setattr(episodes, "CONTEXT_AFTER", 0)
+    with as_an_older_remem():  # what the benchmark's --older row measures: neither field, context before only
         with Memory(path=path, embedder="none", service="off") as mem:
             mem.remember(chat, scope=SCOPE, session="s1", distiller="none")
             [q1] = mem.list(scope=SCOPE, kind="episode", where={"sources": "q1"})

@@ -31,9 +31,14 @@ _QUESTION_WORDS = frozenset("will may can could would should shall must might di
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|[.!?][\"'\u201d)]\s*)\W*$")
 
 
+def _composed(text: str) -> str:
+    """Unicode composition and apostrophes folded, case kept: "Jose\u0301" = "José", "O’Brien" = "O'Brien"."""
+    return unicodedata.normalize("NFC", text).replace("\u2019", "'")
+
+
 def _fold(text: str) -> str:
-    """Case, Unicode composition and apostrophes folded: "José" = "Jose\u0301", "O’Brien" = "o'brien"."""
-    return unicodedata.normalize("NFC", text).casefold().replace("\u2019", "'")
+    """:func:`_composed`, and case folded: "José" = "Jose\u0301", "O’Brien" = "o'brien"."""
+    return _composed(text).casefold()
 
 
 def _names(query: str) -> set[str]:
@@ -43,7 +48,7 @@ def _names(query: str) -> set[str]:
     speaker called Will, May or Mark is not named by "what will Ana bring?" or "did she mark the date?"; a
     capitalised question word opening a sentence ("Will Ana come?") is not one either. A question written all
     in lower case cannot say, so each of its words may be a name."""
-    text = unicodedata.normalize("NFC", query).replace("\u2019", "'")
+    text = _composed(query)
     cased = any(c.isupper() for c in text)
     names = set()
     for m in _WORD.finditer(text):

@@ -37,6 +37,11 @@ SPARE = 5  # hits asked beyond the limit (a quarter of it, at least this), so th
 # them near the top. search(limit=10) asks 62 for its 50 candidates; a hit read costs ~25 us of payload
 
 
+def fixed_spare(limit: int) -> int:
+    """The spare a search asks when nothing says more is needed: a quarter of ``limit``, at least :data:`SPARE`."""
+    return max(SPARE, limit // 4)
+
+
 class DropRate:
     """What a store's searches dropped lately as not valid now (moving averages), and what it says the next
     search should do.
@@ -66,9 +71,8 @@ class DropRate:
                 self._filtered += 1
                 return None
             self._filtered = 0  # measure again on the hits
-        fixed = max(SPARE, limit // 4)
         share = min(self.share, self.share_max)
-        return max(fixed, math.ceil(1.5 * limit * share / (1.0 - share)))
+        return max(fixed_spare(limit), math.ceil(1.5 * limit * share / (1.0 - share)))
 
     def saw(self, asked: int, dropped: int, again: bool) -> None:
         """A search on the hits asked ``asked``, dropped ``dropped`` of them and asked ``again`` or not."""
@@ -86,7 +90,7 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
     now_ts = time.time() if now_ts is None else now_ts
     spare = 0
     if valid_ts is not None:
-        planned = drops.spare(limit) if drops is not None else max(SPARE, limit // 4)
+        planned = drops.spare(limit) if drops is not None else fixed_spare(limit)
         if planned is not None:
             spare = planned
         else:  # this store drops most of what it asks: the ranges go in the filter
@@ -118,4 +122,4 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
     return hits[:limit]
 
 
-__all__ = ["DENSE_WEIGHT", "SPARE", "DropRate", "ranked"]
+__all__ = ["DENSE_WEIGHT", "SPARE", "DropRate", "fixed_spare", "ranked"]
