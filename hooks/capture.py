@@ -66,7 +66,7 @@ def _redact(messages: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[
         result = redactor.redact(msg["content"])
         for kind, n in result.counts.items():
             counts[kind] = counts.get(kind, 0) + n
-        out.append({"role": msg["role"], "content": result.text})
+        out.append({"role": msg["role"], "content": result.text, **({"id": msg["id"]} if msg.get("id") else {})})
     return out, counts
 
 
@@ -84,10 +84,22 @@ def _raw_final(stored: str, last_message: str, found: list[transcript.Turn]) -> 
 
 
 def _fit(messages: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Keep the newest messages that fit in MAX_CAPTURE_CHARS (a capture is a turn, not a whole archive)."""
+    """At most MAX_CAPTURE_CHARS (a capture is a turn, not a whole archive). What the assistant said on the way
+    (an assistant message followed by another) goes first, oldest first; then the oldest messages, so a long
+    turn keeps its prompt and its final answer."""
+    total = sum(len(m["content"]) for m in messages)
+    on_the_way = [i for i in range(len(messages) - 1)
+                  if messages[i]["role"] == "assistant" and messages[i + 1]["role"] == "assistant"]
+    dropped: set[int] = set()
+    for i in on_the_way:
+        if total <= MAX_CAPTURE_CHARS:
+            break
+        dropped.add(i)
+        total -= len(messages[i]["content"])
+    rest = [m for i, m in enumerate(messages) if i not in dropped]
     kept: list[dict[str, str]] = []
     used = 0
-    for msg in reversed(messages):
+    for msg in reversed(rest):
         used += len(msg["content"])
         if used > MAX_CAPTURE_CHARS and kept:
             break

@@ -17,12 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-MAX_READ_BYTES = 8_000_000          # never read more than this per capture (huge sessions: keep the tail)
+MAX_READ_BYTES = 8_000_000          # parse at most this much of the newest text per capture; before it, only
+HEAD_LINE_BYTES = 65_536            # lines this short (a tool output is longer; a prompt or a reply is not),
+MAX_SCAN_BYTES = 64_000_000         # and in at most this much (a session first seen mid-way: its recent part)
 MAX_TEXT_CHARS = 6_000              # one prompt or answer, kept head + tail
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _COMMAND_MARKERS = ("<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>",
                     "<bash-input>", "<bash-stdout>", "<bash-stderr>", "<user-prompt-submit-hook>")
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user.*\]$")
+_ENTRY_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 FILE_KEYS = ("file_path", "notebook_path", "path")
 WRITE_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
 
@@ -37,29 +40,36 @@ class ReadResult:
 
 def read_new(path: str | os.PathLike[str], offset: int = 0, last_uuid: str | None = None,
              max_bytes: int = MAX_READ_BYTES) -> ReadResult:
-    """Entries appended after ``offset`` (at most the last ``max_bytes`` of them). Raises OSError when the file
-    cannot be read (the caller decides)."""
+    """Entries appended after ``offset``. Past ``max_bytes`` of new text (a long turn's tool outputs), the older
+    part is only scanned for lines of at most ``HEAD_LINE_BYTES`` (prompts, what was said, tool calls), so the
+    prompt that started the turn is never lost to the tool outputs that followed it. Raises OSError when the
+    file cannot be read (the caller decides)."""
     size = os.path.getsize(path)
     reset = offset > size or offset < 0
-    start = 0 if reset else offset
-    if size - start > max_bytes:
-        start = size - max_bytes
+    start = max(0 if reset else offset, size - max_bytes - MAX_SCAN_BYTES)
+    entries: list[dict[str, Any]] = []
     with open(path, "rb") as fh:
         fh.seek(start)
-        data = fh.read(size - start)
+        pos = start
+        while size - pos > max_bytes:
+            line = fh.readline(HEAD_LINE_BYTES + 1)
+            used = len(line)
+            if line.endswith(b"\n"):
+                _parse_into(entries, line)
+            elif used > HEAD_LINE_BYTES:  # a tool output: skipped, never held whole
+                more, ended = _skip_line(fh)
+                used += more
+                if not ended:
+                    break
+            else:
+                break  # the end of the file, half written
+            pos += used
+        fh.seek(pos)
+        data = fh.read(max(0, size - pos))
     end = data.rfind(b"\n")
     complete = data[: end + 1] if end >= 0 else b""
-    entries: list[dict[str, Any]] = []
     for raw in complete.split(b"\n"):
-        raw = raw.strip()
-        if not raw:
-            continue
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            entries.append(entry)
+        _parse_into(entries, raw)
     if start != offset and last_uuid:  # re-read from elsewhere: drop what was captured already
         for i, entry in enumerate(entries):
             if entry.get("uuid") == last_uuid:
@@ -69,7 +79,31 @@ def read_new(path: str | os.PathLike[str], offset: int = 0, last_uuid: str | Non
     for entry in entries:
         if isinstance(entry.get("uuid"), str):
             new_uuid = entry["uuid"]
-    return ReadResult(entries=entries, offset=start + len(complete), last_uuid=new_uuid, reset=reset)
+    return ReadResult(entries=entries, offset=pos + len(complete), last_uuid=new_uuid, reset=reset)
+
+
+def _skip_line(fh: Any) -> tuple[int, bool]:
+    """Move past the rest of the current line: (bytes skipped, whether its newline was found)."""
+    skipped = 0
+    while chunk := fh.read(1 << 20):
+        cut = chunk.find(b"\n")
+        if cut >= 0:
+            fh.seek(cut + 1 - len(chunk), os.SEEK_CUR)
+            return skipped + cut + 1, True
+        skipped += len(chunk)
+    return skipped, False
+
+
+def _parse_into(entries: list[dict[str, Any]], raw: bytes) -> None:
+    raw = raw.strip()
+    if not raw:
+        return
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return
+    if isinstance(entry, dict):
+        entries.append(entry)
 
 
 # ---------------------------------------------------------------------------------------------- turns
@@ -88,6 +122,8 @@ class Turn:
     texts: list[str] = field(default_factory=list)
     tools: list[ToolCall] = field(default_factory=list)
     at: str | None = None            # the transcript's timestamp of the turn's first entry (ISO 8601)
+    prompt_id: str | None = None     # the transcript entry's uuid: the message id remem keeps in ``sources``
+    text_ids: list[str | None] = field(default_factory=list)   # one per text
 
     @property
     def final(self) -> str:
@@ -146,6 +182,12 @@ def relative(path: str, root: Path | None) -> str:
         return path
 
 
+def entry_id(entry: dict[str, Any]) -> str | None:
+    """The entry's uuid when it looks like one (it becomes a message id, so nothing else passes)."""
+    value = entry.get("uuid")
+    return value if isinstance(value, str) and _ENTRY_ID.fullmatch(value) else None
+
+
 def _blocks(content: Any) -> Iterable[dict[str, Any]]:
     if isinstance(content, str):
         yield {"type": "text", "text": content}
@@ -178,7 +220,7 @@ def turns(entries: Iterable[dict[str, Any]], root: str | os.PathLike[str] | None
                      if b.get("type") == "text"]  # tool_result / image blocks are not the human's words
             prompt = "\n".join(p for p in parts if p)
             if prompt:
-                current = Turn(prompt=clip(prompt), at=at)
+                current = Turn(prompt=clip(prompt), at=at, prompt_id=entry_id(entry))
                 out.append(current)
         elif role == "assistant":
             for block in _blocks(msg.get("content")):
@@ -188,6 +230,7 @@ def turns(entries: Iterable[dict[str, Any]], root: str | os.PathLike[str] | None
                         current = Turn(at=at)
                         out.append(current)
                     current.texts.append(clip(block["text"]))
+                    current.text_ids.append(entry_id(entry))
                 elif btype == "tool_use" and isinstance(block.get("name"), str):
                     if current is None:
                         current = Turn(at=at)
@@ -218,7 +261,9 @@ def tools_summary(tools: list[ToolCall]) -> str:
 
 def to_messages(found: list[Turn], last_assistant_message: str = "", already_final: str = "",
                 with_time: bool = False) -> list[dict[str, str]]:
-    """Chat messages for ``remember``: each turn's prompt and final answer (plus tools and files touched).
+    """Chat messages for ``remember``: each turn's prompt, what the assistant said on the way (a tool-heavy turn
+    says why before it acts: "the flake is a race in the retry queue, so ..."), and its final answer with the
+    tools and files it touched. Each message carries its transcript entry's uuid as ``id`` when it has one.
 
     ``last_assistant_message`` (from the Stop payload) is the final answer of the last turn even when the
     transcript lags behind; ``already_final`` is the final answer captured by the previous Stop, so a lagging
@@ -230,16 +275,32 @@ def to_messages(found: list[Turn], last_assistant_message: str = "", already_fin
         final, last_assistant_message = "", ""
     messages: list[dict[str, str]] = []
     for i, turn in enumerate(found):
-        texts = [t for t in turn.texts if not seen or normalize(t) != seen]
-        answer = texts[-1] if texts else ""
-        if i == len(found) - 1 and final:
-            answer = clip(last_assistant_message)
+        said = [(t, tid) for t, tid in zip(turn.texts, _padded(turn.text_ids, len(turn.texts)))
+                if not seen or normalize(t) != seen]
+        last: tuple[str, str | None] = said.pop() if said else ("", None)
+        if i == len(found) - 1 and final and normalize(last[0]) != final:
+            if last[0]:
+                said.append(last)  # the transcript lags: its last text was said on the way, the payload's is final
+            last = (clip(last_assistant_message), None)
         stamp = {"timestamp": turn.at} if with_time and turn.at else {}
         if turn.prompt:
-            messages.append({"role": "user", "content": turn.prompt, **stamp})
-        body = "\n\n".join(p for p in (answer, tools_summary(turn.tools)) if p)
+            messages.append(_message("user", turn.prompt, turn.prompt_id, stamp))
+        for text, tid in said:
+            messages.append(_message("assistant", text, tid, stamp))
+        body = "\n\n".join(p for p in (last[0], tools_summary(turn.tools)) if p)
         if body:
-            messages.append({"role": "assistant", "content": body, **stamp})
+            messages.append(_message("assistant", body, last[1], stamp))
     if not found and final and final != seen:
         messages.append({"role": "assistant", "content": clip(last_assistant_message)})
     return messages
+
+
+def _padded(ids: list[str | None], n: int) -> list[str | None]:
+    return (ids + [None] * n)[:n]
+
+
+def _message(role: str, content: str, mid: str | None, extra: dict[str, str]) -> dict[str, str]:
+    msg = {"role": role, "content": content, **extra}
+    if mid:
+        msg["id"] = mid
+    return msg

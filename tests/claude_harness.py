@@ -107,14 +107,15 @@ class ClaudeMachine:
         (path / ".git").mkdir(parents=True, exist_ok=True)
         return path.resolve()
 
-    def run(self, prompt: str, project: Path, *, allowed: Sequence[str] = (), plugin_dir: Path = ROOT,
-            timeout: float = 180) -> Run:
+    def run(self, prompt: str, project: Path, *, allowed: Sequence[str] = (), builtin: Sequence[str] = (),
+            plugin_dir: Path = ROOT, timeout: float = 180) -> Run:
+        """``allowed``: remem's MCP tools the model may call; ``builtin``: Claude Code's own (``Glob``, ...)."""
         self.runs += 1
         debug = self.tmp / f"debug-{self.runs}.txt"
         before = len(self.api.requests())
         args = [self.claude, "-p", prompt, "--debug-file", str(debug), "--plugin-dir", str(plugin_dir)]
-        if allowed:
-            args += ["--allowedTools", " ".join(MCP_PREFIX + a for a in allowed)]
+        if allowed or builtin:
+            args += ["--allowedTools", " ".join([MCP_PREFIX + a for a in allowed] + list(builtin))]
         t0 = time.perf_counter()
         proc = subprocess.run(args, env=self.env, cwd=project, capture_output=True, text=True, timeout=timeout)
         wall = (time.perf_counter() - t0) * 1000

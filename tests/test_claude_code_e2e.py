@@ -109,6 +109,26 @@ def test_the_digest_and_recall_never_repeat_each_other_in_one_request(machine: C
     machine.wait_for_captures()
 
 
+def test_what_the_assistant_says_between_tool_calls_reaches_the_next_session(machine: ClaudeMachine,
+                                                                               api: AnthropicServer) -> None:
+    """A tool-heavy turn says why before it acts; its final answer often only reports the result. The lesson
+    must not be lost with the tool calls (it was: only each turn's final answer was captured)."""
+    shop = machine.project("checkout-service")
+    cause = ("Found it: the flake is a race in the retry queue. The fixture tears down before the queue flushes, "
+             "so the last job is sometimes dropped; the fix is to await the queue flush in conftest.")
+    api.reply(text(cause), tool_use("Glob", {"pattern": "**/conftest.py"}))
+    api.reply(text("All 48 tests pass now, 20 runs in a row."))
+    first = machine.run("The checkout tests are flaky again. Find out why and fix it.", shop, builtin=["Glob"])
+    assert len(first.requests) == 2 and tool_results(first.requests[1])        # the tool really ran
+    machine.wait_for_captures()
+
+    api.reply(text("The retry queue."))
+    later = machine.run("Why were the checkout tests flaky, and what fixed it?", shop)
+    injected = later.first_request_text
+    assert "race in the retry queue" in injected and "await the queue flush in conftest" in injected
+    machine.wait_for_captures()
+
+
 def test_the_distiller_child_run_never_fires_remem_hooks(machine: ClaudeMachine, api: AnthropicServer) -> None:
     queue = machine.project("queue-service")
     before = len(machine.hook_log())

@@ -167,6 +167,8 @@ def test_message_shapes_and_plain_strings(mem: Memory) -> None:
     ("You are a helpful assistant that answers in French.", "system_prompt"),
     ("Sure, I'll update the config file for you now.", "restated_instruction"),
     ("You asked me to rename the module and fix the imports.", "restated_instruction"),
+    ("Now let me run the tests to check.", "restated_instruction"),   # narrating between tool calls
+    ("Next, I'm going to read the conftest.", "restated_instruction"),
     ('{"status": "ok", "items": [1, 2, 3], "next": null}', "json_blob"),
     ('Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n    x()\n'
      '  File "b.py", line 2, in x\nNameError: name y is not defined', "stack_trace"),

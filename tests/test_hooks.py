@@ -172,9 +172,12 @@ def test_repeated_stops_capture_each_turn_once(plugin: Plugin) -> None:
     first = plugin.spool()
     assert len(first) == 1
     msgs = first[0]["messages"]
-    assert msgs[0] == {"role": "user", "content": msgs[0]["content"]} and "Redis or Postgres" in msgs[0]["content"]
-    assert "system-reminder" not in msgs[0]["content"]
-    answer = msgs[1]["content"]
+    # each message keeps its transcript entry's uuid as its id (the sources of what is distilled from it)
+    assert msgs[0] == {"role": "user", "content": msgs[0]["content"], "id": "a0000000-0000-4000-8000-000000000003"}
+    assert "Redis or Postgres" in msgs[0]["content"] and "system-reminder" not in msgs[0]["content"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "assistant"]
+    assert msgs[1]["content"] == "Let me look at how the worker claims jobs today."   # said on the way, kept
+    answer = msgs[2]["content"]
     assert "SKIP LOCKED" in answer and "Files changed: worker/claim.py" in answer and "Files read" not in answer
     assert "pytest -q tests/test_claim.py" in answer           # tool calls from the transcript
 
@@ -209,6 +212,55 @@ def test_final_answer_is_captured_when_the_transcript_lags_and_not_twice(plugin:
         fh.write(full[-1] + "\n")
     plugin.stop(proj, "s1", lagging, DECISION, **off)
     assert len(plugin.spool()) == 1
+
+
+def test_a_long_tool_heavy_turn_keeps_its_prompt_its_final_answer_and_the_latest_steps(plugin: Plugin) -> None:
+    proj = plugin.project("p")
+    lines = [{"type": "user", "uuid": "u-000000001",
+              "message": {"role": "user", "content": "Migrate every handler to async."}}]
+    for i in range(12):                                            # 12 x 5,000 characters said on the way
+        lines.append({"type": "assistant", "uuid": f"a-step-{i:04d}", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": f"Step {i}: handler_{i} blocks on requests. " + "x" * 5000}]}})
+        lines.append({"type": "assistant", "uuid": f"a-tool-{i:04d}", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"t{i}", "name": "Edit", "input": {"file_path": f"{proj}/h{i}.py"}}]}})
+    lines.append({"type": "assistant", "uuid": "a-final-0001", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": "All 12 handlers are async now."}]}})
+    t = plugin.tmp / "long.jsonl"
+    t.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    plugin.stop(proj, "s1", t, "All 12 handlers are async now.", REMEM_HOOK_DRAIN="off")
+    msgs = plugin.spool()[0]["messages"]
+    assert msgs[0]["content"] == "Migrate every handler to async." and msgs[0]["id"] == "u-000000001"
+    assert msgs[-1]["content"].startswith("All 12 handlers are async now.") and "h11.py" in msgs[-1]["content"]
+    steps = [m["content"].split(":")[0] for m in msgs[1:-1]]
+    assert steps and steps == [f"Step {i}" for i in range(12 - len(steps), 12)]   # the latest steps that fit
+    assert sum(len(m["content"]) for m in msgs) <= 40_000
+
+
+def test_a_turn_whose_tool_outputs_pass_the_read_limit_keeps_its_prompt(plugin: Plugin) -> None:
+    """The newest 8 MB are read whole; before them only short lines, so tool outputs cannot push out the prompt."""
+    proj = plugin.project("p")
+    lines = [{"type": "user", "uuid": "u-000000001", "message": {"role": "user", "content":
+              "Why does the nightly export time out? Find it and fix it."}}]
+    for i in range(10):                                             # 10 x 1 MB of file contents read
+        lines.append({"type": "assistant", "uuid": f"a-read-{i:04d}", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {"file_path": f"{proj}/dump{i}.csv"}}]}})
+        lines.append({"type": "user", "uuid": f"u-result-{i:04d}", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"t{i}", "content": "row,value\n" * 100_000}]}})
+        if i == 2:
+            lines.append({"type": "assistant", "uuid": "a-cause-001", "message": {"role": "assistant", "content": [
+                {"type": "text", "text": "The export reads the whole orders table without an index on created_at."}]}})
+    lines.append({"type": "assistant", "uuid": "a-final-0001", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": "Added the index; the export finishes in 40 s."}]}})
+    t = plugin.tmp / "huge.jsonl"
+    t.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    assert t.stat().st_size > 10_000_000
+    plugin.stop(proj, "s1", t, "Added the index; the export finishes in 40 s.", REMEM_HOOK_DRAIN="off")
+    said = [m["content"] for m in plugin.spool()[0]["messages"]]
+    assert said[0] == "Why does the nightly export time out? Find it and fix it."
+    assert "without an index on created_at" in said[1] and said[-1].startswith("Added the index")
+    assert "row,value" not in json.dumps(said)
+    plugin.stop(proj, "s1", t, "Added the index; the export finishes in 40 s.", REMEM_HOOK_DRAIN="off")
+    assert len(plugin.spool()) == 1                                 # read to its end: nothing new the second time
 
 
 def test_missing_transcript_still_captures_the_final_answer(plugin: Plugin) -> None:

@@ -36,7 +36,8 @@ _SYSTEM_RE = re.compile(
     r"^system(?: prompt)?:|^<\s*system|^(?:instructions|rules|guidelines):|^you (?:must|should) always\b", re.I)
 _RESTATE_RE = re.compile(
     r"^(?:(?:sure|certainly|of course|absolutely|okay|ok|alright|great|got it)[,!.]?\s+(?:i'?ll|i will|let me|here)\b|"
-    r"(?:let me|i'?ll now|i will now|i'?m going to|i am going to|i'?ll start by|first,? i'?ll|i'?ll go ahead)\b|"
+    r"(?:(?:now|next|then|first|so),?\s+)?(?:let me|i'?ll now|i will now|i'?m going to|i am going to|"
+    r"i'?ll start by|i'?ll go ahead)\b|first,? i'?ll\b|"
     r"(?:you(?:'ve)? (?:asked|want|wanted|would like|requested)|as (?:you )?requested|per your (?:request|instructions)|"
     r"to summari[sz]e your request|your request is|i understand (?:that )?you)\b|"
     r"here(?:'s| is| are) (?:the|a|an|your|what|how)\b)", re.I)
