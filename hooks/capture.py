@@ -107,6 +107,34 @@ def _fit(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return list(reversed(kept))
 
 
+LAG_WAIT_SECONDS = 1.0
+
+
+def _read(inp: HookInput, offset: int, last_uuid: str | None,
+          stored_final: str) -> tuple[transcript.ReadResult, list[transcript.Turn]]:
+    """The transcript's new entries and turns. At Stop the transcript often lags behind the final answer the
+    payload holds (a first turn's transcript may not even exist yet); served (after the hook was answered, off
+    Claude Code's path) this waits up to LAG_WAIT_SECONDS for it, so the answer is captured with its transcript
+    id (its ``sources``; a forked session's copy of it is then recognised). In the hook's own process it never
+    waits."""
+    final = transcript.normalize(inp.last_assistant_message)
+    wait = bool(final) and served() is not None and scrub(final) != stored_final
+    deadline = time.monotonic() + (LAG_WAIT_SECONDS if wait else 0.0)
+    while True:
+        try:
+            result = transcript.read_new(inp.transcript_path, offset, last_uuid)
+        except FileNotFoundError:  # not written yet (a first turn's transcript can appear after its Stop)
+            if not wait or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+            continue
+        found = transcript.turns(result.entries, root=inp.tenant)
+        if not wait or any(transcript.normalize(t) == final for turn in found for t in turn.texts) \
+                or time.monotonic() >= deadline:
+            return result, found
+        time.sleep(0.05)
+
+
 def capture(inp: HookInput) -> dict[str, Any]:
     """Spool the session's new turns; returns what was done (for the log and tests). Never raises OSError
     from a missing transcript: the final answer from the payload is still captured."""
@@ -126,8 +154,7 @@ def capture(inp: HookInput) -> dict[str, Any]:
         note = ""
         if inp.transcript_path:
             try:
-                result = transcript.read_new(inp.transcript_path, offset, last_uuid)
-                found = transcript.turns(result.entries, root=tenant)
+                result, found = _read(inp, offset, last_uuid, already)
                 offset, last_uuid = result.offset, result.last_uuid
             except OSError as exc:
                 note = f"transcript unreadable ({type(exc).__name__}); captured the final answer only"

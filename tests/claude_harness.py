@@ -108,14 +108,16 @@ class ClaudeMachine:
         return path.resolve()
 
     def run(self, prompt: str, project: Path, *, allowed: Sequence[str] = (), builtin: Sequence[str] = (),
-            plugin_dir: Path = ROOT, timeout: float = 180) -> Run:
-        """``allowed``: remem's MCP tools the model may call; ``builtin``: Claude Code's own (``Glob``, ...)."""
+            extra: Sequence[str] = (), plugin_dir: Path = ROOT, timeout: float = 180) -> Run:
+        """``allowed``: remem's MCP tools the model may call; ``builtin``: Claude Code's own (``Glob``, ...);
+        ``extra``: more CLI arguments (``--continue``, ...)."""
         self.runs += 1
         debug = self.tmp / f"debug-{self.runs}.txt"
         before = len(self.api.requests())
         args = [self.claude, "-p", prompt, "--debug-file", str(debug), "--plugin-dir", str(plugin_dir)]
         if allowed or builtin:
             args += ["--allowedTools", " ".join([MCP_PREFIX + a for a in allowed] + list(builtin))]
+        args += list(extra)
         t0 = time.perf_counter()
         proc = subprocess.run(args, env=self.env, cwd=project, capture_output=True, text=True, timeout=timeout)
         wall = (time.perf_counter() - t0) * 1000
@@ -168,6 +170,30 @@ class ClaudeMachine:
             except BlockingIOError:
                 return True
             return False
+
+    def records(self, project: Path) -> list[Any]:
+        """Every record of ``project``'s memory (the service is stopped first: the store is one process's)."""
+        from remem import Memory, Scope
+
+        self.stop_service()
+        mem = Memory(self.remem_home / "store", service="off", embedder="none")
+        try:
+            return mem.list(scope=Scope(tenant=str(project)), limit=1000)
+        finally:
+            mem.close()
+
+    def transcript_ids(self) -> set[str]:
+        """The uuids of every user and assistant entry in this machine's Claude Code transcripts."""
+        ids = set()
+        for path in (self.home / ".claude" / "projects").rglob("*.jsonl"):
+            for line in path.read_text("utf-8", "replace").splitlines():
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict) and entry.get("type") in ("user", "assistant") and entry.get("uuid"):
+                    ids.add(entry["uuid"])
+        return ids
 
     def stop_service(self, python: str | None = None) -> None:
         subprocess.run([python or sys.executable, "-m", "remem.cli", "serve", "--stop", "--path",

@@ -129,6 +129,31 @@ def test_what_the_assistant_says_between_tool_calls_reaches_the_next_session(mac
     machine.wait_for_captures()
 
 
+def test_a_forked_session_stores_only_what_is_new_and_every_message_keeps_its_transcript_id(
+        machine: ClaudeMachine, api: AnthropicServer) -> None:
+    """``--fork-session`` starts a new session with copies of the earlier messages (same uuids): they are not
+    stored again, and the decision said once is one memory. Every episode's source is its transcript entry,
+    the final answer too (the transcript lags behind the Stop payload; the service waits for it)."""
+    payments = machine.project("payments")
+    api.reply(text("We will pin stripe-python to 7.4.0 because v8 broke idempotency keys."))
+    machine.run("Which stripe version do we pin, and why?", payments)
+    machine.wait_for_captures()
+    api.reply(text("The webhook handler lives in src/payments/webhook.py."))
+    machine.run("Where does the webhook handler live?", payments, extra=["--continue", "--fork-session"])
+    machine.wait_for_captures()
+
+    records = machine.records(payments)
+    episodes = [r for r in records if r.kind == "episode"]
+    said = sorted(r.text for r in episodes)
+    assert said == sorted(["Which stripe version do we pin, and why?", "Where does the webhook handler live?",
+                           "We will pin stripe-python to 7.4.0 because v8 broke idempotency keys.",
+                           "The webhook handler lives in src/payments/webhook.py."]), said
+    assert len({r.metadata["session"] for r in episodes}) == 2                  # two sessions, nothing twice
+    assert {s for r in episodes for s in r.sources} <= machine.transcript_ids()
+    pins = [r for r in records if r.kind not in ("episode", "summary") and "7.4.0" in r.text]
+    assert len(pins) == 1, [r.text for r in pins]
+
+
 def test_the_distiller_child_run_never_fires_remem_hooks(machine: ClaudeMachine, api: AnthropicServer) -> None:
     queue = machine.project("queue-service")
     before = len(machine.hook_log())

@@ -130,6 +130,20 @@ def test_session_summary_is_updated_not_duplicated(mem: Memory) -> None:
     assert len(mem.list(scope=SCOPE, kind="summary", where={"meta.session": "s3"})) == 1
 
 
+def test_a_memory_said_again_in_another_session_is_one_memory_with_both_sources(mem: Memory) -> None:
+    """The same preference said on Monday and on Friday is one memory (it was two: the session each came from
+    kept them apart); the two messages stay two episodes, and each session keeps its own summary."""
+    said = "We always use ruff for linting and never push to main."
+    for session in ("monday", "friday"):
+        mem.remember([{"role": "user", "content": said, "id": f"{session}-1"}], scope=SCOPE, session=session)
+    records = mem.list(scope=SCOPE, limit=50)
+    memories = [r for r in records if r.kind not in ("episode", "summary")]
+    assert len(memories) == 1 and set(memories[0].sources) == {"monday-1", "friday-1"}
+    assert memories[0].merged_count == 1
+    assert sorted(r.metadata["session"] for r in records if r.kind == "episode") == ["friday", "monday"]
+    assert sorted(r.metadata["session"] for r in records if r.kind == "summary") == ["friday", "monday"]
+
+
 def test_message_shapes_and_plain_strings(mem: Memory) -> None:
     turns = normalize_messages(to_plain_messages(CODING_CONVERSATION))
     roles = [t.role for t in turns]

@@ -20,15 +20,17 @@ is deliberately not part of the hash: hooks and framework adapters send each new
 own, so a message's position within a capture is not stable, but its content and time are.
 
 Idempotent: episodes already stored for a session are looked up by id (``sources`` is keyword-indexed) and
-skipped before anything is embedded; an exact repeat that slips through a race is merged by the engine's
-content-hash de-duplication (the metadata ``message_id`` differs between different messages, so two turns
-that say the same words are never merged with each other).
+skipped before anything is embedded (an id shaped like a UUID is looked up in every session of the scope: the
+copies a forked conversation starts with are not stored again); an exact repeat that slips through a race is
+merged by the engine's content-hash de-duplication (the metadata ``message_id`` differs between different
+messages, so two turns that say the same words are never merged with each other).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
@@ -45,6 +47,7 @@ SPOKEN_ROLES = ("user", "assistant")
 EPISODE_MAX_TOKENS = 1500  # an episode is a message, not a file dump: long ones keep their head and tail
 EPISODE_IMPORTANCE = 4
 MAX_ID_CHARS = 200
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 # said, but not worth recalling on its own ("Thanks!", "Sure, I'll take a look."): kept only as the next
 # message's context
 _SAYS_NOTHING = frozenset({"empty", "too_short", "pleasantry", "only_redacted"})
@@ -107,13 +110,24 @@ def worth_keeping(text: str, role: str = "assistant") -> bool:
 
 
 def existing_ids(engine: Any, scope: Scope, session: str, ids: Sequence[str]) -> set[str]:
-    """Which of ``ids`` are stored already as episodes of ``session`` (looked up by the indexed ``sources``)."""
+    """Which of ``ids`` are stored already as episodes of ``session`` (looked up by the indexed ``sources``), or,
+    for an id shaped like a UUID, as an episode of any session of ``scope``: a UUID names one message wherever
+    it appears, and a forked or resumed conversation (Claude Code's ``--fork-session``, a copied thread) starts
+    with copies of messages that are stored already."""
+    found = _stored_ids(engine, scope, ids, {"meta.session": session})
+    unique = [i for i in ids if i not in found and _UUID.fullmatch(i)]
+    if unique:
+        found |= _stored_ids(engine, scope, unique, {})
+    return found
+
+
+def _stored_ids(engine: Any, scope: Scope, ids: Sequence[str], where: Mapping[str, Any]) -> set[str]:
     found: set[str] = set()
     for start in range(0, len(ids), 256):
         chunk = list(ids[start:start + 256])
         try:
             recs = engine.list(scope=scope, kind=EPISODE_KIND, limit=len(chunk) * 2,
-                               where={"sources": chunk, "meta.session": session})
+                               where={"sources": chunk, **where})
         except (RememError, ValueError) as exc:  # a lookup failure must not lose the capture: store them
             log.debug("episode lookup failed: %s", exc)
             continue

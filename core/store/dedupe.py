@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from ..recall import lexical
 from ..recall.repeats import EPISODE_KIND
@@ -27,6 +27,9 @@ _NUMBER_RE = re.compile(
 _PROPER_RE = re.compile(r"(?<=[\w,;:] )[A-Z][\w-]+")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 MAX_SOURCES = 64
+SUMMARY_KIND = "summary"
+# metadata the distillation pipeline adds to say where a memory came from: never a reason not to merge
+PROVENANCE_KEYS = frozenset({"session", "distiller", "merged_from_session", "fallback"})
 
 
 def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | None, *, threshold: float,
@@ -35,9 +38,13 @@ def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | Non
     now_ts = time.time()
     flt = build_filter(rec.scope, kind=rec.kind, valid_ts=now_ts)  # a superseded memory is never revived
     flt.must.append(Cond("content_hash", eq=rec.content_hash))
+    # a message is the same message only in its own session, and a session has its own summary; a memory is the
+    # same memory whichever session (or distiller) it came from: "we always use ruff" said in two sessions is
+    # one preference with both sources
+    ignore = () if rec.kind in (EPISODE_KIND, SUMMARY_KIND) else PROVENANCE_KEYS
     for f in backend.scroll(flt, limit=5)[0]:
         same = from_payload(f.id, f.payload)
-        if not conflicting(same.metadata, rec.metadata):
+        if not conflicting(same.metadata, rec.metadata, ignore):
             return same
     if rec.kind == EPISODE_KIND:  # what was said is kept as said: only an exact repeat (a re-capture) is one
         return None
@@ -54,7 +61,7 @@ def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | Non
         cutoff = None
     for cand in cands:
         other = from_payload(cand.id, cand.payload)
-        if other.scope != rec.scope or conflicting(other.metadata, rec.metadata):
+        if other.scope != rec.scope or conflicting(other.metadata, rec.metadata, ignore):
             continue
         if same_meaning(rec.text, other.text, cand.score if cutoff is not None else None, cutoff):
             return other
@@ -74,8 +81,10 @@ def merge_into(backend: Backend, existing: MemoryRecord, new: MemoryRecord) -> M
                    merged_count=update["merged_count"], updated_at=utcnow())
 
 
-def conflicting(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    return any(k in b and b[k] != v for k, v in a.items())
+def conflicting(a: Mapping[str, Any], b: Mapping[str, Any], ignore: Collection[str] = ()) -> bool:
+    """Whether the two share a metadata key with different values (``ignore``: keys that say where a record
+    came from, not what it says)."""
+    return any(k in b and b[k] != v and k not in ignore for k, v in a.items())
 
 
 def same_meaning(a: str, b: str, cosine: float | None, threshold: float | None) -> bool:
@@ -96,4 +105,4 @@ def same_meaning(a: str, b: str, cosine: float | None, threshold: float | None) 
     return jaccard >= 0.8
 
 
-__all__ = ["conflicting", "find_duplicate", "merge_into", "same_meaning"]
+__all__ = ["PROVENANCE_KEYS", "conflicting", "find_duplicate", "merge_into", "same_meaning"]
