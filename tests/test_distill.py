@@ -183,6 +183,7 @@ def test_message_shapes_and_plain_strings(mem: Memory) -> None:
     ("You asked me to rename the module and fix the imports.", "restated_instruction"),
     ("Now let me run the tests to check.", "restated_instruction"),   # narrating between tool calls
     ("Next, I'm going to read the conftest.", "restated_instruction"),
+    ("Here's the updated config for the worker.", "restated_instruction"),
     ('{"status": "ok", "items": [1, 2, 3], "next": null}', "json_blob"),
     ('Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n    x()\n'
      '  File "b.py", line 2, in x\nNameError: name y is not defined', "stack_trace"),
@@ -203,6 +204,7 @@ def test_admission_gate_refuses_noise_with_a_reason(text: str, reason: str) -> N
     "The deploy failed because DATABASE_URL was unset; fixed by adding it to .env.", "User's name is Dana.",
     "Thanks to the new cache, p95 latency dropped from 900 ms to 120 ms.", "User lives in Lisbon.",
     "Deploys failed because the CI secret [REDACTED:github_token] had expired; rotating it fixed them.",
+    "Here's the problem: the webhook handler never verifies the Stripe signature.",  # a finding, not a preamble
 ])
 def test_admission_gate_keeps_real_memories(text: str) -> None:
     assert check_admission(text).ok and admit(text)

@@ -129,6 +129,14 @@ def test_lessons_keep_cause_and_fix_and_decisions_keep_their_reason() -> None:
     assert not any("tests pass" in c.text for c in got)
 
 
+def test_a_cause_found_between_tool_calls_reads_without_its_exclamation() -> None:
+    got = memories([U("The checkout tests are flaky again. Find out why and fix it."),
+                    A("Found it: the flake is a race in the retry queue. The fixture tears down before the queue "
+                      "flushes, so the last job is sometimes dropped; the fix is to await the queue flush.")])
+    lessons = [c.text for c in got if c.kind == "lesson"]
+    assert "The flake is a race in the retry queue." in lessons and not any("Found it" in t for t in lessons)
+
+
 def test_memories_read_as_standalone_third_person_statements() -> None:
     texts = {c.kind: c.text for c in memories([U("I am allergic to peanuts, so never suggest satay.")])}
     assert texts["fact"].startswith("User is allergic to peanuts")

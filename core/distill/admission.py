@@ -40,7 +40,9 @@ _RESTATE_RE = re.compile(
     r"i'?ll start by|i'?ll go ahead)\b|first,? i'?ll\b|"
     r"(?:you(?:'ve)? (?:asked|want|wanted|would like|requested)|as (?:you )?requested|per your (?:request|instructions)|"
     r"to summari[sz]e your request|your request is|i understand (?:that )?you)\b|"
-    r"here(?:'s| is| are) (?:the|a|an|your|what|how)\b)", re.I)
+    # "Here's the updated config" restates; "Here's the problem: ..." is a finding
+    r"here(?:'s| is| are) (?:(?:the|a|an)\b(?!\s+(?:problem|issue|culprit|cause|bug|catch|root cause)\b)|your\b|"
+    r"what\b|how\b))", re.I)
 _TRACE_LINE_RE = re.compile(r'^\s+File ".*", line \d+|^\s+at [\w.$<>/\[\]]+\(.*\)\s*$|^\s+at .+:\d+:\d+\)?$', re.M)
 _LOG_LINE_RE = re.compile(
     r"^\s*(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[?\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE|FATAL)\b|"
