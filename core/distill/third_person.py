@@ -8,7 +8,8 @@ import re
 LEAD_RE = re.compile(r"^(?:(?:also|and|oh and|btw|by the way|fyi|just so you know|note|ps|p\.s\.|one more thing|"
                       r"for the record|remember(?: that)?|please remember(?: that)?|keep in mind(?: that)?)[,:]?\s+|"
                       # what an assistant says as it finds a cause: "Found it: the flake is a race in ..."
-                      r"(?:found it|got it|aha|there it is|here's the (?:problem|issue|culprit|cause))\s*[:!.,\u2014-]+\s*)",
+                      r"(?:found it|got it|aha|there it is|here's the (?:problem|issue|culprit|cause))"
+                      r"\s*[:!.,\u2014-]+\s*)",
                       re.I)
 QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2032": "'"})
 
