@@ -13,6 +13,7 @@ import pytest
 
 from remem import (ALL_TENANTS, AsyncMemory, ForgetResult, Memory, NotFoundError, Scope, ScopeError)
 from remem.core.recall.tokens import count_tokens
+from remem.core.store.dedupe import same_meaning
 from remem.core.settings import Settings
 from remem.core.store import retrieval
 
@@ -115,6 +116,24 @@ def test_near_duplicate_is_merged_but_different_versions_are_not(any_dense_mem: 
     assert v1.id != v2.id
     neg = any_dense_mem.add("Alice does not like green tea", scope=ALICE, kind="preference")
     assert neg.id != a.id
+
+
+def test_a_repeat_that_starts_its_sentence_differently_is_merged(any_mem: Memory) -> None:
+    """The name guard read "Our" in "User: Our CI runs ..." as a name, so the repeat was a second memory."""
+    a = any_mem.add("User: CI runs on GitHub Actions.", scope=ALICE, kind="fact")
+    b = any_mem.add("User: Our CI runs on GitHub Actions.", scope=ALICE, kind="fact")
+    assert b.id == a.id and b.merged_count == 1
+    c = any_mem.add("User: Our CI runs on Buildkite Actions.", scope=ALICE, kind="fact")
+    assert c.id != a.id                                                       # another name: another memory
+
+
+def test_near_duplicate_guards_read_names_anywhere_and_a_plural_day_as_the_day() -> None:
+    close = 0.99  # as close in meaning as the embedder can say: only the guards decide
+    assert same_meaning("Never deploy on Fridays.", "Never deploy on a Friday.", close, 0.95)
+    assert not same_meaning("Never deploy on Fridays.", "Never deploy on Mondays.", close, 0.95)
+    assert not same_meaning("Alice prefers green tea.", "Bob prefers green tea.", close, 0.95)
+    assert not same_meaning("Alice prefers green tea.", "Alice and Bob prefer green tea.", close, 0.95)
+    assert same_meaning("CI runs on GitHub Actions.", "Our CI runs on GitHub Actions.", close, 0.95)
 
 
 def test_exact_identifiers_are_findable_through_paraphrase(any_mem: Memory) -> None:

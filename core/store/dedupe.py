@@ -24,7 +24,11 @@ _NUMBER_RE = re.compile(
     r"\d+(?:[.,:]\d+)*|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|first|second|"
     r"third|fourth|fifth|last|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|"
     r"march|april|may|june|july|august|september|october|november|december)s?\b", re.I)
-_PROPER_RE = re.compile(r"(?<=[\w,;:] )[A-Z][\w-]+")
+_PROPER_RE = re.compile(r"\b[A-Z][\w-]+")
+# capitalised only because a sentence starts with them ("We never deploy ...", "User: Our CI runs ...")
+_SENTENCE_STARTS = frozenset("""a an the and or but so if then when while also just please never always
+this that these those it its i i'm i've we we're our you your they their he she his her my user
+""".split())
 _WORD_RE = re.compile(r"[a-z0-9]+")
 MAX_SOURCES = 64
 SUMMARY_KIND = "summary"
@@ -87,12 +91,25 @@ def conflicting(a: Mapping[str, Any], b: Mapping[str, Any], ignore: Collection[s
     return any(k in b and b[k] != v and k not in ignore for k, v in a.items())
 
 
+def _names_in(a: str, b: str) -> bool:
+    """Every name ``a`` capitalises is said in ``b`` too ("Alice likes tea" is not "Bob likes tea"; "CI runs on
+    GitHub Actions" is "Our CI runs on GitHub Actions")."""
+    said = set(_WORD_RE.findall(b.lower()))
+    return all(w.lower() in _SENTENCE_STARTS or _NUMBER_RE.fullmatch(w) or set(_WORD_RE.findall(w.lower())) <= said
+               for w in _PROPER_RE.findall(a))  # days and months are the numbers' guard
+
+
+def _numbers(text: str) -> list[str]:
+    """The numbers, ordinals, days and months of ``text``, in order ("Fridays" and "a Friday" are one day)."""
+    return [n.lower().removesuffix("s") if n[-1:].isalpha() else n for n in _NUMBER_RE.findall(text)]
+
+
 def same_meaning(a: str, b: str, cosine: float | None, threshold: float | None) -> bool:
     """Near-duplicate test: close in meaning (or in words, without vectors), with the same numbers,
     identifiers and polarity, so "v1.6" vs "v1.7" or "likes" vs "doesn't like" are never merged."""
-    if [n.lower() for n in _NUMBER_RE.findall(a)] != [n.lower() for n in _NUMBER_RE.findall(b)]:
+    if _numbers(a) != _numbers(b):
         return False
-    if set(_PROPER_RE.findall(a)) != set(_PROPER_RE.findall(b)):
+    if not (_names_in(a, b) and _names_in(b, a)):
         return False
     if set(lexical.identifiers(a)) != set(lexical.identifiers(b)):
         return False
