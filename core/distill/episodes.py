@@ -114,11 +114,9 @@ def existing_ids(engine: Any, scope: Scope, session: str, ids: Sequence[str]) ->
     for an id shaped like a UUID, as an episode of any session of ``scope``: a UUID names one message wherever
     it appears, and a forked or resumed conversation (Claude Code's ``--fork-session``, a copied thread) starts
     with copies of messages that are stored already."""
-    found = _stored_ids(engine, scope, ids, {"meta.session": session})
-    unique = [i for i in ids if i not in found and _UUID.fullmatch(i)]
-    if unique:
-        found |= _stored_ids(engine, scope, unique, {})
-    return found
+    unique = [i for i in ids if _UUID.fullmatch(i)]
+    own = [i for i in ids if not _UUID.fullmatch(i)]
+    return _stored_ids(engine, scope, unique, {}) | _stored_ids(engine, scope, own, {"meta.session": session})
 
 
 def _stored_ids(engine: Any, scope: Scope, ids: Sequence[str], where: Mapping[str, Any]) -> set[str]:
