@@ -126,10 +126,6 @@ class Turn:
     text_ids: list[str | None] = field(default_factory=list)   # one per text
 
     @property
-    def final(self) -> str:
-        return self.texts[-1] if self.texts else ""
-
-    @property
     def empty(self) -> bool:
         return not (self.prompt or self.texts or self.tools)
 
