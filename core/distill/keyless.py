@@ -21,7 +21,7 @@ from .admission import admit, content_words
 from .artifacts import FENCE_RE, error_lines, extract_identifiers
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
-from .keyless_patterns import (AGREE_RE, CLAUSE_BREAK_RE, DECISION_FIX_RE, FIX_RE, PATTERNS, REASON_HINT_RE,
+from .keyless_patterns import (AGREE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE, PATTERNS, REASON_HINT_RE,
                                REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
                                Pattern)
 from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, WITH_ME_RE, first_person_to_user
@@ -56,6 +56,10 @@ _REQUEST_RE = re.compile(r"\?\s*$|\b(?:can|could|would|will) you\b|\bplease\b|\b
                          r"update|change|remove|delete|refactor|explain|find|show|run|set up|setup|install|debug|"
                          r"review|rename|move|convert|generate|test|check|investigate|deploy|migrate|tell me|why|what|"
                          r"where|when|which|who)\b", re.I)
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _end(text: str) -> str:
@@ -203,7 +207,8 @@ class KeylessDistiller:
         """Sentences; a user's are also split into clauses ("I'm vegan and I hate cilantro"), unless only one clause
         says something and the whole is a decision, lesson or preference (the other clause is its reason: "X is too
         slow, so we'll use Y")."""
-        sents = [x for x in split_sentences(t.text.translate(QUOTES)) if not STATUS_RE.search(x)]
+        sents = [_capitalised(CORRECTION_LEAD_RE.sub("", x)) for x in split_sentences(t.text.translate(QUOTES))
+                 if not STATUS_RE.search(x)]
         if t.role != "user":
             return sents
         out: list[str] = []

@@ -291,6 +291,12 @@ REASON_HINT_RE = re.compile(
     r"end of life|deprecated|would need|requires?|bugs?|crash(?:es|ed)?|lost|losing|timeouts?|limits?|"
     r"no longer)\b", re.I)
 """Words that make a sentence a reason for the decision next to it."""
+CORRECTION_LEAD_RE = re.compile(
+    r"^(?:(?:sorry|oops|whoops|my bad|wait|hmm)[,!.]*\s+)*(?:(?:correction|update|to correct (?:myself|that)|"
+    r"scratch that|i misspoke|i was wrong|i got (?:it|that) wrong|i mixed (?:it|them|that) up|"
+    r"i misread(?: (?:the|my|our) \w+)?)\s*[:!.,;\u2014\u2013-]+\s*|(?:actually|sorry|my bad|oops)\s*[,:\u2014]\s*)",
+    re.I)
+"""How a correction opens ("Sorry, I misread the dashboard: ...", "Correction: ..."): the rest is what to keep."""
 STATUS_RE = re.compile(
     r"^(?:all\s+)?(?:\d+\s+)?(?:the\s+)?(?:unit\s+|e2e\s+|integration\s+)?tests?\s+(?:now\s+)?(?:pass|passed|are "
     r"(?:passing|green)|green|run green)|\btests? (?:are|is) green\b|^(?:ci|the build|build|lint(?:ing)?|the "

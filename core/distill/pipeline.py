@@ -31,12 +31,14 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from . import corrections
 from .admission import MAX_MEMORY_CHARS, Admission, admit, check_admission, content_words
 from .artifacts import extract_identifiers
 from .audit import AuditReport, audit
 from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillation
 from .conversation import Turn, conversation_turns, normalize_messages, strip_recalled, to_plain_messages
 from .episodes import EPISODE_KIND, assign_ids, keep_episodes, spoken
+from .neighbours import similar_memories
 from .summaries import find_summary, summary_sources
 from .keyless import KeylessDistiller, split_sentences
 from ..providers.llm import Usage
@@ -51,7 +53,6 @@ from .result import RememberResult, resolve_distiller
 log = logging.getLogger("remem.distill")
 
 SUMMARY_TAG = "session"
-_NOT_RECORDS = {"kind": {"$nin": ["summary", EPISODE_KIND]}}  # reconcile against memories, not what was said
 
 
 # ====================================================================== the pipeline
@@ -157,26 +158,6 @@ def _attribute(prep: _Prep, cand: Candidate) -> None:
         cand.occurred_at = max(times) if times else None
 
 
-def _neighbours(engine: Any, prep: _Prep, cands: Sequence[Candidate], k: int) -> dict[int, list[MemoryRecord]]:
-    """Existing memories (not summaries) in the capture's scope that resemble each candidate."""
-    out: dict[int, list[MemoryRecord]] = {}
-    for i, cand in enumerate(cands):
-        try:
-            try:
-                hits = engine.search(cand.text, scope=prep.scope, limit=k + 2, reinforce=False, where=_NOT_RECORDS)
-            except TypeError:  # a client without the reinforce switch
-                hits = engine.search(cand.text, scope=prep.scope, limit=k + 2, where=_NOT_RECORDS)
-        except RememError as exc:
-            log.debug("neighbour search failed: %s", exc)
-            continue
-        words = content_words(cand.text)
-        recs = [h.record for h in hits if h.record.kind not in ("summary", EPISODE_KIND) and h.record.scope == prep.scope
-                and (engine.dense or words & content_words(h.record.text))][:k]
-        if recs:
-            out[i] = recs
-    return out
-
-
 def _gate(prep: _Prep, dist: Distillation) -> list[Candidate]:
     """Redact (again: LLM output is text like any other) and admit; refused ones count as dropped."""
     kept: list[Candidate] = []
@@ -244,7 +225,8 @@ def _apply(engine: Any, prep: _Prep, cands: Sequence[Candidate], decisions: Sequ
                 prep.result.added.append(new)
             else:
                 to_add.append(cand)
-        except (NotFoundError, RememError) as exc:  # target vanished or already superseded: keep the candidate
+        except (NotFoundError, RememError, ValueError) as exc:  # target vanished, already superseded or newer:
+            # keep the candidate
             log.info("reconcile %s on %s failed (%s); adding instead", d.action, d.target, exc)
             to_add.append(cand)
     _add_candidates(engine, prep, to_add, name)
@@ -313,8 +295,20 @@ def _run_keyless(engine: Any, prep: _Prep, kd: KeylessDistiller) -> None:
         dist = kd.distill(prep.new_turns, context_turns=prep.turns)
     else:
         dist = kd.distill(prep.new_turns, previous=prep.previous.metadata.get("parts"))
-    _apply(engine, prep, _gate(prep, dist), None, kd.name)
+    cands = _gate(prep, dist)
+    _apply(engine, prep, cands, _corrections(engine, prep, cands), kd.name)
     _store_summary(engine, prep, dist.summary, dist.summary_metadata, kd.name, advance=True)
+
+
+def _corrections(engine: Any, prep: _Prep, cands: Sequence[Candidate]) -> list[Decision] | None:
+    """Keyless reconciliation: the candidates that say what they replace ("Postgres 17, not 16") supersede the
+    stored memory that still says it, or drop an earlier candidate of this capture that does
+    (:mod:`~remem.core.distill.corrections`); every other candidate is added as usual."""
+    asked = [i for i, c in enumerate(cands) if corrections.replacements(c.text)]
+    if not asked:
+        return None
+    near = similar_memories(engine, prep.scope, [cands[i] for i in asked], 5)
+    return corrections.decide(cands, {asked[j]: recs for j, recs in near.items()})
 
 
 def _queue_failure(engine: Any, prep: _Prep, exc: ProviderError, name: str) -> None:
@@ -385,7 +379,7 @@ def remember(engine: Any, messages: Any, *, scope: Any = None, session: str | No
     usage.add(dist.usage)
     cands = _gate(prep, dist)
     decisions = None
-    neighbours = _neighbours(engine, prep, cands, getattr(dist_obj, "neighbours", 3)) if cands else {}
+    neighbours = similar_memories(engine, prep.scope, cands, getattr(dist_obj, "neighbours", 3)) if cands else {}
     if neighbours:
         try:
             decisions, rusage = dist_obj.reconcile(cands, neighbours)
@@ -428,7 +422,7 @@ async def aremember(memory: Any, messages: Any, *, scope: Any = None, session: s
         return _finish(engine, prep, usage, name)
     usage.add(dist.usage)
     cands = _gate(prep, dist)
-    neighbours = await asyncio.to_thread(_neighbours, engine, prep, cands, dist_obj.neighbours) if cands else {}
+    neighbours = await asyncio.to_thread(similar_memories, engine, prep.scope, cands, dist_obj.neighbours) if cands else {}
     decisions = None
     if neighbours:
         try:
