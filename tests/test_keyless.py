@@ -129,6 +129,28 @@ def test_lessons_keep_cause_and_fix_and_decisions_keep_their_reason() -> None:
     assert not any("tests pass" in c.text for c in got)
 
 
+@pytest.mark.parametrize(("cause", "fix", "fix_words"), [
+    ("The nightly job was slow because the search index had grown fragmented.",
+     "Recreating the index brings the job down to 4 minutes.", "Recreating the index"),
+    ("The e2e flake was a race between the teardown and the retry queue.",
+     "Awaited the queue flush in conftest.", "queue flush in conftest"),
+    ("CI broke because poetry.lock was out of date after the merge.",
+     "Regenerated poetry.lock and pushed again.", "Regenerated poetry.lock"),
+])
+def test_a_lesson_keeps_a_fix_said_without_i_or_we(cause: str, fix: str, fix_words: str) -> None:
+    """A fix in the past tense with no subject ("Regenerated poetry.lock") or as a gerund with its effect
+    ("Recreating the index brings the job down") is the second half of the lesson, not lost."""
+    lessons = [c.text for c in memories([U(cause), A(fix)]) + memories([U(f"{cause} {fix}")])
+               if c.kind == "lesson"]
+    assert len(lessons) == 2 and all(fix_words in t and cause.split()[2] in t for t in lessons), lessons
+
+
+def test_a_past_tense_change_to_something_personal_is_no_fix() -> None:
+    """The fix forms above need something technical in the sentence: chat about life stays out of lessons."""
+    got = memories([U("I was tired all the time because I slept badly. Changed my diet and restored an old car.")])
+    assert not any(c.kind == "lesson" and "diet" in c.text for c in got), got
+
+
 def test_a_cause_found_between_tool_calls_reads_without_its_exclamation() -> None:
     got = memories([U("The checkout tests are flaky again. Find out why and fix it."),
                     A("Found it: the flake is a race in the retry queue. The fixture tears down before the queue "

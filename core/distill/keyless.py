@@ -108,6 +108,15 @@ def _is_cause(it: _Said) -> bool:
     return not _QUESTION_RE.search(it.text) and admit(it.text) and len(it.text.split()) >= 5
 
 
+_FUNCTION_WORDS = frozenset("that this with from have been were when then than they them their there what which "
+                            "after before because into over just also again still only some made make".split())
+
+
+def _content_words(text: str) -> set[str]:
+    """Words of four letters or more that are not function words (what a cause and its fix share)."""
+    return {w for w in re.findall(r"[a-z][\w.-]*[a-z0-9]", text.lower()) if len(w) >= 4} - _FUNCTION_WORDS
+
+
 def _entities(text: str) -> set[str]:
     """Names and identifiers in ``text`` (what links a decision to the message that argued for it)."""
     from ..recall.lexical import identifiers
@@ -321,12 +330,16 @@ class KeylessDistiller:
 
     def _join_across_turns(self, items: list["_Said"]) -> None:
         """A decision's reason in the message before it ("MySQL had replication issues." / "Then let's use
-        Postgres.") or in an agreeing reply ("Yes — session mode would need 2,000 connections.")."""
+        Postgres.") or in an agreeing reply ("Yes — session mode would need 2,000 connections."); a lesson's
+        fix opening the next message ("The flake was a race in the retry queue." / "Awaited the queue flush
+        in conftest.")."""
         by_turn: dict[int, list[_Said]] = {}
         for it in items:
             by_turn.setdefault(it.ti, []).append(it)
         order = sorted(by_turn)
         for k, ti in enumerate(order):
+            if k + 1 < len(order):
+                self._join_fix_from_next_turn(by_turn[ti], by_turn[order[k + 1]])
             for it in by_turn[ti]:
                 if it.consumed or it.cand is None or it.cand.kind != "decision" or REASON_HINT_RE.search(it.cand.text):
                     continue
@@ -344,6 +357,18 @@ class KeylessDistiller:
                           and (THEN_RE.match(it.cand.text) or words & _entities(x.text))]
                 if linked:
                     self._join("decision", it, linked[-1], glue=" Reason: ")
+
+    def _join_fix_from_next_turn(self, turn: list["_Said"], after: list["_Said"]) -> None:
+        """The last cause of ``turn`` without its fix takes the fix that opens the next message, when both
+        name the same thing (a reply about something else is no fix: "Regenerated the lock file." after "the
+        index was fragmented")."""
+        causes = [x for x in turn if not x.consumed and x.cand is not None and x.cand.kind == "lesson"
+                  and not FIX_RE.search(x.text)]
+        fix = next((x for x in after[:2] if not x.consumed and FIX_RE.search(x.text)
+                    and not _QUESTION_RE.search(x.text)), None)
+        if causes and fix is not None and _content_words(causes[-1].text) & _content_words(fix.text) and not (
+                fix.cand is not None and fix.cand.kind == "decision" and DECISION_FIX_RE.search(fix.text)):
+            self._join("lesson", causes[-1], fix)
 
     # ------------------------------------------------------------------ summary
     def summary_parts(self, turns: Sequence[Turn]) -> dict[str, Any]:

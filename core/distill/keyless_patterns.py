@@ -269,6 +269,16 @@ knows, later, what "it" was."""
 REASON_LABEL_RE = re.compile(r"^(?:reason|why|rationale|because|motivation)\b\s*:?\s*\S", re.I)
 
 # ---------------------------------------------------------------------------------------------- joining cues
+TECH_NOUNS = (
+    r"index(?:es)?|cache|lock\s?file|\w+\.lock|lockfile|dependenc(?:y|ies)|deps|package|module|import|config|"
+    r"settings?|env(?:ironment)?(?: var(?:iable)?s?)?|flag|commit|branch|migration|schema|table|column|query|"
+    r"queue|worker|job|cron|build|test|tests|fixture|conftest|container|image|docker\w*|pod|cluster|node|"
+    r"service|server|endpoint|route|handler|middleware|client|connection|pool|timeout|retry|retries|port|dns|"
+    r"cert(?:ificate)?s?|key|token|secret|version|pin|release|deploy(?:ment)?|pipeline|ci|workflow|script|"
+    r"function|method|class|field|type|hook|plugin|driver|library|lib|sdk|api|database|db|bucket|volume|disk|"
+    r"memory|cpu|thread|lock|mutex|race|log|logs|file|path|directory|folder|repo")
+"""Things code and systems are made of: a past-tense fix names one ("Recreated the index", not "Changed my
+diet")."""
 FIX_RE = re.compile(
     r"^(?:setting|adding|using|pinning|switching|moving|changing|removing|pointing|running|dropping|copying|wrapping|"
     r"freezing|enabling|disabling|installing|upgrading|downgrading|passing|rotating|guarding|bumping|raising|"
@@ -276,9 +286,18 @@ FIX_RE = re.compile(
     r"^(?:so\s+)?(?:i|we)(?:'ve| have)?\s+(?:added|changed|moved|switched|set|replaced|removed|pinned|wrapped|made|"
     r"rewrote|bumped|increased|reduced|capped|disabled|enabled|rotated|dropped|upgraded|downgraded|fixed|patched|"
     r"put|turned|limited|raised|lowered)\b|"
+    # what was done to something technical, with or without "I" / "we" (a past form is no request: "Recreated
+    # the index"); in chat, "Restored a car last year" or "Changed my diet" is no fix
+    r"^(?:so\s+)?(?:(?:i|we)(?:'ve| have)?\s+)?(?:just\s+|also\s+|then\s+)?(?:added|changed|moved|switched|"
+    r"replaced|removed|pinned|wrapped|rewrote|bumped|increased|reduced|capped|disabled|enabled|rotated|dropped|"
+    r"upgraded|downgraded|fixed|patched|limited|raised|lowered|recreated|rebuilt|reverted|restored|regenerated|"
+    r"reinstalled|reindexed|flushed|awaited|cleared|purged|renamed|restarted|rolled back|re-?ran|deleted|escaped|"
+    r"reordered|re-?enabled|re-?added)\b(?=.*\b(?:" + TECH_NOUNS + r")\b)|"
     r"^(?:the\s+)?(?:fix|solution|workaround|remedy)\b|\bso\s+(?:keep|use|pin|always|never|set)\b|"
     r"^(?:fixed|solved|resolved|worked around)\b.{0,60}?\b(?:by|with|using)\b|"
-    r"^\w+ing\b.*\b(?:fixe[sd]|solved?s?|resolved?s?|avoids?|removed|cleared|freed|cut|brought|made it|makes it|got it)\b",
+    r"^\w+ing\b.*\b(?:fixe[sd]|solved?s?|resolved?s?|avoids?|removed|cleared|freed|cut|brought|made it|makes it|got it|"
+    r"(?:brings?|takes?)\s+(?:\w+\s+){1,3}(?:down|back)|cuts?|stops?|stopped|prevents?|prevented|"
+    r"speeds?\s+(?:\w+\s+)?up|sped\s+(?:\w+\s+)?up|reduces?|reduced|shaves?|unblocks?|unblocked)\b",
     re.I)
 DECISION_FIX_RE = re.compile(r"^(?:so\s+)?(?:i|we)(?:'ve| have)?\s+(?:switched|moved|migrated|pinned|replaced|chose|"
                              r"picked|went with)\b|^(?:switching|moving|migrating|pinning|replacing)\b", re.I)
