@@ -357,10 +357,13 @@ def test_llm_failure_queues_the_capture_and_drain_stores_it(mem: Memory, srv: Op
                              distiller=llm)
         assert other.queued and other.error.startswith(kind)
     assert pending_count(mem) == 3
+    in_flight = queue_for(mem).claim(queue_for(mem).peek()[0].id)  # a retry is distilling it right now
+    assert in_flight is not None and len(queue_for(mem).peek()) == 2 and pending_count(mem) == 3
+    queue_for(mem).release(in_flight)
 
     srv.fail("chat", status=429)  # still down: drain stops, the entry stays with its attempt counted
-    assert drain_pending(mem, distiller=llm) == 0 and queue_for(mem).peek()[0].attempts == 1
-    assert [e.attempts for e in queue_for(mem).peek()] == [1, 0, 0]
+    assert drain_pending(mem, distiller=llm) == 0 and queue_for(mem).peek()[0].attempts == 2
+    assert [e.attempts for e in queue_for(mem).peek()] == [2, 0, 0]
 
     srv.reply(extraction(("User prefers pytest over unittest.", "preference"), summary="Fixed distutils."))
     assert drain_pending(mem, distiller=llm) == 3  # later entries get the default (empty) extraction

@@ -14,9 +14,9 @@ log = logging.getLogger("remem.distill")
 
 
 def pending_count(engine: Any) -> int:
-    """Captures waiting for the LLM (for stats and ``remem doctor``)."""
+    """Captures waiting for the LLM, counting one a retry is distilling now (for stats and ``remem doctor``)."""
     loc = getattr(engine.backend, "location", None)
-    return sum(1 for e in queue_for(engine).peek() if e.data.get("location") in (None, loc))
+    return sum(1 for e in queue_for(engine).peek(in_flight=True) if e.data.get("location") in (None, loc))
 
 
 def drain_pending(engine: Any, distiller: Any = None, *, limit: int | None = None,

@@ -90,15 +90,19 @@ class PendingQueue(_Queue):
         self._release_stale()
         return sorted(p.name[: -len(_SUFFIX)] for p in self.folder.glob("*" + _SUFFIX) if not p.name.startswith("."))
 
-    def peek(self) -> list[PendingEntry]:
-        """Every unclaimed entry, oldest first, without claiming it."""
+    def peek(self, *, in_flight: bool = False) -> list[PendingEntry]:
+        """Every unclaimed entry, oldest first, without claiming it; ``in_flight`` adds the ones a worker is
+        distilling right now (still waiting, as far as a user counting them is concerned)."""
+        paths = [self.folder / (entry_id + _SUFFIX) for entry_id in self.ids()]
+        if in_flight and self.folder.is_dir():
+            paths += [p for p in self.folder.glob(f"*{_CLAIMED}*") if not p.name.startswith(".")]
         out = []
-        for entry_id in self.ids():
+        for path in paths:
             try:
-                out.append(PendingEntry(entry_id, self._read(self.folder / (entry_id + _SUFFIX))))
+                out.append(PendingEntry(path.name.split(_CLAIMED, 1)[0].removesuffix(_SUFFIX), self._read(path)))
             except (OSError, ValueError):
                 continue
-        return out
+        return sorted(out, key=lambda e: e.id)
 
     @staticmethod
     def _read(path: Path) -> dict[str, Any]:
@@ -173,10 +177,10 @@ class CollectionQueue(_Queue):
         now = time.time()
         return sorted(p["state_key"] for p in self.state.scan(self.KIND) if self._free(p, now))
 
-    def peek(self) -> list[PendingEntry]:
+    def peek(self, *, in_flight: bool = False) -> list[PendingEntry]:
         now = time.time()
         entries = [PendingEntry(p["state_key"], dict(p.get("data") or {})) for p in self.state.scan(self.KIND)
-                   if self._free(p, now)]
+                   if in_flight or self._free(p, now)]
         return sorted(entries, key=lambda e: e.id)
 
     def claim(self, entry_id: str) -> PendingEntry | None:
