@@ -59,6 +59,8 @@ class Memory(MemoryOperations):
     :class:`StoreLockedError` if a service owns it); ``"require"`` never falls back to in-process.
     ``timeout`` bounds each service call (seconds; default 30, longer for bulk operations).
     ``tenant_quota`` caps the memories of each tenant, checked atomically with every write.
+    ``thread_gap_minutes``: notes ``add()``ed with an ``occurred_at`` this close to each other in one scope are
+    read as one conversation (each recalled with its neighbours; ``0`` turns it off).
     """
 
     def __init__(
@@ -78,13 +80,15 @@ class Memory(MemoryOperations):
         redact: bool = True,
         pii: bool = False,
         tenant_quota: int | None = None,
+        thread_gap_minutes: float = 30.0,
         backend: Any = None,
         service: ServiceMode | None = None,
         timeout: float | None = None,
     ) -> None:
         settings = Settings(rrf_k=rrf_k, dedupe_threshold=dedupe_threshold, decay=decay or DecayPolicy(),
                             on_embed_error=on_embed_error, on_embedder_mismatch=on_embedder_mismatch,
-                            reinforce=reinforce, redact=redact, pii=pii, tenant_quota=tenant_quota)
+                            reinforce=reinforce, redact=redact, pii=pii, tenant_quota=tenant_quota,
+                            thread_gap_minutes=thread_gap_minutes)
         self._attach(connect(path, url=url, api_key=api_key, collection=collection, embedder=embedder,
                              settings=settings, backend=backend, service=service, timeout=timeout), _Activity())
 

@@ -16,7 +16,9 @@ from .recall.decay import DecayPolicy
 class Settings:
     """``rrf_k``: fusion constant; ``prefetch``: candidates per vector; ``dedupe_threshold``: cosine above which a
     new memory merges into an existing one; ``on_embed_error``: keep a write without its vector (fixed later by
-    ``reembed(pending_only=True)``) or refuse it; ``redact``/``pii``: redaction on every write path."""
+    ``reembed(pending_only=True)``) or refuse it; ``redact``/``pii``: redaction on every write path;
+    ``thread_gap_minutes``: dated notes of one scope this close in event time are read as one conversation
+    (:mod:`remem.core.store.threads`)."""
 
     rrf_k: int = 5
     prefetch: int = 50
@@ -28,6 +30,7 @@ class Settings:
     redact: bool = True
     pii: bool = False
     tenant_quota: int | None = None  # most memories a tenant may hold; checked atomically on every write path
+    thread_gap_minutes: float = 30.0  # dated notes of one scope this close in event time are one thread (0: off)
 
     def __post_init__(self) -> None:
         if self.decay is None:
@@ -40,6 +43,10 @@ class Settings:
             raise ValueError("rrf_k and prefetch must be positive integers")
         if self.tenant_quota is not None and (not isinstance(self.tenant_quota, int) or self.tenant_quota < 1):
             raise ValueError(f"tenant_quota must be a positive integer or None, got {self.tenant_quota!r}")
+        if isinstance(self.thread_gap_minutes, bool) or not isinstance(self.thread_gap_minutes, (int, float)) \
+                or not 0 <= self.thread_gap_minutes <= 60 * 24 * 7:
+            raise ValueError(f"thread_gap_minutes must be a number of minutes from 0 to a week, "
+                             f"got {self.thread_gap_minutes!r}")
         if not 0.0 < float(self.dedupe_threshold) <= 1.0:
             raise ValueError(f"dedupe_threshold must be in (0, 1], got {self.dedupe_threshold!r}")
 

@@ -7,7 +7,8 @@ the exchange they were and leave the other places in the list to other things (L
 BM25 only: evidence recall_any@10 0.808 as separate hits, 0.862 joined, on the same ranking; the same as
 the 19 best single messages, which is about what ten passages show: they show more, not a better ranking).
 
-Two episodes are neighbours when one follows the other: its ``metadata["follows"]`` (the ids of the messages
+Dated notes of one thread (:mod:`remem.core.store.threads`) are joined the same way. Two episodes are
+neighbours when one follows the other: its ``metadata["follows"]`` (the ids of the messages
 just before it, its recall context) names the other's message, in the same scope and session. A passage is
 built at the rank of its best message, takes in neighbours of any of its messages from further down the list,
 and holds at most :data:`PASSAGE_MAX` messages: an exchange, not a transcript (a longer one would eat a prompt's
@@ -56,10 +57,15 @@ def _follows(rec: MemoryRecord) -> frozenset[str]:
 
 
 def _conversation(rec: MemoryRecord) -> tuple[Any, str] | None:
-    session = rec.metadata.get("session")
-    if rec.kind != EPISODE_KIND or not isinstance(session, str) or not message_id(rec):
+    """(scope, session) of an episode, (scope, "thread:<name>") of a dated note in a thread
+    (:mod:`remem.core.store.threads`); None for anything else."""
+    if not message_id(rec):
         return None
-    return rec.scope, session
+    if rec.kind == EPISODE_KIND:
+        session = rec.metadata.get("session")
+        return (rec.scope, session) if isinstance(session, str) else None
+    thread = rec.metadata.get("thread")
+    return (rec.scope, f"thread:{thread}") if rec.kind == "note" and isinstance(thread, str) else None
 
 
 def follows_directly(prev: MemoryRecord, rec: MemoryRecord) -> bool:

@@ -36,7 +36,7 @@ def said_ids(rec: MemoryRecord) -> frozenset[MessageKey]:
     session = session if isinstance(session, str) else None
     if rec.sources:
         return frozenset((rec.scope, session, s) for s in rec.sources)
-    mid = rec.metadata.get("message_id") if rec.kind == EPISODE_KIND else None
+    mid = rec.metadata.get("message_id") if rec.kind == EPISODE_KIND or "thread" in rec.metadata else None
     return frozenset([(rec.scope, session, str(mid))]) if mid else frozenset()
 
 

@@ -34,6 +34,8 @@ MAX_SOURCES = 64
 SUMMARY_KIND = "summary"
 # metadata the distillation pipeline adds to say where a memory came from: never a reason not to merge
 PROVENANCE_KEYS = frozenset({"session", "distiller", "merged_from_session", "fallback"})
+# where a dated note sits in its thread (:mod:`.threads`): "likes tea" said twice is one note wherever it was said
+THREAD_KEYS = frozenset({"thread", "message_id", "position", "follows", "followed_by"})
 
 
 def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | None, *, threshold: float,
@@ -45,7 +47,7 @@ def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | Non
     # a message is the same message only in its own session, and a session has its own summary; a memory is the
     # same memory whichever session (or distiller) it came from: "we always use ruff" said in two sessions is
     # one preference with both sources
-    ignore = () if rec.kind in (EPISODE_KIND, SUMMARY_KIND) else PROVENANCE_KEYS
+    ignore = () if rec.kind in (EPISODE_KIND, SUMMARY_KIND) else PROVENANCE_KEYS | THREAD_KEYS
     for f in backend.scroll(flt, limit=5)[0]:
         same = from_payload(f.id, f.payload)
         if not conflicting(same.metadata, rec.metadata, ignore):
@@ -75,7 +77,7 @@ def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | Non
 def merge_into(backend: Backend, existing: MemoryRecord, new: MemoryRecord) -> MemoryRecord:
     """Fold ``new`` into ``existing``: tags and provenance accumulate, importance keeps the higher value."""
     merged_tags = tuple(dict.fromkeys([*existing.tags, *new.tags]))
-    meta = {**new.metadata, **existing.metadata}
+    meta = {**{k: v for k, v in new.metadata.items() if k not in THREAD_KEYS}, **existing.metadata}  # one place
     sources = tuple(dict.fromkeys([*existing.sources, *new.sources]))[:MAX_SOURCES]
     update = {"tags": list(merged_tags), "sources": list(sources),
               "importance": max(existing.importance, new.importance), "meta": meta,

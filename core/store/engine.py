@@ -21,7 +21,7 @@ from ..scope import ALL_TENANTS, AllTenants, coerce_scope
 from ..settings import Settings
 from ..types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, RememError, Scope,
                      ScopeError, SearchHit, Stats, to_datetime, to_ts, utcnow)
-from . import dedupe, retrieval
+from . import dedupe, retrieval, threads
 from .backends.base import Backend, Cond, FilterSpec, Found, PointData
 from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
@@ -184,39 +184,39 @@ class Engine:
             importance: int = 5, metadata: Mapping[str, Any] | None = None, source: str | None = None,
             valid_from: Any = None, valid_until: Any = None, created_at: Any = None, context: str | None = None,
             dedupe: bool = True, sources: Iterable[str] | None = None, occurred_at: Any = None) -> Plan[MemoryRecord]:
-        self.check_usable()
-        draft = self.draft(text, kind=kind, tags=tags, context=context)
-        rec = self.build_record(draft, None, scope=scope, importance=importance, metadata=metadata, source=source,
-                                valid_from=valid_from, valid_until=valid_until, created_at=created_at,
-                                sources=sources, occurred_at=occurred_at)
-        dense = (yield EmbedDocuments([draft], self.settings.on_embed_error == "keep"))[0]
-        return self.commit_new(replace(rec, embedded=dense is not None or not self.dense), dense, dedupe_=dedupe)
+        item = {"text": text, "kind": kind, "tags": tags, "importance": importance, "metadata": metadata,
+                "source": source, "valid_from": valid_from, "valid_until": valid_until, "created_at": created_at,
+                "context": context, "sources": sources, "occurred_at": occurred_at}
+        return (yield from Engine.add_many.plan(self, [item], scope=scope, dedupe=dedupe))[0]
 
     @planned
     def add_many(self, items: Sequence[Mapping[str, Any]], *, scope: Any = None, dedupe: bool = True,
                  progress: Any = None, batch_size: int = 64) -> Plan[list[MemoryRecord]]:
         self.check_usable()
         check_limit("batch_size", batch_size, high=4096)
+        placed = threads.place(self, items, scope)
+        for it in placed.items:  # all checked before any is stored: a bad item stores nothing
+            if not isinstance(it.get("text"), str):
+                raise TypeError("every item needs a 'text' string")
+            if set(it) - _ADD_FIELDS:
+                raise TypeError(f"unknown add() fields in an item: {sorted(set(it) - _ADD_FIELDS)}")
         out: list[MemoryRecord] = []
         for start in range(0, len(items), batch_size):
-            batch = [dict(it) for it in items[start:start + batch_size]]
+            batch = placed.items[start:start + batch_size]
             built = []
-            for it in batch:
-                if not isinstance(it.get("text"), str):
-                    raise TypeError("every item needs a 'text' string")
-                unknown = set(it) - _ADD_FIELDS
-                if unknown:
-                    raise TypeError(f"unknown add() fields in an item: {sorted(unknown)}")
+            for it, record_id in zip(batch, placed.record_ids[start:start + batch_size]):
                 draft = self.draft(it["text"], kind=it.get("kind", "note"), tags=it.get("tags"),
                                    context=it.get("context"))
                 fields_ = {k: v for k, v in it.items() if k not in ("text", "kind", "tags", "context", "dedupe")}
                 fields_.setdefault("scope", scope)
-                built.append((draft, self.build_record(draft, None, **fields_), it.get("dedupe", dedupe)))
+                built.append((draft, self.build_record(draft, None, record_id=record_id, **fields_),
+                              it.get("dedupe", dedupe)))
             vectors = yield EmbedDocuments([d for d, _, _ in built], self.settings.on_embed_error == "keep")
             for (_, rec, dd), vec in zip(built, vectors):
                 out.append(self.commit_new(replace(rec, embedded=vec is not None or not self.dense), vec, dedupe_=dd))
             if progress:
                 progress(len(batch))
+        threads.extend_stored(self, placed)
         return out
 
     # ------------------------------------------------------------------ read one / update / supersede / forget

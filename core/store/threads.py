@@ -1,0 +1,191 @@
+"""Threads: dated notes said close together in one scope are read as one conversation.
+
+A user who stores a conversation turn by turn with ``add(text, occurred_at=...)`` gives no session and no
+``context=``, yet each turn means little alone: an answer ("Yes, every Tuesday") is found by its question.
+``remember()`` keeps the messages around each episode for that reason (:mod:`remem.core.distill.episodes`); a
+dated note gets the same from its neighbours in time. A note added with its own ``occurred_at`` and no ``context=``
+joins the thread of the notes of the same scope dated within the thread gap of it (else it starts one): the two
+notes before it become its recall context and ``metadata["follows"]``, it becomes the context after them
+(``followed_by``; their BM25 vector is rewritten, their dense vector is the text's alone), and recall joins
+neighbours found together into one passage, as it does for episodes (:mod:`remem.core.recall.passages`). LoCoMo
+turns ``add()``ed one by one, BM25 only: evidence recall_any@10 0.734 alone, 0.812 with the turns before as
+context, 0.891 with both sides and passages.
+
+``metadata={"thread": "name"}`` names the thread itself (with or without a date); ``thread_gap_minutes``
+(:class:`~remem.core.settings.Settings`, 30 by default) is the gap; ``0`` turns inference off. Facts, preferences
+and the other kinds are never threaded: what they say does not depend on what was said next to them. Thread keys
+are bookkeeping: they never keep two notes that say the same thing apart (:data:`THREAD_KEYS`, ignored by
+de-duplication).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, message_id, said_order
+from ..scope import coerce_scope
+from ..types import MemoryRecord, RememError, Scope, to_datetime
+from .dedupe import THREAD_KEYS
+from .records import to_payload
+
+log = logging.getLogger("remem.store.threads")
+
+THREAD_KIND = "note"
+LOOKUP_LIMIT = 32  # stored notes looked at to find the thread a new one continues
+
+
+@dataclass
+class _Thread:
+    """What is known of one thread while a call places its notes: its name, next position, last notes."""
+
+    name: str
+    position: int
+    last_at: dt.datetime | None
+    history: list[tuple[str, str]] = field(default_factory=list)  # (text, message id), the last said last
+    stored_tail: list[MemoryRecord] = field(default_factory=list)  # stored notes still waiting for what follows
+
+
+@dataclass
+class Placement:
+    """What placing a call's items decided: the items to store (with context and thread metadata) and, for
+    the stored notes they follow, the notes said after them (:func:`extend_stored`)."""
+
+    items: list[dict[str, Any]]
+    record_ids: list[str | None]
+    after_stored: dict[str, tuple[MemoryRecord, list[tuple[str, str]]]] = field(default_factory=dict)
+
+
+def _threadable(item: Mapping[str, Any]) -> bool:
+    meta = item.get("metadata") or {}
+    if not isinstance(meta, Mapping) or item.get("context") or item.get("kind", THREAD_KIND) != THREAD_KIND:
+        return False
+    if "session" in meta or "distiller" in meta:  # remember()'s own records know their conversation
+        return False
+    named = meta.get("thread")
+    return isinstance(named, str) and bool(named.strip()) or (named is None and item.get("occurred_at") is not None)
+
+
+def _when(item: Mapping[str, Any]) -> dt.datetime | None:
+    try:
+        return to_datetime(item.get("occurred_at"))
+    except (TypeError, ValueError):
+        return None  # the write itself reports the bad date
+
+
+def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime | None,
+                   gap: dt.timedelta) -> _Thread | None:
+    """The stored thread a note continues: the named one, else the last one written to with notes dated
+    within ``gap`` of ``at``."""
+    where: dict[str, Any] = {"thread": name} if name else {"occurred_at": {"$gte": at - gap, "$lte": at + gap}}
+    try:
+        recs = engine.list(scope=scope, kind=THREAD_KIND, where=where, limit=LOOKUP_LIMIT)
+    except (RememError, ValueError) as exc:  # a failed lookup costs the context, never the write
+        log.debug("thread lookup failed: %s", exc)
+        return None
+    recs = [r for r in recs if r.scope == scope and isinstance(r.metadata.get("thread"), str) and message_id(r)]
+    if not recs:
+        return None
+    name = name or str(recs[0].metadata["thread"])  # the most recently stored
+    members = sorted((r for r in recs if r.metadata.get("thread") == name), key=said_order)
+    last = members[-1]
+    pos = last.metadata.get("position")
+    return _Thread(name=name, position=(pos + 1 if isinstance(pos, int) else len(members)),
+                   last_at=last.occurred_at, history=[(r.text, str(message_id(r))) for r in members[-CONTEXT_TURNS:]],
+                   stored_tail=members[-CONTEXT_AFTER:])
+
+
+def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placement:
+    """``items`` (``add_many`` items, in the order said) with the threadable ones placed in their threads:
+    context before and after, ``thread``, ``position``, ``message_id``, ``follows`` and ``followed_by``."""
+    if not all(isinstance(it, Mapping) for it in items):
+        raise TypeError("every item must be a mapping of add() fields")
+    gap = dt.timedelta(minutes=engine.settings.thread_gap_minutes)
+    out = [dict(it) for it in items]
+    ids: list[str | None] = [None] * len(out)
+    open_: dict[tuple[Scope, str | None], _Thread] = {}  # (scope, named thread or None for inferred)
+    members: dict[int, tuple[_Thread, int]] = {}  # item index -> (thread, its place in the call's order)
+    order: dict[int, list[int]] = {}  # id(thread) -> item indexes in order
+    placement = Placement(items=out, record_ids=ids)
+    for i, it in enumerate(out):
+        if not _threadable(it) or (gap <= dt.timedelta(0) and not (it.get("metadata") or {}).get("thread")):
+            continue
+        try:
+            sc = coerce_scope(it.get("scope", scope))
+        except (TypeError, ValueError):
+            continue  # the write reports it
+        meta = dict(it.get("metadata") or {})
+        named = meta.get("thread") if isinstance(meta.get("thread"), str) else None
+        at = _when(it)
+        thread = open_.get((sc, named))
+        if thread is not None and named is None and (at is None or thread.last_at is None
+                                                     or abs(at - thread.last_at) > gap):
+            thread = None
+        if thread is None:
+            thread = (_stored_thread(engine, sc, named, at, gap) if named or at is not None else None) or _Thread(
+                name=named or f"t-{uuid.uuid4().hex[:16]}", position=0, last_at=at)
+            open_[(sc, named)] = thread
+            for rec in thread.stored_tail:
+                if len(rec.metadata.get("followed_by") or ()) < CONTEXT_AFTER:
+                    placement.after_stored.setdefault(rec.id, (rec, []))
+        rid = str(uuid.uuid4())
+        sources = it.get("sources")
+        mid = str(next(iter(sources))) if sources and not isinstance(sources, str) else rid
+        past = thread.history[-CONTEXT_TURNS:]
+        meta.update({"thread": thread.name, "position": thread.position, "message_id": mid})
+        if past:
+            meta["follows"] = [m for _, m in past]
+            it["context"] = " ".join(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in past)
+        it["metadata"] = meta
+        ids[i] = rid
+        text = it.get("text") if isinstance(it.get("text"), str) else ""
+        for rec in thread.stored_tail:
+            waiting = placement.after_stored.get(rec.id)
+            if waiting is not None and len(rec.metadata.get("followed_by") or ()) + len(waiting[1]) < CONTEXT_AFTER:
+                waiting[1].append((text, mid))
+        thread.history.append((text, mid))
+        thread.position += 1
+        thread.last_at = at or thread.last_at
+        order.setdefault(id(thread), []).append(i)
+        members[i] = (thread, len(order[id(thread)]) - 1)
+    for i, (thread, k) in members.items():  # what is said after each, in this call
+        nexts = [out[j] for j in order[id(thread)][k + 1:k + 1 + CONTEXT_AFTER]]
+        if nexts:
+            it = out[i]
+            after = [clipped(str(n.get("text") or ""), CONTEXT_TURN_TOKENS) for n in nexts]
+            it["context"] = " ".join([*([it["context"]] if it.get("context") else []), *after])
+            it["metadata"]["followed_by"] = [n["metadata"]["message_id"] for n in nexts]
+    return placement
+
+
+def extend_stored(engine: Any, placement: Placement) -> None:
+    """Give the stored notes a call continued what was said after them (context and ``followed_by``). A failure
+    is logged, never raised: the new notes are stored already."""
+    for rec, nexts in placement.after_stored.values():
+        if not nexts:
+            continue
+        have = [str(v) for v in rec.metadata.get("followed_by") or ()]
+        context = " ".join([*([rec.context] if rec.context else []),
+                            *(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in nexts)])
+        try:
+            _rewrite(engine, replace(rec, context=context,
+                                     metadata={**rec.metadata, "followed_by": [*have, *(m for _, m in nexts)]}))
+        except (RememError, ValueError) as exc:
+            log.debug("could not add what followed note %s: %s", rec.id, exc)
+
+
+def _rewrite(engine: Any, rec: MemoryRecord) -> None:
+    """Store ``rec``'s new recall context and metadata without embedding it again (the dense vector is its
+    text's alone), if it is still stored."""
+    with engine.write_lock:
+        engine.check_usable()
+        if not engine.backend.retrieve([rec.id]):
+            return
+        engine.backend.set_vectors([engine.point(rec, None)])
+        engine.backend.set_payload([rec.id], to_payload(rec))
+
+
+__all__ = ["THREAD_KEYS", "Placement", "extend_stored", "place"]

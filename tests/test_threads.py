@@ -1,0 +1,107 @@
+"""Threads: a conversation stored turn by turn with ``add(text, occurred_at=...)`` is recalled as one.
+
+What users rely on: an answer added on its own ("Yes, every Tuesday at Boulderhaus.") is found by the words of
+its question and shown with it, in the order said; turns far apart in time, of another scope, or of another
+tenant never join; the same note said twice is still one note; facts are never threaded; ``thread_gap_minutes=0``
+turns it off, and a named thread needs no date. Real stores (Qdrant Edge, qdrant-client local mode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from typing import Any, Callable
+
+from remem import AsyncMemory, Memory, Scope
+
+DANA = Scope(tenant="acme", user="dana")
+T0 = dt.datetime(2024, 6, 1, 9, 0, tzinfo=dt.timezone.utc)
+
+
+def at(minutes: float) -> dt.datetime:
+    return T0 + dt.timedelta(minutes=minutes)
+
+
+CHAT = ["Ben: Do you still go climbing these days?",
+        "Ana: Yes, every Tuesday at Boulderhaus with my brother.",
+        "Ben: Nice, I should come along some time.",
+        "Ana: I also adopted a greyhound called Pixel last month."]
+
+
+def add_chat(mem: Memory, scope: Scope = DANA, start: float = 0.0, one_by_one: bool = True) -> list[Any]:
+    if one_by_one:
+        return [mem.add(t, scope=scope, occurred_at=at(start + i), sources=[f"m{start:g}-{i}"])
+                for i, t in enumerate(CHAT)]
+    return mem.add_many([{"text": t, "occurred_at": at(start + i), "sources": [f"m{start:g}-{i}"]}
+                         for i, t in enumerate(CHAT)], scope=scope)
+
+
+def test_an_answer_added_alone_is_found_by_its_question_and_shown_with_it(any_mem: Memory) -> None:
+    add_chat(any_mem)
+    [hit, *_] = any_mem.search("how often does Ana go climbing", scope=DANA, limit=3)
+    said = [r.text for r in hit.records]
+    assert CHAT[1] in said and said.index(CHAT[0]) < said.index(CHAT[1]), said  # in the order said
+    assert {"m0-0", "m0-1"} <= set(hit.sources)
+    ctx = any_mem.context("how often does Ana go climbing", scope=DANA, token_budget=200)
+    assert ctx.index("Do you still go climbing") < ctx.index("every Tuesday at Boulderhaus")
+
+
+def test_add_and_add_many_place_turns_alike(mem: Memory) -> None:
+    """One call per turn (later turns extend the context of earlier ones) or one bulk call: the same thread."""
+    one = add_chat(mem, DANA)
+    bulk = add_chat(mem, Scope(tenant="acme", user="eve"), one_by_one=False)
+    for a, b in zip(one, bulk):
+        a, b = mem.get(a.id, scope=DANA), mem.get(b.id, scope=Scope(tenant="acme", user="eve"))
+        assert a.context == b.context and a.metadata["position"] == b.metadata["position"]
+        assert a.metadata.get("follows") == b.metadata.get("follows")
+        assert a.metadata.get("followed_by") == b.metadata.get("followed_by")
+    assert CHAT[1] in mem.get(one[0].id, scope=DANA).context  # said after it, added later
+
+
+def test_turns_apart_in_time_or_scope_never_join(mem: Memory) -> None:
+    add_chat(mem, DANA)
+    eve = Scope(tenant="acme", user="eve")
+    other = Scope(tenant="globex", user="dana")
+    late = mem.add("Ana: Pixel loves the beach.", scope=DANA, occurred_at=at(24 * 60), sources=["late"])
+    for scope in (eve, other):
+        mem.add("Zed: my Tuesday climbing partner cancelled again.", scope=scope, occurred_at=at(5), sources=["z"])
+    assert "follows" not in late.metadata and late.metadata["thread"] != mem.get(
+        add_chat(mem, DANA, start=2)[0].id, scope=DANA).metadata["thread"]
+    for scope in (eve, other):
+        [z] = mem.list(scope=scope)
+        assert "follows" not in z.metadata and not z.context
+    mine = [r for r in mem.list(scope=DANA, limit=100)]
+    assert not any("Zed" in (r.context or "") for r in mine)
+    hits = mem.search("Tuesday climbing", scope=DANA, limit=10)
+    assert all(r.scope == DANA for h in hits for r in h.records)
+
+
+def test_the_same_note_said_twice_is_one_note_and_facts_are_not_threaded(mem: Memory) -> None:
+    first = mem.add("Ana drinks oolong tea.", scope=DANA)
+    again = mem.add("Ana drinks oolong tea.", scope=DANA, occurred_at=at(1))
+    assert again.id == first.id and "thread" not in mem.get(first.id, scope=DANA).metadata
+    f1 = mem.add("Ana works at Zalando.", kind="fact", scope=DANA, occurred_at=at(2))
+    f2 = mem.add("Ana lives in Berlin.", kind="fact", scope=DANA, occurred_at=at(3))
+    assert not f1.context and not f2.context and "thread" not in f2.metadata
+
+
+def test_a_gap_of_zero_turns_it_off_and_a_named_thread_needs_no_date(memory_factory: Callable[..., Memory]) -> None:
+    off = memory_factory(thread_gap_minutes=0)
+    recs = add_chat(off)
+    assert all(not r.context and "thread" not in r.metadata for r in recs)
+    mem = memory_factory()
+    a = mem.add("Standup: the release slipped to Thursday.", scope=DANA, metadata={"thread": "standup"})
+    b = mem.add("Because the migration is not reviewed yet.", scope=DANA, metadata={"thread": "standup"})
+    assert b.metadata["follows"] == [a.id] and "release slipped" in (b.context or "")
+    assert "not reviewed" in (mem.get(a.id, scope=DANA).context or "")
+
+
+def test_the_async_facade_threads_the_same_way(mem: Memory) -> None:
+    amem = AsyncMemory(memory=mem)
+
+    async def run() -> list[Any]:
+        return [await amem.add(t, scope=DANA, occurred_at=at(i)) for i, t in enumerate(CHAT)]
+
+    recs = asyncio.run(run())
+    assert mem.get(recs[1].id, scope=DANA).metadata["follows"] == [recs[0].id]
+    assert CHAT[2] in (mem.get(recs[1].id, scope=DANA).context or "")
