@@ -100,6 +100,16 @@ def _is_reason(it: _Said) -> bool:
         it.text) and admit(it.text)
 
 
+def _plain_run(items: list[_Said], start: int, ti: int, most: int = 3) -> list[_Said]:
+    """The sentences (or clauses) from ``start`` on, still in message ``ti``, that are no memory themselves."""
+    run: list[_Said] = []
+    for x in items[start:start + most]:
+        if x.ti != ti or x.cand is not None or x.consumed or _QUESTION_RE.search(x.text):
+            break
+        run.append(x)
+    return run
+
+
 def _is_cause(it: _Said) -> bool:
     """A sentence that can carry the cause of the fix said after it: a lesson, a fact or event, or plain
     explanatory prose (not a question, a decision, a preference or a narration)."""
@@ -216,8 +226,14 @@ class KeylessDistiller:
         """Sentences; a user's are also split into clauses ("I'm vegan and I hate cilantro"), unless only one clause
         says something and the whole is a decision, lesson or preference (the other clause is its reason: "X is too
         slow, so we'll use Y")."""
-        sents = [_capitalised(CORRECTION_LEAD_RE.sub("", x)) for x in split_sentences(t.text.translate(QUOTES))
-                 if not STATUS_RE.search(x)]
+        sents: list[str] = []
+        for x in split_sentences(t.text.translate(QUOTES)):
+            if STATUS_RE.search(x):
+                continue
+            if sents and CORRECTION_LEAD_RE.match(x):  # "X listens on 8080. Correction: it's 8443 now": one memory,
+                sents[-1] = f"{sents[-1]} {x}"           # the correction read with what it corrects
+            else:
+                sents.append(_capitalised(CORRECTION_LEAD_RE.sub("", x)))
         if t.role != "user":
             return sents
         out: list[str] = []
@@ -318,9 +334,13 @@ class KeylessDistiller:
                     kind == "decision" and DECISION_FIX_RE.search(it.text)):
                 self._join("lesson", prev, it)
             elif kind == "decision":
+                clauses = _plain_run(items, i + 1, it.ti)
                 if nxt is not None and _is_reason(nxt) and (REASON_LABEL_RE.match(nxt.text) or not nxt.cand
                                                              or nxt.cand.kind in ("fact", "event", "lesson")):
                     self._join("decision", it, nxt)
+                elif len(clauses) > 1 and any(_is_reason(x) for x in clauses):  # "The data is single-user and
+                    for x in clauses:                                            # we don't want a DB server."
+                        self._join("decision", it, x)
                 elif prev is not None and _is_reason(prev) and prev.cand is None and not REASON_HINT_RE.search(
                         it.cand.text):
                     self._join("decision", it, prev, glue=" Reason: ")

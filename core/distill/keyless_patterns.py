@@ -41,6 +41,11 @@ _LIFE_DONE = (r"(?:my|the|a|an|our|his|her|their)?\s*(?:[\w'-]+\s+){0,3}(?:marat
               r"certification|competition|tournament|championship|audition|interview)\b")
 _TIME_WORD = (r"(?=[^.!?\n]{0,120}\b(?:in|on|last|this)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|"
               r"wed|thu|fri|sat|sun|week|month|year|spring|summer|autumn|fall|winter|\d))")
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE = (r"(?:\d{4}-\d{2}-\d{2}\b|(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?(?:the\s+)?\d{1,2}(?:st|nd|rd|"
+         r"th)?\s+(?:of\s+)?" + _MONTH + r"|(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?" + _MONTH +
+         r"\s+\d{1,2}(?:st|nd|rd|th)?\b|the\s+\d{1,2}(?:st|nd|rd|th)\b)")
+"""A calendar date as people write it: 2025-01-31, 4 March, Saturday 22 June, June 22nd, the 3rd (of August)."""
 PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.9, _U, r"\b(?:i|we)\s+(?:(?:really|generally|usually|strongly|much|absolutely|totally|truly|"
        r"honestly|genuinely|still|also|just)\s+)?"
@@ -155,6 +160,15 @@ PATTERNS: tuple[Pattern, ...] = (
     # life events with their time: "we got married in June", "my sister had her baby on Wednesday"
     _p("event", 0.8, _U, r"\b(?:got (?:married|engaged|divorced)|had (?:a|her|his|their|our|my) (?:baby|wedding)|"
        r"gave birth|graduated|passed away|retired)\b" + _TIME_WORD),
+    # work events with their date or length (below what a fact, lesson or decision in the same words scores): "the upgrade is scheduled for Saturday 22 June", "the carrier sunsets
+    # the v1 API on 2025-01-31", "INC-5107: checkout was down for 38 minutes", "I'm off from the 3rd to the 17th"
+    _p("event", 0.65, _UA, r"\b(?:(?:is|are|was|were)\s+(?:scheduled|planned|booked|set)\s+for|(?:sunsets?|retires?|"
+       r"shuts? down|goes? (?:away|live|out)|ships?|shipped|released?|launch(?:es|ed)?|deprecates?|expires?|"
+       r"starts?|ends?)\b[^.!?]{0,60}?\s+on)\s+" + _DATE, min_words=5),
+    _p("event", 0.75, _UA, r"\b(?:was|were|went|been)\s+down\s+for\s+(?:about\s+|almost\s+|over\s+)?\d+\s*"
+       r"(?:min(?:ute)?s?|h(?:ours?|rs?)?|seconds?|days?)\b|^(?:fyi\s+)?inc-?\d+\s*:", min_words=5),
+    _p("event", 0.8, _U, r"^(?:i'?m|i am|we'?re|we are)\s+(?:off|out|away|on (?:leave|holiday|vacation|pto))\s+"
+       r"(?:from|between|until|till)\s+" + _DATE, min_words=5),
     # outcomes with numbers: "p95 latency dropped from 900 ms to 120 ms"
     _p("event", 0.7, _UA, r"\b(?:down|up) from\s+~?\$?\d|\bnow takes\b.*\d", min_words=5),
     _p("event", 0.7, _UA, r"\b(?:dropped|fell|went|rose|improved|increased|decreased|reduced|grew|shrank|"
@@ -311,11 +325,13 @@ REASON_HINT_RE = re.compile(
     r"no longer)\b", re.I)
 """Words that make a sentence a reason for the decision next to it."""
 CORRECTION_LEAD_RE = re.compile(
-    r"^(?:(?:sorry|oops|whoops|my bad|wait|hmm)[,!.]*\s+)*(?:(?:correction|update|to correct (?:myself|that)|"
+    r"^(?:wait|sorry|oops|hmm)[,!.]*\s+no\b[,!.]*\s*[\u2014\u2013:;-]*\s*|"
+    r"^(?:(?:sorry|oops|whoops|my bad|wait|hmm|actually)[,!.]*\s+)*(?:(?:correction|update|to correct (?:myself|that)|"
     r"scratch that|i misspoke|i was wrong|i got (?:it|that) wrong|i mixed (?:it|them|that) up|"
     r"i misread(?: (?:the|my|our) \w+)?)\s*[:!.,;\u2014\u2013-]+\s*|(?:actually|sorry|my bad|oops)\s*[,:\u2014]\s*)",
     re.I)
-"""How a correction opens ("Sorry, I misread the dashboard: ...", "Correction: ..."): the rest is what to keep."""
+"""How a correction opens ("Sorry, I misread the dashboard: ...", "Correction: ...", "Wait no —", "Actually scratch
+that —"): the rest is what to keep."""
 STATUS_RE = re.compile(
     r"^(?:all\s+)?(?:\d+\s+)?(?:the\s+)?(?:unit\s+|e2e\s+|integration\s+)?tests?\s+(?:now\s+)?(?:pass|passed|are "
     r"(?:passing|green)|green|run green)|\btests? (?:are|is) green\b|^(?:ci|the build|build|lint(?:ing)?|the "
