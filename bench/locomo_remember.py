@@ -18,7 +18,8 @@ the user, the second the assistant), with its ``dia_id`` as the message ``id`` a
 Each store is measured through the public ``search()``/``context()`` (which run the time-aware,
 de-duplicating recall plan of :mod:`remem.core.recall.planner`).
 In the same run, for comparison: the same turns ``add()``ed one by one (each dated with ``occurred_at``, with
-its id in ``sources``, no ``context=``), and rank-bm25 over the dated turns (its context: the top turns
+its id in ``sources``, no ``context=``; turns of one session are read as a thread, see
+:mod:`remem.core.store.threads`), and rank-bm25 over the dated turns (its context: the top turns
 rendered the same way until the budget is full).
 
     python -m remem.bench.locomo_remember [--embedder none] [--limit-convs N] [--methods remember,add,bm25]

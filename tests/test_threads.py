@@ -105,3 +105,17 @@ def test_the_async_facade_threads_the_same_way(mem: Memory) -> None:
     recs = asyncio.run(run())
     assert mem.get(recs[1].id, scope=DANA).metadata["follows"] == [recs[0].id]
     assert CHAT[2] in (mem.get(recs[1].id, scope=DANA).context or "")
+
+
+def test_a_bad_item_in_add_many_stores_nothing(mem: Memory) -> None:
+    """An unknown field or a missing text anywhere in the batch is refused before anything is stored, so a retry
+    of the corrected batch does not leave half a thread behind (or duplicates)."""
+    good = [{"text": t, "occurred_at": at(i)} for i, t in enumerate(CHAT)]
+    for bad in ({"text": "Ana: Bye!", "occured_at": at(9)}, {"content": "Ana: Bye!"}):
+        try:
+            mem.add_many([*good, bad], scope=DANA, batch_size=2)
+        except TypeError as exc:
+            assert "text" in str(exc) or "occured_at" in str(exc)
+        else:
+            raise AssertionError("a bad item was accepted")
+        assert mem.count(scope=DANA) == 0
