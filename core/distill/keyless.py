@@ -14,7 +14,6 @@ Covered by the labelled set in ``tests/test_keyless.py``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .admission import admit, content_words
@@ -24,6 +23,7 @@ from .conversation import Turn
 from .keyless_patterns import (AGREE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE, PATTERNS, REASON_HINT_RE,
                                REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
                                Pattern)
+from .keyless_said import QUESTION_RE, Said, content_words_of, entities, is_cause, is_reason, plain_run
 from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, WITH_ME_RE, first_person_to_user
 from ..store.records import normalize_text
 from ..recall.tokens import truncate_to_tokens
@@ -31,7 +31,6 @@ from ..recall.tokens import truncate_to_tokens
 
 _SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[])|(?<=[.!?])\s*\n|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 _BULLET_RE = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|#+)\s*")
-_QUESTION_RE = re.compile(r"\?\s*$")
 _AGREED_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b"
                         r"[\s,.!:;\u2014\u2013-]*", re.I)
 _REASON_PREFIX_RE = re.compile(r"^(?:reason|why|rationale|motivation)\s*:\s*", re.I)
@@ -70,69 +69,6 @@ def _end(text: str) -> str:
 def _clip_words(text: str, n: int) -> str:
     words = text.split()
     return text if len(words) <= n else " ".join(words[:n]).rstrip(",;:") + " …"
-
-
-@dataclass
-class _Said:
-    """One sentence of one turn while memories are being picked: its candidate (if any) and what it was joined
-    with."""
-
-    text: str
-    ti: int
-    turn: Turn
-    scored: tuple[float, Candidate] | None
-    consumed: bool = False
-    cand: Candidate | None = None
-    score: float = 0.0
-    extra: list[Turn] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if self.scored is not None:
-            self.score, self.cand = self.scored
-
-    @property
-    def turns(self) -> list[Turn]:
-        return [self.turn, *self.extra]
-
-
-def _is_reason(it: _Said) -> bool:
-    return bool(REASON_HINT_RE.search(it.text) or REASON_LABEL_RE.match(it.text)) and not _QUESTION_RE.search(
-        it.text) and admit(it.text)
-
-
-def _plain_run(items: list[_Said], start: int, ti: int, most: int = 3) -> list[_Said]:
-    """The sentences (or clauses) from ``start`` on, still in message ``ti``, that are no memory themselves."""
-    run: list[_Said] = []
-    for x in items[start:start + most]:
-        if x.ti != ti or x.cand is not None or x.consumed or _QUESTION_RE.search(x.text):
-            break
-        run.append(x)
-    return run
-
-
-def _is_cause(it: _Said) -> bool:
-    """A sentence that can carry the cause of the fix said after it: a lesson, a fact or event, or plain
-    explanatory prose (not a question, a decision, a preference or a narration)."""
-    if it.cand is not None:
-        return it.cand.kind in ("lesson", "fact", "event") and not FIX_RE.search(it.text)
-    return not _QUESTION_RE.search(it.text) and admit(it.text) and len(it.text.split()) >= 5
-
-
-_FUNCTION_WORDS = frozenset("that this with from have been were when then than they them their there what which "
-                            "after before because into over just also again still only some made make".split())
-
-
-def _content_words(text: str) -> set[str]:
-    """Words of four letters or more that are not function words (what a cause and its fix share)."""
-    return {w for w in re.findall(r"[a-z][\w.-]*[a-z0-9]", text.lower()) if len(w) >= 4} - _FUNCTION_WORDS
-
-
-def _entities(text: str) -> set[str]:
-    """Names and identifiers in ``text`` (what links a decision to the message that argued for it)."""
-    from ..recall.lexical import identifiers
-
-    caps = {w.lower() for w in re.findall(r"(?<![\w'])[A-Z][\w.+-]*\d*[\w]*", text) if w.lower() not in ("user", "i")}
-    return caps | set(identifiers(text))
 
 
 def _substantive(text: str) -> bool:
@@ -192,7 +128,7 @@ class KeylessDistiller:
     def candidates(self, turns: Sequence[Turn]) -> list[Candidate]:
         """The memories in ``turns``: scored sentences, then joined — a cause with the fix said right after it, a
         decision with its reason (said next to it, just before it, or in the neighbouring message)."""
-        items: list[_Said] = []
+        items: list[Said] = []
         errors: list[tuple[int, str]] = []
         for ti, t in enumerate(turns):
             if t.role == "tool_result":
@@ -200,7 +136,7 @@ class KeylessDistiller:
             elif t.role in ("user", "assistant"):
                 for sent in self._sentences(t):
                     cut = _beyond_listener(sent)  # joins and reasons see the sentence without it, too
-                    items.append(_Said(cut or sent, ti, t, self._score(cut, t.role, t.speaker) if cut else None))
+                    items.append(Said(cut or sent, ti, t, self._score(cut, t.role, t.speaker) if cut else None))
         self._join_in_turns(items)
         self._join_across_turns(items)
         out: list[tuple[float, int, Candidate]] = []
@@ -281,7 +217,7 @@ class KeylessDistiller:
         if best is None or (role == "assistant" and len(words) < 4 and not best.labelled):
             return None
         score = best.score
-        if _QUESTION_RE.search(sentence):
+        if QUESTION_RE.search(sentence):
             if best.kind in ("preference", "fact", "decision"):
                 return None
             score -= 0.3
@@ -302,7 +238,7 @@ class KeylessDistiller:
         return score, Candidate(text=text, kind=best.kind, tags=tags, importance=DEFAULT_IMPORTANCE[best.kind],
                                 metadata={"role": role})
 
-    def _join(self, kind: str, first: "_Said", second: "_Said", glue: str = " ") -> None:
+    def _join(self, kind: str, first: "Said", second: "Said", glue: str = " ") -> None:
         """``first`` becomes one memory of ``kind`` saying both; ``second`` is consumed."""
         parts = [x.cand.text if x.cand is not None else self._surface(x.text, x.turn.role, x.turn.speaker)
                  for x in (first, second)]
@@ -323,37 +259,37 @@ class KeylessDistiller:
         first.score = max(first.score, second.score, self.min_score) + 0.05
         second.consumed = True
 
-    def _join_in_turns(self, items: list["_Said"]) -> None:
+    def _join_in_turns(self, items: list["Said"]) -> None:
         for i, it in enumerate(items):
             if it.consumed:
                 continue
             prev = items[i - 1] if i > 0 and items[i - 1].ti == it.ti and not items[i - 1].consumed else None
             nxt = items[i + 1] if i + 1 < len(items) and items[i + 1].ti == it.ti else None
             kind = it.cand.kind if it.cand else None
-            if FIX_RE.search(it.text) and prev is not None and _is_cause(prev) and not (
+            if FIX_RE.search(it.text) and prev is not None and is_cause(prev) and not (
                     kind == "decision" and DECISION_FIX_RE.search(it.text)):
                 self._join("lesson", prev, it)
             elif kind == "decision":
-                clauses = _plain_run(items, i + 1, it.ti)
-                if nxt is not None and _is_reason(nxt) and (REASON_LABEL_RE.match(nxt.text) or not nxt.cand
+                clauses = plain_run(items, i + 1, it.ti)
+                if nxt is not None and is_reason(nxt) and (REASON_LABEL_RE.match(nxt.text) or not nxt.cand
                                                              or nxt.cand.kind in ("fact", "event", "lesson")):
                     self._join("decision", it, nxt)
-                elif len(clauses) > 1 and any(_is_reason(x) for x in clauses):  # "The data is single-user and
+                elif len(clauses) > 1 and any(is_reason(x) for x in clauses):  # "The data is single-user and
                     for x in clauses:                                            # we don't want a DB server."
                         self._join("decision", it, x)
-                elif prev is not None and _is_reason(prev) and prev.cand is None and not REASON_HINT_RE.search(
+                elif prev is not None and is_reason(prev) and prev.cand is None and not REASON_HINT_RE.search(
                         it.cand.text):
                     self._join("decision", it, prev, glue=" Reason: ")
             elif kind == "lesson" and not FIX_RE.search(it.text) and nxt is not None and FIX_RE.search(nxt.text) \
-                    and not _QUESTION_RE.search(nxt.text):
+                    and not QUESTION_RE.search(nxt.text):
                 self._join("lesson", it, nxt)
 
-    def _join_across_turns(self, items: list["_Said"]) -> None:
+    def _join_across_turns(self, items: list["Said"]) -> None:
         """A decision's reason in the message before it ("MySQL had replication issues." / "Then let's use
         Postgres.") or in an agreeing reply ("Yes — session mode would need 2,000 connections."); a lesson's
         fix opening the next message ("The flake was a race in the retry queue." / "Awaited the queue flush
         in conftest.")."""
-        by_turn: dict[int, list[_Said]] = {}
+        by_turn: dict[int, list[Said]] = {}
         for it in items:
             by_turn.setdefault(it.ti, []).append(it)
         order = sorted(by_turn)
@@ -365,28 +301,28 @@ class KeylessDistiller:
                     continue
                 before = by_turn[order[k - 1]] if k > 0 else []
                 after = by_turn[order[k + 1]] if k + 1 < len(order) else []
-                if after and AGREE_RE.match(after[0].text) and any(_is_reason(x) for x in after):
+                if after and AGREE_RE.match(after[0].text) and any(is_reason(x) for x in after):
                     reply = after[0].turn
-                    self._join("decision", it, _Said(reply.text.translate(QUOTES), order[k + 1], reply, None),
+                    self._join("decision", it, Said(reply.text.translate(QUOTES), order[k + 1], reply, None),
                                glue=" Reason: ")
                     for x in after:
                         x.consumed = True
                     continue
-                words = _entities(it.cand.text)
-                linked = [x for x in before if _is_reason(x) and not x.consumed
-                          and (THEN_RE.match(it.cand.text) or words & _entities(x.text))]
+                words = entities(it.cand.text)
+                linked = [x for x in before if is_reason(x) and not x.consumed
+                          and (THEN_RE.match(it.cand.text) or words & entities(x.text))]
                 if linked:
                     self._join("decision", it, linked[-1], glue=" Reason: ")
 
-    def _join_fix_from_next_turn(self, turn: list["_Said"], after: list["_Said"]) -> None:
+    def _join_fix_from_next_turn(self, turn: list["Said"], after: list["Said"]) -> None:
         """The last cause of ``turn`` without its fix takes the fix that opens the next message, when both
         name the same thing (a reply about something else is no fix: "Regenerated the lock file." after "the
         index was fragmented")."""
         causes = [x for x in turn if not x.consumed and x.cand is not None and x.cand.kind == "lesson"
                   and not FIX_RE.search(x.text)]
         fix = next((x for x in after[:2] if not x.consumed and FIX_RE.search(x.text)
-                    and not _QUESTION_RE.search(x.text)), None)
-        if causes and fix is not None and _content_words(causes[-1].text) & _content_words(fix.text) and not (
+                    and not QUESTION_RE.search(x.text)), None)
+        if causes and fix is not None and content_words_of(causes[-1].text) & content_words_of(fix.text) and not (
                 fix.cand is not None and fix.cand.kind == "decision" and DECISION_FIX_RE.search(fix.text)):
             self._join("lesson", causes[-1], fix)
 
