@@ -47,6 +47,7 @@ class _Thread:
     last_at: dt.datetime | None
     history: list[tuple[str, str]] = field(default_factory=list)  # (text, message id), the last said last
     stored_tail: list[MemoryRecord] = field(default_factory=list)  # stored notes still waiting for what follows
+    placed: list[int] = field(default_factory=list)  # indexes of this call's items in the thread, in order
 
 
 @dataclass
@@ -107,8 +108,7 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
     out = [dict(it) for it in items]
     ids: list[str | None] = [None] * len(out)
     open_: dict[tuple[Scope, str | None], _Thread] = {}  # (scope, named thread or None for inferred)
-    members: dict[int, tuple[_Thread, int]] = {}  # item index -> (thread, its place in the call's order)
-    order: dict[int, list[int]] = {}  # id(thread) -> item indexes in order
+    seen: list[_Thread] = []
     placement = Placement(items=out, record_ids=ids)
     for i, it in enumerate(out):
         if not _threadable(it) or (gap <= dt.timedelta(0) and not (it.get("metadata") or {}).get("thread")):
@@ -128,6 +128,7 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
             thread = (_stored_thread(engine, sc, named, at, gap) if named or at is not None else None) or _Thread(
                 name=named or f"t-{uuid.uuid4().hex[:16]}", position=0, last_at=at)
             open_[(sc, named)] = thread
+            seen.append(thread)
             for rec in thread.stored_tail:
                 if len(rec.metadata.get("followed_by") or ()) < CONTEXT_AFTER:
                     placement.after_stored.setdefault(rec.id, (rec, []))
@@ -149,15 +150,15 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
         thread.history.append((text, mid))
         thread.position += 1
         thread.last_at = at or thread.last_at
-        order.setdefault(id(thread), []).append(i)
-        members[i] = (thread, len(order[id(thread)]) - 1)
-    for i, (thread, k) in members.items():  # what is said after each, in this call
-        nexts = [out[j] for j in order[id(thread)][k + 1:k + 1 + CONTEXT_AFTER]]
-        if nexts:
-            it = out[i]
-            after = [clipped(str(n.get("text") or ""), CONTEXT_TURN_TOKENS) for n in nexts]
-            it["context"] = " ".join([*([it["context"]] if it.get("context") else []), *after])
-            it["metadata"]["followed_by"] = [n["metadata"]["message_id"] for n in nexts]
+        thread.placed.append(i)
+    for thread in seen:  # what is said after each, in this call
+        for k, i in enumerate(thread.placed):
+            nexts = [out[j] for j in thread.placed[k + 1:k + 1 + CONTEXT_AFTER]]
+            if nexts:
+                it = out[i]
+                after = [clipped(str(n.get("text") or ""), CONTEXT_TURN_TOKENS) for n in nexts]
+                it["context"] = " ".join([*([it["context"]] if it.get("context") else []), *after])
+                it["metadata"]["followed_by"] = [n["metadata"]["message_id"] for n in nexts]
     return placement
 
 
