@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from pathlib import Path
 from typing import Any, Callable
 
 from remem import AsyncMemory, Memory, Scope
+from written import every_file
 
 DANA = Scope(tenant="acme", user="dana")
 T0 = dt.datetime(2024, 6, 1, 9, 0, tzinfo=dt.timezone.utc)
@@ -119,3 +121,22 @@ def test_a_bad_item_in_add_many_stores_nothing(mem: Memory) -> None:
         else:
             raise AssertionError("a bad item was accepted")
         assert mem.count(scope=DANA) == 0
+
+
+SECRET = "ghp_R8xk2LmQ9vTz4WcY7bNp3HdJ6fGs1AeU5oIi"
+
+
+def test_a_secret_said_later_never_reaches_the_context_of_the_notes_before_it(tmp_path: Path) -> None:
+    """What follows a note becomes its recall context, in the same call or a later one: it is redacted like the
+    note itself, in the store and in what search shows."""
+    mem = Memory(path=tmp_path / "store", embedder="none", service="off")
+    mem.add("Ben: which token does the deploy job use?", scope=DANA, occurred_at=at(0))
+    mem.add(f"Ana: the CI one, {SECRET}", scope=DANA, occurred_at=at(1))
+    mem.add_many([{"text": "Ben: and the nightly export?", "occurred_at": at(2)},
+                  {"text": f"Ana: same token, {SECRET}", "occurred_at": at(3)}], scope=DANA)
+    notes = mem.list(scope=DANA)
+    assert len(notes) == 4 and all(SECRET not in (n.context or "") + n.text for n in notes)
+    assert all(n.context for n in notes)  # each still has the turns around it
+    mem.close()
+    raw = b"".join(p.read_bytes() for p in every_file(tmp_path))
+    assert SECRET.encode() not in raw

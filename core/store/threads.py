@@ -23,14 +23,13 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, message_id, said_order
 from ..scope import coerce_scope
 from ..types import MemoryRecord, RememError, Scope, to_datetime
 from .dedupe import THREAD_KEYS
-from .records import to_payload
 
 log = logging.getLogger("remem.store.threads")
 
@@ -163,8 +162,9 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
 
 
 def extend_stored(engine: Any, placement: Placement) -> None:
-    """Give the stored notes a call continued what was said after them (context and ``followed_by``). A failure
-    is logged, never raised: the new notes are stored already."""
+    """Give the stored notes a call continued what was said after them (context and ``followed_by``), through
+    ``update`` (validated and redacted like any context; BM25 re-indexed, nothing embedded again). A failure is
+    logged, never raised: the new notes are stored already."""
     for rec, nexts in placement.after_stored.values():
         if not nexts:
             continue
@@ -172,21 +172,10 @@ def extend_stored(engine: Any, placement: Placement) -> None:
         context = " ".join([*([rec.context] if rec.context else []),
                             *(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in nexts)])
         try:
-            _rewrite(engine, replace(rec, context=context,
-                                     metadata={**rec.metadata, "followed_by": [*have, *(m for _, m in nexts)]}))
+            engine.update(rec.id, scope=rec.scope, context=context,
+                          metadata={"followed_by": [*have, *(m for _, m in nexts)]})
         except (RememError, ValueError) as exc:
             log.debug("could not add what followed note %s: %s", rec.id, exc)
-
-
-def _rewrite(engine: Any, rec: MemoryRecord) -> None:
-    """Store ``rec``'s new recall context and metadata without embedding it again (the dense vector is its
-    text's alone), if it is still stored."""
-    with engine.write_lock:
-        engine.check_usable()
-        if not engine.backend.retrieve([rec.id]):
-            return
-        engine.backend.set_vectors([engine.point(rec, None)])
-        engine.backend.set_payload([rec.id], to_payload(rec))
 
 
 __all__ = ["THREAD_KEYS", "Placement", "extend_stored", "place"]
