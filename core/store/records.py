@@ -66,10 +66,9 @@ def to_payload(rec: MemoryRecord) -> dict[str, Any]:
         payload["superseded_by"] = rec.superseded_by
     if rec.last_accessed_at:
         payload["last_accessed_ts"] = rec.last_accessed_at.timestamp()
-    if rec.context:
-        payload["context"] = rec.context
-    if rec.sources:
-        payload["sources"] = list(rec.sources)
+    # always written, empty too: an update merges payloads, so a context or sources cleared must overwrite
+    payload["context"] = rec.context or ""
+    payload["sources"] = list(rec.sources)
     if rec.occurred_at is not None:
         payload["occurred_ts"] = rec.occurred_at.timestamp()
     return payload
