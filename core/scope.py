@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Union
 
-from .types import Scope, ScopeError
+from .types import MemoryRecord, Scope, ScopeError
 
 
 class AllTenants:
@@ -53,6 +53,17 @@ def coerce_scope(value: Any, *, admin: bool = False) -> Scope | AllTenants:
     return Scope.coerce(value)
 
 
+def in_scope(rec: MemoryRecord, scope: Scope | AllTenants) -> bool:
+    """Whether a record belongs to ``scope``: the same tenant (the global space is one), and the same
+    user/agent/session where the scope sets them."""
+    if isinstance(scope, AllTenants):
+        return True
+    if rec.scope.stored_tenant != scope.stored_tenant:
+        return False
+    return all(getattr(scope, k) is None or getattr(scope, k) == getattr(rec.scope, k)
+               for k in ("user", "agent", "session"))
+
+
 def resolve_scope(spec: ScopeSpec, *context: Any) -> Scope | None:
     """The scope of one adapter call: a fixed scope as it is (``None`` = the global space), or what a callable
     returns for this call's ``context`` (``None`` from a callable = no scope: the memory step does not run).
@@ -78,4 +89,4 @@ def check_scope_spec(spec: Any) -> ScopeSpec:
 
 
 __all__ = ["ALL_TENANTS", "AllTenants", "ScopeLike", "ScopeSpec", "check_scope_spec", "coerce_scope",
-           "resolve_scope"]
+           "in_scope", "resolve_scope"]

@@ -17,11 +17,11 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from ..providers.embedders import Embedder, NoEmbedder, mismatch_advice
 from ..recall import indexing, planner
 from ..recall.rendering import fit_hits, render_context
-from ..scope import ALL_TENANTS, AllTenants, coerce_scope
+from ..scope import ALL_TENANTS, AllTenants, coerce_scope, in_scope
 from ..settings import Settings
 from ..types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, RememError, Scope,
                      ScopeError, SearchHit, Stats, to_datetime, to_ts, utcnow)
-from . import dedupe, retrieval, threads
+from . import dedupe, erasure, retrieval, threads
 from .backends.base import Backend, Cond, FilterSpec, Found, PointData
 from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
@@ -270,6 +270,8 @@ class Engine:
                 self.backend.upsert([self.point(new, dense)])
             else:
                 self.backend.set_payload([new.id], to_payload(new))
+        if new.text != old.text:  # its neighbours' recall context held the old words
+            erasure.rewrite_neighbours(self, [(old, new.text)])
         return new
 
     @planned
@@ -313,17 +315,19 @@ class Engine:
                 except NotFoundError:
                     return False
                 self.backend.delete([rec.id])
-                return True
+            erasure.rewrite_neighbours(self, [(rec, None)])  # its words leave its neighbours' context too
+            return True
         if scope is None:
             raise ScopeError("refusing a bulk forget without a scope: pass scope=Scope(tenant=...) "
                              "(Scope() means the global space)")
         flt = self.filter(scope, kind=kind, tags=tags, where=where, until=before)
-        ids = [f.id for f in self.scan(flt)]
-        if not dry_run and ids:
+        gone = [from_payload(f.id, f.payload) for f in self.scan(flt)]
+        if not dry_run and gone:
             with self.write_lock:
-                for start in range(0, len(ids), 512):
-                    self.backend.delete(ids[start:start + 512])
-        return ForgetResult(count=len(ids), ids=tuple(ids), dry_run=dry_run)
+                for start in range(0, len(gone), 512):
+                    self.backend.delete([rec.id for rec in gone[start:start + 512]])
+            erasure.rewrite_neighbours(self, [(rec, None) for rec in gone])
+        return ForgetResult(count=len(gone), ids=tuple(rec.id for rec in gone), dry_run=dry_run)
 
     # ------------------------------------------------------------------ search
     @planned
@@ -434,16 +438,4 @@ class Engine:
                 self.backend.close()
 
 
-def in_scope(rec: MemoryRecord, scope: Scope | AllTenants) -> bool:
-    """Whether a record belongs to ``scope``: the same tenant (the global space is one), and the same
-    user/agent/session where the scope sets them."""
-    if isinstance(scope, AllTenants):
-        return True
-    if rec.scope.stored_tenant != scope.stored_tenant:
-        return False
-    return all(getattr(scope, k) is None or getattr(scope, k) == getattr(rec.scope, k)
-               for k in ("user", "agent", "session"))
-
-
-__all__ = ["ALL_TENANTS", "DENSE_WEIGHT", "Engine", "FORMAT_VERSION", "MAX_TEXT_CHARS", "QuotaExceededError",
-           "in_scope"]
+__all__ = ["ALL_TENANTS", "DENSE_WEIGHT", "Engine", "FORMAT_VERSION", "MAX_TEXT_CHARS", "QuotaExceededError"]

@@ -72,7 +72,7 @@ def import_plan(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = 
                 progress: Callable[[int], None] | None = None) -> Plan[int]:
     """Load an export into ``scope``; ids, times and supersede links are kept, vectors rebuilt by this embedder.
     The whole file is checked before anything is written, so a bad line loses nothing and writes nothing."""
-    from .engine import in_scope
+    from ..scope import in_scope
 
     engine.check_usable()
     wanted = coerce_scope(scope, admin=True)

@@ -1,0 +1,121 @@
+"""Forgetting a message forgets its words everywhere: they leave the recall context of its neighbours.
+
+An episode (:mod:`remem.core.distill.episodes`) and a dated note of a thread (:mod:`remem.core.store.threads`) are
+indexed with the messages said around it as hidden recall context, never shown. So when one is forgotten, its
+words would live on in the context of the messages before and after it: found by a search for them, stored in
+their payload, out of reach of the user who asked to forget. When one is forgotten or its text is edited, each
+neighbour that names it (``metadata["follows"]`` / ``["followed_by"]``, same scope and conversation) gets its
+context rewritten through ``update`` (redacted and re-indexed like any context; nothing embedded again): the
+message's words cut out, or replaced by the edited text. When they cannot be found as they were written (a
+redaction that reads differently in the longer text), the context is rebuilt from the neighbour's neighbours as
+stored now, which cannot hold them. Message ids stay in ``follows``, so a passage still shows the gap ("…").
+Backups taken before keep what they held: they are a copy of the store as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Mapping, Sequence
+
+from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, message_id
+from ..types import MemoryRecord, RememError
+from .records import from_payload
+
+log = logging.getLogger("remem.store.erasure")
+
+_LINKS = ("follows", "followed_by")
+_CHUNK = 256  # message ids per neighbour lookup
+
+
+def conversation(rec: MemoryRecord) -> tuple[str, str] | None:
+    """The conversation a message of a store belongs to within its scope: ("session", name) for an episode,
+    ("thread", name) for a threaded note; None for a memory (a fact naming its source message is not it)."""
+    if not message_id(rec):
+        return None
+    for key, kind in (("session", "episode"), ("thread", "note")):
+        name = rec.metadata.get(key)
+        if rec.kind == kind and isinstance(name, str):
+            return key, name
+    return None
+
+
+def _links(rec: MemoryRecord, key: str) -> list[str]:
+    value = rec.metadata.get(key)
+    return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
+
+
+def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | None]]) -> int:
+    """After messages were forgotten (new text ``None``) or edited: their neighbours' recall context rewritten
+    without their old words (see the module doc). Returns how many neighbours were rewritten. A failure is
+    logged, never raised: the forget or edit itself is done."""
+    by_conv: dict[tuple[Any, str, str, str], tuple[MemoryRecord, str | None]] = {}
+    for rec, new_text in changed:
+        conv = conversation(rec)
+        if conv is not None:
+            by_conv[(rec.scope, *conv, str(message_id(rec)))] = (rec, new_text)
+    if not by_conv:
+        return 0
+    try:
+        return sum(_rewrite(engine, n, by_conv) for n in _neighbours(engine, by_conv))
+    except (RememError, ValueError, TypeError) as exc:
+        log.warning("could not rewrite the neighbours of %d changed message(s): %s", len(by_conv), exc)
+        return 0
+
+
+def _neighbours(engine: Any, by_conv: Mapping[tuple[Any, str, str, str], Any]) -> list[MemoryRecord]:
+    """The stored messages that name one of the changed ones, in the same scope and conversation."""
+    scopes: dict[Any, set[str]] = {}
+    for scope, _, _, mid in by_conv:
+        scopes.setdefault(scope, set()).add(mid)
+    found: dict[str, MemoryRecord] = {}
+    for scope, mids in scopes.items():
+        ids = sorted(mids)
+        for start in range(0, len(ids), _CHUNK):
+            for key in _LINKS:
+                flt = engine.filter(scope, where={f"metadata.{key}": ids[start:start + _CHUNK]})
+                for f in engine.scan(flt):
+                    rec = from_payload(f.id, f.payload)
+                    conv = conversation(rec)
+                    if rec.scope == scope and conv is not None and any(
+                            (scope, *conv, mid) in by_conv for k in _LINKS for mid in _links(rec, k)):
+                        found[rec.id] = rec
+    return list(found.values())
+
+
+def _rewrite(engine: Any, rec: MemoryRecord, by_conv: Mapping[tuple[Any, str, str, str],
+                                                            tuple[MemoryRecord, str | None]]) -> int:
+    conv = conversation(rec)
+    assert conv is not None
+    named = [by_conv[key] for key in ((rec.scope, *conv, mid) for k in _LINKS for mid in _links(rec, k))
+             if key in by_conv]
+    context = rec.context or ""
+    for old, new_text in named:
+        piece = clipped(old.text, CONTEXT_TURN_TOKENS)
+        if piece and piece in context:
+            context = context.replace(piece, clipped(new_text, CONTEXT_TURN_TOKENS) if new_text else "", 1)
+        else:
+            context = _rebuilt(engine, rec, conv)
+            break
+    context = " ".join(context.split())
+    if context == (rec.context or ""):
+        return 0
+    engine.update(rec.id, scope=rec.scope, context=context)
+    return 1
+
+
+def _rebuilt(engine: Any, rec: MemoryRecord, conv: tuple[str, str]) -> str:
+    """``rec``'s context from its neighbours as stored now (the messages it names before it, then after it):
+    a message that was not kept (a "Thanks!") is not known, so it is left out."""
+    wanted = [*_links(rec, "follows"), *_links(rec, "followed_by")]
+    texts: dict[str, str] = {}
+    if wanted:
+        flt = engine.filter(rec.scope, where={f"metadata.{conv[0]}": conv[1]})
+        for f in engine.scan(flt):
+            other = from_payload(f.id, f.payload)
+            mid = message_id(other)
+            if other.scope == rec.scope and conversation(other) == conv and mid in wanted and other.id != rec.id:
+                texts[str(mid)] = other.text
+    return " ".join(clipped(texts[m], CONTEXT_TURN_TOKENS) for m in wanted if m in texts)
+
+
+__all__ = ["conversation", "rewrite_neighbours"]

@@ -1,0 +1,113 @@
+"""Forgetting a message forgets its words in recall too: they leave the hidden context of its neighbours.
+
+What users rely on: after ``forget`` (one id, or many) or an edit of what a message said, a search for the old
+words finds none of the messages that were said around it, and their context no longer holds them; what the
+neighbours said themselves still finds them; a memory distilled from a message can be forgotten without taking
+the message's words out of its neighbours' context; the same message ids in another session, scope or tenant are
+left alone. Real stores (Qdrant Edge, qdrant-client local mode).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from remem import Memory, Scope
+
+DANA = Scope(tenant="acme", user="dana")
+PRIVATE = "my diagnosis is narcolepsy, keep that between us"
+SESSION = [("user", "Our orders service runs on Postgres 16."),
+           ("assistant", "Noted. Why not MySQL for the orders service?"),
+           ("user", f"MySQL had replication issues last year. Also, {PRIVATE}."),
+           ("assistant", "Understood, I will keep the replication history in mind."),
+           ("user", "We lint everything with ruff in pre-commit.")]
+
+
+def remember(mem: Memory, scope: Scope = DANA, session: str = "s1") -> None:
+    mem.remember([{"role": r, "content": c, "id": f"m{i}"} for i, (r, c) in enumerate(SESSION)], scope=scope,
+                 session=session, distiller="keyless")
+
+
+def episode(mem: Memory, mid: str, scope: Scope = DANA, session: str = "s1") -> object:
+    [rec] = [r for r in mem.iter_records(scope)
+             if r.kind == "episode" and r.sources == (mid,) and r.metadata.get("session") == session]
+    return rec
+
+
+def episodes_found(mem: Memory, query: str, scope: Scope = DANA) -> set[str]:
+    return {s for h in mem.search(query, scope=scope, limit=10) for r in h.records if r.kind == "episode"
+            for s in r.sources}
+
+
+def contexts(mem: Memory, scope: Scope = DANA) -> str:
+    return " ".join(r.context or "" for r in mem.iter_records(scope))
+
+
+def test_a_forgotten_message_is_not_found_through_the_messages_around_it(any_mem: Memory) -> None:
+    remember(any_mem)
+    assert {"m1", "m3"} <= episodes_found(any_mem, "narcolepsy")  # its neighbours are found by its words
+    assert any_mem.forget(episode(any_mem, "m2").id, scope=DANA) is True
+    assert episodes_found(any_mem, "narcolepsy") == set()
+    assert "narcolepsy" not in contexts(any_mem)
+    # the neighbours keep the rest of their context: m1 is still found by what m0 said before it
+    assert "Postgres 16" in episode(any_mem, "m1").context
+    assert "ruff" in episode(any_mem, "m3").context
+
+
+def test_forgetting_many_at_once_cleans_the_messages_that_remain(any_mem: Memory) -> None:
+    remember(any_mem)
+    result = any_mem.forget(scope=DANA, where={"message_id": ["m2", "m4"]}, dry_run=False)
+    assert result.count == 2
+    assert episodes_found(any_mem, "narcolepsy") == set() and "narcolepsy" not in contexts(any_mem)
+    assert "ruff" not in episode(any_mem, "m3").context  # m4 is gone from what followed m3 too
+
+
+def test_a_dry_run_changes_no_context(any_mem: Memory) -> None:
+    remember(any_mem)
+    before = contexts(any_mem)
+    assert any_mem.forget(scope=DANA, where={"message_id": ["m2"]}).count == 1
+    assert contexts(any_mem) == before and "narcolepsy" in before
+
+
+def test_an_edited_message_leaves_its_old_words_nowhere_and_its_new_ones_around_it(any_mem: Memory) -> None:
+    t0 = dt.datetime(2024, 5, 1, 10, 0, tzinfo=dt.timezone.utc)
+    notes = [any_mem.add(text, scope=DANA, occurred_at=t0 + dt.timedelta(minutes=i)) for i, text in enumerate(
+        ["Call with Ana about the launch plan.", "The launch moves to June, codename Bluefin.",
+         "Then we talked about hiring two engineers."])]
+    any_mem.update(notes[1].id, text="The launch moves to June.", scope=DANA)
+    assert not [h for h in any_mem.search("Bluefin", scope=DANA, limit=10)]
+    for rec in (notes[0], notes[2]):
+        ctx = any_mem.get(rec.id, scope=DANA).context
+        assert "Bluefin" not in ctx and "The launch moves to June." in ctx
+
+
+def test_forgetting_a_memory_distilled_from_a_message_keeps_the_message_in_context(any_mem: Memory) -> None:
+    remember(any_mem)
+    distilled = [r for r in any_mem.iter_records(DANA) if r.kind != "episode" and "m2" in r.sources]
+    assert distilled  # the keyless distiller kept something of it (the summary at least)
+    for rec in distilled:
+        any_mem.forget(rec.id, scope=DANA)
+    assert "narcolepsy" in episode(any_mem, "m1").context and "m2" in episodes_found(any_mem, "narcolepsy")
+
+
+def test_the_same_message_ids_elsewhere_are_left_alone(any_mem: Memory) -> None:
+    eve, other_tenant = Scope(tenant="acme", user="eve"), Scope(tenant="globex", user="dana")
+    remember(any_mem)
+    remember(any_mem, session="s2")
+    remember(any_mem, scope=eve)
+    remember(any_mem, scope=other_tenant)
+    any_mem.forget(episode(any_mem, "m2").id, scope=DANA)
+    assert "narcolepsy" in episode(any_mem, "m1", session="s2").context  # another session of the same scope
+    assert "narcolepsy" in episode(any_mem, "m1", scope=eve).context
+    assert "narcolepsy" in episode(any_mem, "m1", scope=other_tenant).context
+
+
+def test_a_context_that_does_not_quote_the_message_as_stored_is_rebuilt_without_it(mem: Memory) -> None:
+    """The words are cut out where they stand as stored; where they read otherwise (an edit by hand, a redaction
+    that reads differently in the longer text), the context is rebuilt from the neighbours that remain."""
+    remember(mem)
+    m1 = episode(mem, "m1")
+    mem.update(m1.id, context=m1.context.replace("narcolepsy", "NARCOLEPSY (said twice)"), scope=DANA)
+    mem.forget(episode(mem, "m2").id, scope=DANA)
+    ctx = episode(mem, "m1").context
+    assert "narcolepsy" not in ctx.lower()
+    assert "Postgres 16" in ctx and "replication history" in ctx  # m0 before it and m3 after it, as stored
