@@ -111,3 +111,14 @@ def test_a_context_that_does_not_quote_the_message_as_stored_is_rebuilt_without_
     ctx = episode(mem, "m1").context
     assert "narcolepsy" not in ctx.lower()
     assert "Postgres 16" in ctx and "replication history" in ctx  # m0 before it and m3 after it, as stored
+
+
+def test_a_context_made_only_of_the_forgotten_message_is_cleared(any_mem: Memory) -> None:
+    any_mem.remember([{"role": "user", "content": "The project is called Moonraker and ships in May.", "id": "a"},
+                      {"role": "assistant", "content": "Noted: the release ships in May.", "id": "b"}],
+                     scope=DANA, session="s9", distiller="keyless")
+    any_mem.forget(episode(any_mem, "a", session="s9").id, scope=DANA)
+    assert episode(any_mem, "b", session="s9").context is None
+    assert "b" not in episodes_found(any_mem, "Moonraker")
+    cleared = any_mem.update(episode(any_mem, "b", session="s9").id, sources=[], scope=DANA)
+    assert any_mem.get(cleared.id, scope=DANA).sources == ()
