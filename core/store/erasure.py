@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, message_id
 from ..types import MemoryRecord, RememError
+from .backends.base import Cond
 from .records import from_payload
 
 log = logging.getLogger("remem.store.erasure")
@@ -71,14 +72,14 @@ def _neighbours(engine: Any, by_conv: Mapping[tuple[Any, str, str, str], Any]) -
     for scope, mids in scopes.items():
         ids = sorted(mids)
         for start in range(0, len(ids), _CHUNK):
-            for key in _LINKS:
-                flt = engine.filter(scope, where={f"metadata.{key}": ids[start:start + _CHUNK]})
-                for f in engine.scan(flt):
-                    rec = from_payload(f.id, f.payload)
-                    conv = conversation(rec)
-                    if rec.scope == scope and conv is not None and any(
-                            (scope, *conv, mid) in by_conv for k in _LINKS for mid in _links(rec, k)):
-                        found[rec.id] = rec
+            flt = engine.filter(scope)  # one pass: either link names one of them
+            flt.should.extend(Cond(f"meta.{key}", any_of=tuple(ids[start:start + _CHUNK])) for key in _LINKS)
+            for f in engine.scan(flt):
+                rec = from_payload(f.id, f.payload)
+                conv = conversation(rec)
+                if rec.scope == scope and conv is not None and any(
+                        (scope, *conv, mid) in by_conv for k in _LINKS for mid in _links(rec, k)):
+                    found[rec.id] = rec
     return list(found.values())
 
 
