@@ -177,6 +177,34 @@ def test_a_correction_in_the_same_message_is_kept_with_what_it_corrects(said: st
     assert len(got) == 1 and got[0].kind == kind and kept in got[0].text, got
 
 
+def test_a_correction_in_the_next_message_replaces_what_it_corrects() -> None:
+    """"Wait, my bad, we migrated that to Snowflake" after "the warehouse is on Redshift": one fact that reads
+    with what it corrects, and no fact saying Redshift alone."""
+    got = memories([U("the analytics warehouse is on Redshift"), A("Got it, I'll write the queries for Redshift."),
+                    U("wait, my bad, we migrated that to Snowflake in Q1. nobody queries the old cluster.")])
+    assert [c.kind for c in got] == ["fact"] and "Snowflake" in got[0].text and "warehouse" in got[0].text, got
+    plain = memories([U("the analytics warehouse is on Redshift"), A("Got it."),
+                      U("we also run dbt on Snowflake for marketing.")])
+    assert any("Redshift" in c.text for c in plain)  # no correction: the first fact stays
+
+
+@pytest.mark.parametrize("said, kind, kept", [
+    ("Keep explanations short — bullet points over paragraphs.", "preference", "bullet points"),
+    ("use ? with anyhow everywhere outside of tests. unwrap in prod code makes me nervous.", "preference", "anyhow"),
+    ("can you move the cron to 6am? I'm in Lisbon, so that's WET.", "fact", "Lisbon"),
+    ("our clusters run EKS 1.29 and we use Karpenter for node autoscaling", "fact", "EKS 1.29"),
+])
+def test_standing_rules_and_facts_said_in_passing(said: str, kind: str, kept: str) -> None:
+    """A rule that holds everywhere is a preference, not a decision made once; where the user is, said while
+    asking for something else, is a fact; a version stays with the sentence that names its tool."""
+    got = memories([U(said)])
+    assert any(c.kind == kind and kept in c.text for c in got), got
+
+
+def test_a_one_off_instruction_is_not_a_standing_rule() -> None:
+    assert not any(c.kind == "preference" for c in memories([U("keep the answers short for now, I'm on my phone")]))
+
+
 def test_a_cause_found_between_tool_calls_reads_without_its_exclamation() -> None:
     got = memories([U("The checkout tests are flaky again. Find out why and fix it."),
                     A("Found it: the flake is a race in the retry queue. The fixture tears down before the queue "

@@ -137,6 +137,7 @@ class KeylessDistiller:
                 for sent in self._sentences(t):
                     cut = _beyond_listener(sent)  # joins and reasons see the sentence without it, too
                     items.append(Said(cut or sent, ti, t, self._score(cut, t.role, t.speaker) if cut else None))
+        self._correct_across_turns(items)
         self._join_in_turns(items)
         self._join_across_turns(items)
         out: list[tuple[float, int, Candidate]] = []
@@ -181,7 +182,9 @@ class KeylessDistiller:
             said = sum(1 for c in clauses if self._says(c)) if len(clauses) > 1 else 2
             whole = self._says(sent) if said < 2 else None
             keep = whole is not None and (whole[1].kind in ("decision", "lesson") or whole[1].kind == "preference"
-                                          and not any(re.match(r"(?i)(?:my|i|i'm|we|our)\b", c) for c in clauses[1:]))
+                                          and not any(re.match(r"(?i)(?:my|i|i'm|we|our)\b", c) for c in clauses[1:])
+                                          or whole[1].kind == "fact" and all(  # "our clusters run EKS 1.29 and
+                                              self._says(c) or re.search(r"\d", c) for c in clauses))  # we use X"
             out.extend([sent] if keep else clauses)
         return out
 
@@ -313,6 +316,25 @@ class KeylessDistiller:
                           and (THEN_RE.match(it.cand.text) or words & entities(x.text))]
                 if linked:
                     self._join("decision", it, linked[-1], glue=" Reason: ")
+
+    def _correct_across_turns(self, items: list["Said"]) -> None:
+        """A user's message that opens by correcting the user's message before it ("the analytics warehouse is on
+        Redshift" / "wait, my bad, we migrated that to Snowflake in Q1"): one memory of the corrected statement's
+        kind, the correction read with what it corrects (as inside one message), and no memory of the old one."""
+        for i, it in enumerate(items):
+            if it.turn.role != "user" or it.consumed or i == 0 or items[i - 1].ti == it.ti \
+                    or not CORRECTION_LEAD_RE.match(it.turn.text.translate(QUOTES).lstrip()):
+                continue  # only the first sentence of a message that opens with a correction
+            users = [x for x in items[:i] if x.turn.role == "user"]
+            old = next((x for x in reversed(users) if x.ti == users[-1].ti and x.cand is not None
+                        and not x.consumed), None) if users else None
+            if old is None or old.cand is None or old.cand.kind not in ("fact", "preference", "event", "decision"):
+                continue
+            said = self._surface(f"{old.text} Correction: {it.text}", "user", it.turn.speaker)
+            it.cand = Candidate(text=said, kind=old.cand.kind, tags=old.cand.tags,
+                                importance=DEFAULT_IMPORTANCE[old.cand.kind], metadata={"role": "user"})
+            it.score, it.extra = max(it.score, old.score) + 0.05, [*it.extra, old.turn]
+            old.consumed = True
 
     def _join_fix_from_next_turn(self, turn: list["Said"], after: list["Said"]) -> None:
         """The last cause of ``turn`` without its fix takes the fix that opens the next message, when both

@@ -58,6 +58,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.75, _U, r"\b(?:always|never)\s+(?:use|run|write|add|put|commit|push|ask|call|format|"
        r"include|mention|reply|answer|respond)\b"),
     _p("fact", 0.85, _U, r"\bmy name(?:'s| is)\b|\bcall me\b|\bi(?:'m| am) called\b"),
+    # where the user is, said in passing: "I'm in Lisbon, so that's WET", "we're based in Porto"
+    _p("fact", 0.7, _U, r"^(?:so\s+|btw,?\s+|fyi,?\s+)?(?:i|we)(?:'m|'re| am| are)\s+(?:based\s+|located\s+|"
+       r"now\s+)?in\s+(?-i:[A-Z])[\w-]+(?:\s+(?-i:[A-Z])[\w-]+)?\s*(?:[,;.!]|$)"),
     _p("fact", 0.8, _U, r"\bi\s+(?:work|worked|am working)\s+(?:at|for|on|as|in)\b|"
        r"\bi(?:\s+start|\s+started|\s+begin|\s+began|'m starting| am starting)\s+(?:work(?:ing)?\s+)?(?:at|as)\s+\S|\bi(?:'m| am) (?:based|located) in\b|"
        r"\bi\s+(?:live|lived|moved)\s+(?:in|to|at)\b|\bi(?:'m| am) from\b"),
@@ -211,6 +214,15 @@ PATTERNS: tuple[Pattern, ...] = (
     # standing instructions said other ways: "..., never tabs", "when you review, ...", "X should look like Y"
     _p("preference", 0.69, _U, r"\bnever\b(?!\s+mind\b)", min_words=4),
     _p("preference", 0.75, _U, r"^(?:when(?:ever)?|each time|every time|any time)\s+you\b"),
+    # a rule for how the assistant writes: "Keep explanations short", "make your answers concise"
+    _p("preference", 0.8, _U, r"^(?:please\s+)?(?:keep|make)\s+(?:your\s+|the\s+|all\s+)?(?:explanations?|answers?|"
+       r"responses?|replies|summaries|comments|commit messages|messages|docstrings|prs?|pull requests|diffs?|code "
+       r"reviews?|reviews?)\s+(?:short|brief|concise|terse|small|minimal|focused|simple|to the point)\b" + _NOT_ONE_OFF),
+    # an instruction that holds everywhere is a standing rule, not a choice made once: "use ? with anyhow
+    # everywhere outside of tests", "prefer pathlib by default"
+    _p("preference", 0.74, _U, r"^(?:please\s+)?(?:use|prefer|keep|write|put|format|name|return|log)\s+(?=.*\b(?:"
+       r"everywhere|in every\b|across (?:the|all|every|our)\b|from now on|by default|going forward|outside (?:of )?"
+       r"tests?\b|in all\b|at all times))" + _NOT_ONE_OFF, min_words=4),
     _p("preference", 0.7, _U, r"\b(?:should|must)\s+(?:always\s+|never\s+)?(?:look like|be named|be called|use|"
        r"follow|start with|end with|include|go in|live in)\b", min_words=4),
 )
@@ -326,6 +338,7 @@ REASON_HINT_RE = re.compile(
 """Words that make a sentence a reason for the decision next to it."""
 CORRECTION_LEAD_RE = re.compile(
     r"^(?:wait|sorry|oops|hmm)[,!.]*\s+no\b[,!.]*\s*[\u2014\u2013:;-]*\s*|"
+    r"^(?:sorry|oops|whoops|wait|my bad)[,!.]*\s+i mean(?:t)?\b[,:]?\s*|"
     r"^(?:(?:sorry|oops|whoops|my bad|wait|hmm|actually)[,!.]*\s+)*(?:(?:correction|update|to correct (?:myself|that)|"
     r"scratch that|i misspoke|i was wrong|i got (?:it|that) wrong|i mixed (?:it|them|that) up|"
     r"i misread(?: (?:the|my|our) \w+)?)\s*[:!.,;\u2014\u2013-]+\s*|(?:actually|sorry|my bad|oops)\s*[,:\u2014]\s*)",
