@@ -201,6 +201,15 @@ def test_standing_rules_and_facts_said_in_passing(said: str, kind: str, kept: st
     assert any(c.kind == kind and kept in c.text for c in got), got
 
 
+def test_a_decision_agreed_to_keeps_the_argument_it_agreed_with() -> None:
+    """"yeah ok, let's bump minSdk to 28 then" says why only through the reply before it."""
+    got = memories([U("the mobile team wants to drop Android 8"),
+                    A("That seems reasonable: Android 8 is under 2% of your active installs, and dropping it lets "
+                      "you use the newer WorkManager APIs."),
+                    U("yeah ok, let's bump minSdk to 28 then.")])
+    assert any(c.kind == "decision" and "minSdk to 28" in c.text and "under 2%" in c.text for c in got), got
+
+
 def test_a_one_off_instruction_is_not_a_standing_rule() -> None:
     assert not any(c.kind == "preference" for c in memories([U("keep the answers short for now, I'm on my phone")]))
 

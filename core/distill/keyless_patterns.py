@@ -334,7 +334,8 @@ REASON_HINT_RE = re.compile(
     r"don'?t|won'?t|isn'?t|wasn'?t|too (?:slow|big|expensive|complex|many|much|late)|issues?|problems?|slow(?:er)?|"
     r"broke|breaks|broken|fail(?:s|ed|ing)?|expensive|cheaper|faster|simpler|easier|safer|out of support|"
     r"end of life|deprecated|would need|requires?|bugs?|crash(?:es|ed)?|lost|losing|timeouts?|limits?|"
-    r"no longer)\b", re.I)
+    r"no longer|lets (?:you|us)|so (?:you|we) can|allows? (?:you|us) to)\b|"
+    r"\b(?:under|below|less than|only) \d+(?:\.\d+)?%", re.I)
 """Words that make a sentence a reason for the decision next to it."""
 CORRECTION_LEAD_RE = re.compile(
     r"^(?:wait|sorry|oops|hmm)[,!.]*\s+no\b[,!.]*\s*[\u2014\u2013:;-]*\s*|"
@@ -353,8 +354,8 @@ STATUS_RE = re.compile(
     r"^(?:done|finished)\b|^i (?:opened|pushed|merged|committed)\b", re.I)
 """Outcome reports ("All 48 tests pass now"): the session summary keeps the outcome; they are never memories."""
 AGREE_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b", re.I)
-THEN_RE = re.compile(r"^(?:user:\s*)?(?:then|so|ok(?:ay)?|in that case|fine|agreed|alright|great|sounds good)\b",
-                     re.I)
+THEN_RE = re.compile(r"^(?:user:\s*)?(?:(?:yeah|yes|yep)[,!.]?\s+)?(?:then|so|ok(?:ay)?|in that case|fine|agreed|"
+                     r"alright|great|sounds good)\b|\bthen[.!]?$", re.I)
 VAGUE_WORDS = frozenset("""that it this these those them they better one ones thing things way fine same option
 options first second third last again too more much lot really like likes liked want wants good great nice ok okay
 user user's users stuff work works worked something anything everything let's lets do does doing done go going
