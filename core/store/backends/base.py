@@ -61,7 +61,8 @@ class Found:
     score: float = 0.0
 
 
-KEYWORD_FIELDS = ("tenant", "user", "agent", "session", "kind", "tags", "content_hash", "source", "sources")
+KEYWORD_FIELDS = ("tenant", "user", "agent", "session", "kind", "tags", "content_hash", "source", "sources",
+                  "meta.follows", "meta.followed_by")  # the messages around one: forget finds them (store.erasure)
 FLOAT_FIELDS = ("created_ts", "updated_ts", "valid_from_ts", "valid_until_ts", "occurred_ts")
 SPARSE_VECTORS = ("bm25", "ident")
 DENSE_VECTOR = "dense"
