@@ -46,17 +46,18 @@ def clipped(text: str, tokens: int) -> str:
     return truncate_to_tokens(" ".join(text.split()), tokens, keep="both")
 
 
-def _follows_list(rec: MemoryRecord) -> list[str]:
-    """The ids of the messages said just before ``rec``, nearest last (none for a store written before)."""
-    value = rec.metadata.get("follows")
+def links(rec: MemoryRecord, key: str = "follows") -> list[str]:
+    """The ids of the messages said just before ``rec`` (``follows``, nearest last) or just after it
+    (``followed_by``, nearest first); none for a store written before they were kept."""
+    value = rec.metadata.get(key)
     return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
 
 
 def _follows(rec: MemoryRecord) -> frozenset[str]:
-    return frozenset(_follows_list(rec))
+    return frozenset(links(rec))
 
 
-def _conversation(rec: MemoryRecord) -> tuple[Any, str] | None:
+def conversation(rec: MemoryRecord) -> tuple[Any, str] | None:
     """(scope, session) of an episode, (scope, "thread:<name>") of a dated note in a thread
     (:mod:`remem.core.store.threads`); None for anything else."""
     if not message_id(rec):
@@ -71,7 +72,7 @@ def _conversation(rec: MemoryRecord) -> tuple[Any, str] | None:
 def follows_directly(prev: MemoryRecord, rec: MemoryRecord) -> bool:
     """False when a message was said between ``prev`` and ``rec`` (a passage can skip one it did not find):
     a reader is shown the gap. True when it cannot tell (a store written before ``follows`` was kept)."""
-    before = _follows_list(rec)
+    before = links(rec)
     return not before or before[-1] == message_id(prev)
 
 
@@ -147,8 +148,8 @@ class _Entry:
 
 def _key(hit: SearchHit) -> tuple[Any, str] | None:
     """The conversation a hit's messages belong to (scope, session); None for anything else."""
-    key = _conversation(hit.record)
-    if key is None or any(_conversation(r) != key for r in hit.passage):
+    key = conversation(hit.record)
+    if key is None or any(conversation(r) != key for r in hit.passage):
         return None
     return key
 
@@ -258,5 +259,6 @@ def flatten(hits: Sequence[SearchHit]) -> list[SearchHit]:
 
 
 __all__ = ["CONTEXT_AFTER", "CONTEXT_TURNS", "CONTEXT_TURN_TOKENS", "PASSAGE_MAX", "bracket", "clipped", "completed",
+           "conversation", "links",
            "flatten", "follows_directly", "join_passages", "label", "message_id",
            "passage_lines", "said_order"]

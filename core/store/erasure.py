@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping, Sequence
 
-from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, message_id
+from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, conversation, links, message_id
 from ..types import MemoryRecord, RememError
 from .backends.base import Cond
 from .records import from_payload
@@ -27,34 +27,18 @@ log = logging.getLogger("remem.store.erasure")
 
 _LINKS = ("follows", "followed_by")
 _CHUNK = 256  # message ids per neighbour lookup
-
-
-def conversation(rec: MemoryRecord) -> tuple[str, str] | None:
-    """The conversation a message of a store belongs to within its scope: ("session", name) for an episode,
-    ("thread", name) for a threaded note; None for a memory (a fact naming its source message is not it)."""
-    if not message_id(rec):
-        return None
-    for key, kind in (("session", "episode"), ("thread", "note")):
-        name = rec.metadata.get(key)
-        if rec.kind == kind and isinstance(name, str):
-            return key, name
-    return None
-
-
-def _links(rec: MemoryRecord, key: str) -> list[str]:
-    value = rec.metadata.get(key)
-    return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
+Key = tuple[Any, str, str]  # (scope, conversation, message id)
 
 
 def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | None]]) -> int:
     """After messages were forgotten (new text ``None``) or edited: their neighbours' recall context rewritten
     without their old words (see the module doc). Returns how many neighbours were rewritten. A failure is
     logged, never raised: the forget or edit itself is done."""
-    by_conv: dict[tuple[Any, str, str, str], tuple[MemoryRecord, str | None]] = {}
+    by_conv: dict[Key, tuple[MemoryRecord, str | None]] = {}
     for rec, new_text in changed:
-        conv = conversation(rec)
+        conv = conversation(rec)  # a message of a conversation (not a memory naming its source message)
         if conv is not None:
-            by_conv[(rec.scope, *conv, str(message_id(rec)))] = (rec, new_text)
+            by_conv[(*conv, str(message_id(rec)))] = (rec, new_text)
     if not by_conv:
         return 0
     try:
@@ -64,10 +48,10 @@ def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | 
         return 0
 
 
-def _neighbours(engine: Any, by_conv: Mapping[tuple[Any, str, str, str], Any]) -> list[MemoryRecord]:
+def _neighbours(engine: Any, by_conv: Mapping[Key, Any]) -> list[MemoryRecord]:
     """The stored messages that name one of the changed ones, in the same scope and conversation."""
     scopes: dict[Any, set[str]] = {}
-    for scope, _, _, mid in by_conv:
+    for scope, _, mid in by_conv:
         scopes.setdefault(scope, set()).add(mid)
     found: dict[str, MemoryRecord] = {}
     for scope, mids in scopes.items():
@@ -78,25 +62,22 @@ def _neighbours(engine: Any, by_conv: Mapping[tuple[Any, str, str, str], Any]) -
             for f in engine.scan(flt):
                 rec = from_payload(f.id, f.payload)
                 conv = conversation(rec)
-                if rec.scope == scope and conv is not None and any(
-                        (scope, *conv, mid) in by_conv for k in _LINKS for mid in _links(rec, k)):
+                if conv is not None and any((*conv, mid) in by_conv for k in _LINKS for mid in links(rec, k)):
                     found[rec.id] = rec
     return list(found.values())
 
 
-def _rewrite(engine: Any, rec: MemoryRecord, by_conv: Mapping[tuple[Any, str, str, str],
-                                                            tuple[MemoryRecord, str | None]]) -> int:
+def _rewrite(engine: Any, rec: MemoryRecord, by_conv: Mapping[Key, tuple[MemoryRecord, str | None]]) -> int:
     conv = conversation(rec)
-    assert conv is not None
-    named = [by_conv[key] for key in ((rec.scope, *conv, mid) for k in _LINKS for mid in _links(rec, k))
-             if key in by_conv]
+    named = [by_conv[key] for key in ((*conv, mid) for k in _LINKS for mid in links(rec, k)) if key in by_conv] \
+        if conv is not None else []
     context = rec.context or ""
     for old, new_text in named:
         piece = clipped(old.text, CONTEXT_TURN_TOKENS)
         if piece and piece in context:
             context = context.replace(piece, clipped(new_text, CONTEXT_TURN_TOKENS) if new_text else "", 1)
         else:
-            context = _rebuilt(engine, rec, conv)
+            context = _rebuilt(engine, rec)
             break
     context = " ".join(context.split())
     if context == (rec.context or ""):
@@ -105,19 +86,19 @@ def _rewrite(engine: Any, rec: MemoryRecord, by_conv: Mapping[tuple[Any, str, st
     return 1
 
 
-def _rebuilt(engine: Any, rec: MemoryRecord, conv: tuple[str, str]) -> str:
+def _rebuilt(engine: Any, rec: MemoryRecord) -> str:
     """``rec``'s context from its neighbours as stored now (the messages it names before it, then after it):
     a message that was not kept (a "Thanks!") is not known, so it is left out."""
-    wanted = [*_links(rec, "follows"), *_links(rec, "followed_by")]
+    wanted = [*links(rec, "follows"), *links(rec, "followed_by")]
+    field = "session" if rec.kind == "episode" else "thread"
     texts: dict[str, str] = {}
     if wanted:
-        flt = engine.filter(rec.scope, where={f"metadata.{conv[0]}": conv[1]})
-        for f in engine.scan(flt):
+        for f in engine.scan(engine.filter(rec.scope, where={f"metadata.{field}": rec.metadata.get(field)})):
             other = from_payload(f.id, f.payload)
             mid = message_id(other)
-            if other.scope == rec.scope and conversation(other) == conv and mid in wanted and other.id != rec.id:
+            if conversation(other) == conversation(rec) and mid in wanted and other.id != rec.id:
                 texts[str(mid)] = other.text
     return " ".join(clipped(texts[m], CONTEXT_TURN_TOKENS) for m in wanted if m in texts)
 
 
-__all__ = ["conversation", "rewrite_neighbours"]
+__all__ = ["rewrite_neighbours"]
