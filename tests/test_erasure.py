@@ -122,3 +122,14 @@ def test_a_context_made_only_of_the_forgotten_message_is_cleared(any_mem: Memory
     assert "b" not in episodes_found(any_mem, "Moonraker")
     cleared = any_mem.update(episode(any_mem, "b", session="s9").id, sources=[], scope=DANA)
     assert any_mem.get(cleared.id, scope=DANA).sources == ()
+
+
+def test_a_later_capture_of_the_session_does_not_bring_the_words_back(any_mem: Memory) -> None:
+    """The hooks capture a session a few messages at a time: what is said after a forget extends the context
+    of the messages before it, and must not carry the forgotten words along."""
+    said = [{"role": r, "content": c, "id": f"m{i}"} for i, (r, c) in enumerate(SESSION)]
+    any_mem.remember(said[:3], scope=DANA, session="live", distiller="keyless")
+    any_mem.forget(episode(any_mem, "m2", session="live").id, scope=DANA)
+    any_mem.remember(said[3:], scope=DANA, session="live", distiller="keyless")
+    assert "narcolepsy" not in contexts(any_mem)
+    assert "replication history" in episode(any_mem, "m1", session="live").context  # what followed, added

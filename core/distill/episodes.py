@@ -39,6 +39,7 @@ from .admission import check_admission
 from .conversation import Turn
 from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, message_id, said_order
 from ..types import MemoryRecord, RememError, Scope
+from ..store.erasure import one_write
 
 log = logging.getLogger("remem.distill.episodes")
 
@@ -175,20 +176,19 @@ def extend_after(engine: Any, scope: Scope, earlier: Sequence[MemoryRecord], tur
     module doc and :func:`_next_said`). A failure is logged, never raised: the capture itself is stored
     already."""
     said_now = spoken(turns)
-    for i, rec in enumerate(earlier):
-        have = [str(v) for v in rec.metadata.get("followed_by") or ()]
-        if len(have) >= CONTEXT_AFTER:
-            continue
-        mid = message_id(rec)
-        nexts = [t for t in _next_said(earlier[i:], said_now, stored) if t.id not in have and t.id != mid]
-        nexts = nexts[:CONTEXT_AFTER - len(have)]
-        if not nexts:
-            continue
+    for i, seen in enumerate(earlier):
         try:
-            engine.update(rec.id, scope=scope, context=_with_after(rec.context, nexts),
-                          metadata={"followed_by": [*have, *(str(t.id) for t in nexts)]})
+            with one_write(engine):  # read and write as one: a neighbour forgotten meanwhile stays forgotten
+                rec = engine.get(seen.id, scope=scope)
+                have = [str(v) for v in rec.metadata.get("followed_by") or ()]
+                mid = message_id(rec)
+                nexts = [t for t in _next_said(earlier[i:], said_now, stored) if t.id not in have and t.id != mid]
+                nexts = nexts[:max(0, CONTEXT_AFTER - len(have))]
+                if nexts:
+                    engine.update(rec.id, scope=scope, context=_with_after(rec.context, nexts),
+                                  metadata={"followed_by": [*have, *(str(t.id) for t in nexts)]})
         except (RememError, ValueError) as exc:
-            log.debug("could not add what followed episode %s: %s", rec.id, exc)
+            log.debug("could not add what followed episode %s: %s", seen.id, exc)
 
 
 def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, offset: int,

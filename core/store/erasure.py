@@ -15,8 +15,9 @@ Backups taken before keep what they held: they are a copy of the store as it was
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from typing import Any, Mapping, Sequence
+from typing import Any, ContextManager, Mapping, Sequence
 
 from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, conversation, links, message_id
 from ..types import MemoryRecord, RememError
@@ -28,6 +29,13 @@ log = logging.getLogger("remem.store.erasure")
 _LINKS = ("follows", "followed_by")
 _CHUNK = 256  # message ids per neighbour lookup
 Key = tuple[Any, str, str]  # (scope, conversation, message id)
+
+
+def one_write(engine: Any) -> ContextManager[Any]:
+    """The engine's write lock, held across a read and the write made from it (a context extended with what was
+    said next): a forget in between is not undone by it. Through the public API there is no lock to hold."""
+    lock = getattr(engine, "write_lock", None)
+    return lock if lock is not None else contextlib.nullcontext()
 
 
 def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | None]]) -> int:
@@ -42,7 +50,8 @@ def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | 
     if not by_conv:
         return 0
     try:
-        return sum(_rewrite(engine, n, by_conv) for n in _neighbours(engine, by_conv))
+        with one_write(engine):  # as one: a capture extending a neighbour meanwhile cannot write the words back
+            return sum(_rewrite(engine, n, by_conv) for n in _neighbours(engine, by_conv))
     except (RememError, ValueError, TypeError) as exc:
         log.warning("could not rewrite the neighbours of %d changed message(s): %s", len(by_conv), exc)
         return 0
@@ -101,4 +110,4 @@ def _rebuilt(engine: Any, rec: MemoryRecord) -> str:
     return " ".join(clipped(texts[m], CONTEXT_TURN_TOKENS) for m in wanted if m in texts)
 
 
-__all__ = ["rewrite_neighbours"]
+__all__ = ["one_write", "rewrite_neighbours"]

@@ -30,6 +30,7 @@ from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS,
 from ..scope import coerce_scope
 from ..types import MemoryRecord, RememError, Scope, to_datetime
 from .dedupe import THREAD_KEYS
+from .erasure import one_write
 
 log = logging.getLogger("remem.store.threads")
 
@@ -165,17 +166,19 @@ def extend_stored(engine: Any, placement: Placement) -> None:
     """Give the stored notes a call continued what was said after them (context and ``followed_by``), through
     ``update`` (validated and redacted like any context; BM25 re-indexed, nothing embedded again). A failure is
     logged, never raised: the new notes are stored already."""
-    for rec, nexts in placement.after_stored.values():
+    for seen, nexts in placement.after_stored.values():
         if not nexts:
             continue
-        have = [str(v) for v in rec.metadata.get("followed_by") or ()]
-        context = " ".join([*([rec.context] if rec.context else []),
-                            *(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in nexts)])
         try:
-            engine.update(rec.id, scope=rec.scope, context=context,
-                          metadata={"followed_by": [*have, *(m for _, m in nexts)]})
+            with one_write(engine):  # read and write as one: a neighbour forgotten meanwhile stays forgotten
+                rec = engine.get(seen.id, scope=seen.scope)
+                have = [str(v) for v in rec.metadata.get("followed_by") or ()]
+                context = " ".join([*([rec.context] if rec.context else []),
+                                    *(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in nexts)])
+                engine.update(rec.id, scope=rec.scope, context=context,
+                              metadata={"followed_by": [*have, *(m for _, m in nexts)]})
         except (RememError, ValueError) as exc:
-            log.debug("could not add what followed note %s: %s", rec.id, exc)
+            log.debug("could not add what followed note %s: %s", seen.id, exc)
 
 
 __all__ = ["THREAD_KEYS", "Placement", "extend_stored", "place"]
