@@ -177,6 +177,8 @@ def extend_after(engine: Any, scope: Scope, earlier: Sequence[MemoryRecord], tur
     already."""
     said_now = spoken(turns)
     for i, seen in enumerate(earlier):
+        if len(seen.metadata.get("followed_by") or ()) >= CONTEXT_AFTER:
+            continue  # complete already (what follows a message only grows)
         try:
             with one_write(engine):  # read and write as one: a neighbour forgotten meanwhile stays forgotten
                 rec = engine.get(seen.id, scope=scope)
