@@ -82,6 +82,19 @@ def to_datetime(value: _dt.datetime | _dt.date | str | float | int | None) -> _d
     raise TypeError(f"expected a datetime, date, ISO string or epoch seconds, got {type(value).__name__}")
 
 
+_EARLIEST = _dt.datetime(1, 1, 2, tzinfo=_dt.timezone.utc)
+_LATEST = _dt.datetime(9999, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def record_time(value: _dt.datetime | _dt.date | str | float | int | None) -> _dt.datetime | None:
+    """:func:`to_datetime` for a time a record keeps: refused at the ends of the calendar (``datetime.max``),
+    where a day's margin (a thread's window, a padded search) or reading it back would overflow."""
+    when = to_datetime(value)
+    if when is not None and not _EARLIEST <= when < _LATEST:
+        raise ValueError(f"a memory's time must fall between the years 1 and 9998, got {when.isoformat()}")
+    return when
+
+
 def to_ts(value: _dt.datetime | _dt.date | str | float | int | None) -> float | None:
     dt = to_datetime(value)
     return None if dt is None else dt.timestamp()

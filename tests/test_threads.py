@@ -13,6 +13,8 @@ import datetime as dt
 from pathlib import Path
 from typing import Any, Callable
 
+import pytest
+
 from remem import AsyncMemory, Memory, Scope
 from written import every_file
 
@@ -140,3 +142,32 @@ def test_a_secret_said_later_never_reaches_the_context_of_the_notes_before_it(tm
     mem.close()
     raw = b"".join(p.read_bytes() for p in every_file(tmp_path))
     assert SECRET.encode() not in raw
+
+
+LONG_KEY = ("sk-proj-Ab3dE5fGh7Jk9LmN0pQr2StU4vWx6Yz8aB1cD3eF5gH7iJ9kL0mN2oP4qR6sT8uV0wX2yZ4AbCdEf12GhIjKl34"
+            "MnOpQr56StUvWx78YzAbCd90EfGhIjKlMn")
+
+
+def test_a_key_cut_by_the_context_clip_leaves_no_fragment(tmp_path: Path) -> None:
+    """A neighbour's text is clipped to fit the context; redacted before the clip, so a cut through a key
+    cannot leave a tail that no rule recognises without its prefix."""
+    mem = Memory(path=tmp_path / "store", embedder="none", service="off")
+    words = " ".join(f"word{i}" for i in range(110))
+    mem.add_many([{"text": "Ben: which key does staging use?", "occurred_at": at(0)},
+                  {"text": f"Ana: {words} {LONG_KEY} is the one", "occurred_at": at(1)},
+                  {"text": "Ben: and the production one?", "occurred_at": at(2)}], scope=DANA)
+    mem.add("Ana: the same, rotated monthly", scope=DANA, occurred_at=at(3))
+    mem.close()
+    raw = b"".join(p.read_bytes() for p in every_file(tmp_path))
+    assert LONG_KEY[-24:].encode() not in raw and LONG_KEY[8:32].encode() not in raw
+
+
+def test_odd_dates_and_sources_get_a_clear_answer(mem: Memory) -> None:
+    for end in (dt.datetime.max, dt.datetime.min, "9999-12-31T23:50"):
+        with pytest.raises(ValueError, match="between the years"):
+            mem.add("a note at the end of time", scope=DANA, occurred_at=end)
+    assert mem.list(scope=DANA) == []  # nothing half-stored, and the scope still lists
+    rec = mem.add("Ana: hello", scope=DANA, occurred_at=at(0), sources=(s for s in ["m-1", "m-2"]))
+    assert rec.sources == ("m-1", "m-2") and rec.metadata["message_id"] == "m-1"
+    mem.update(rec.id, scope=DANA, metadata={"followed_by": 5})  # edited by hand to something odd
+    assert mem.add("Ben: hi", scope=DANA, occurred_at=at(1)).metadata["follows"] == ["m-1"]

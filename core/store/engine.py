@@ -20,7 +20,7 @@ from ..recall.rendering import fit_hits, render_context
 from ..scope import ALL_TENANTS, AllTenants, coerce_scope, in_scope
 from ..settings import Settings
 from ..types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, RememError, Scope,
-                     ScopeError, SearchHit, Stats, to_datetime, to_ts, utcnow)
+                     ScopeError, SearchHit, Stats, record_time, to_datetime, to_ts, utcnow)
 from . import dedupe, erasure, retrieval, threads
 from .backends.base import Backend, Cond, FilterSpec, Found, PointData
 from .retrieval import DENSE_WEIGHT
@@ -143,14 +143,14 @@ class Engine:
                      supersedes: str | None = None) -> MemoryRecord:
         scope = coerce_scope(scope)
         now = utcnow()
-        created = to_datetime(created_at) or now
+        created = record_time(created_at) or now
         rec = replace(draft, id=record_id or str(uuid.uuid4()), scope=scope,
                       importance=self.check.importance(importance), metadata=self.check.metadata(metadata),
                       source=self.check.source(source), created_at=created, updated_at=created,
-                      valid_from=to_datetime(valid_from), valid_until=to_datetime(valid_until),
+                      valid_from=record_time(valid_from), valid_until=record_time(valid_until),
                       content_hash=content_hash(draft.text, scope), embedded=dense is not None or not self.dense,
                       supersedes=supersedes, sources=self.check.sources(sources),
-                      occurred_at=to_datetime(occurred_at))
+                      occurred_at=record_time(occurred_at))
         if rec.valid_from and rec.valid_until and rec.valid_until <= rec.valid_from:
             raise ValueError("valid_until must be after valid_from")
         return rec
@@ -246,10 +246,10 @@ class Engine:
             metadata=(old.metadata if metadata is None else self.check.metadata(metadata) if replace_metadata
                       else {**old.metadata, **self.check.metadata(metadata)}),
             kind=self.check.kind(kind) if kind is not None else old.kind,
-            valid_until=to_datetime(valid_until) if valid_until is not None else old.valid_until,
+            valid_until=record_time(valid_until) if valid_until is not None else old.valid_until,
             context=self.check.context(context) if context is not None else old.context,
             sources=self.check.sources(sources) if sources is not None else old.sources,
-            occurred_at=to_datetime(occurred_at) if occurred_at is not None else old.occurred_at,
+            occurred_at=record_time(occurred_at) if occurred_at is not None else old.occurred_at,
             updated_at=utcnow(),
         )
         if new.valid_until is not None and new.valid_until <= (new.valid_from or new.created_at):

@@ -26,7 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, message_id, said_order
+from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, links, message_id, said_order
 from ..scope import coerce_scope
 from ..types import MemoryRecord, RememError, Scope, to_datetime
 from .dedupe import THREAD_KEYS
@@ -81,10 +81,10 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
                    gap: dt.timedelta) -> _Thread | None:
     """The stored thread a note continues: the named one, else the last one written to with notes dated
     within ``gap`` of ``at``."""
-    where: dict[str, Any] = {"thread": name} if name else {"occurred_at": {"$gte": at - gap, "$lte": at + gap}}
-    try:
+    try:  # a date at the end of the calendar has no window around it: the note starts a thread
+        where: dict[str, Any] = {"thread": name} if name else {"occurred_at": {"$gte": at - gap, "$lte": at + gap}}
         recs = engine.list(scope=scope, kind=THREAD_KIND, where=where, limit=LOOKUP_LIMIT)
-    except (RememError, ValueError) as exc:  # a failed lookup costs the context, never the write
+    except (RememError, ValueError, OverflowError) as exc:  # a failed lookup costs the context, never the write
         log.debug("thread lookup failed: %s", exc)
         return None
     recs = [r for r in recs if r.scope == scope and isinstance(r.metadata.get("thread"), str) and message_id(r)]
@@ -110,6 +110,7 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
     open_: dict[tuple[Scope, str | None], _Thread] = {}  # (scope, named thread or None for inferred)
     seen: list[_Thread] = []
     placement = Placement(items=out, record_ids=ids)
+    said: dict[int, str] = {}  # each placed item's text, redacted
     for i, it in enumerate(out):
         if not _threadable(it) or (gap <= dt.timedelta(0) and not (it.get("metadata") or {}).get("thread")):
             continue
@@ -130,11 +131,13 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
             open_[(sc, named)] = thread
             seen.append(thread)
             for rec in thread.stored_tail:
-                if len(rec.metadata.get("followed_by") or ()) < CONTEXT_AFTER:
+                if len(links(rec, "followed_by")) < CONTEXT_AFTER:
                     placement.after_stored.setdefault(rec.id, (rec, []))
         rid = str(uuid.uuid4())
         sources = it.get("sources")
-        mid = str(next(iter(sources))) if sources and not isinstance(sources, str) else rid
+        if sources is not None and not isinstance(sources, (str, list, tuple)):
+            sources = it["sources"] = list(sources)  # a generator read once here would lose its first id
+        mid = str(sources[0]) if sources and not isinstance(sources, str) else rid
         past = thread.history[-CONTEXT_TURNS:]
         meta.update({"thread": thread.name, "position": thread.position, "message_id": mid})
         if past:
@@ -142,10 +145,13 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
             it["context"] = " ".join(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in past)
         it["metadata"] = meta
         ids[i] = rid
-        text = it.get("text") if isinstance(it.get("text"), str) else ""
+        # what neighbours get as context is redacted before it is clipped: a clip through a key would leave a
+        # tail no rule knows ("…6sT8uV0wX2" without its "sk-proj-" prefix)
+        text = engine.check.redact(it["text"]) or "" if isinstance(it.get("text"), str) else ""
+        said[i] = text
         for rec in thread.stored_tail:
             waiting = placement.after_stored.get(rec.id)
-            if waiting is not None and len(rec.metadata.get("followed_by") or ()) + len(waiting[1]) < CONTEXT_AFTER:
+            if waiting is not None and len(links(rec, "followed_by")) + len(waiting[1]) < CONTEXT_AFTER:
                 waiting[1].append((text, mid))
         thread.history.append((text, mid))
         thread.position += 1
@@ -156,7 +162,8 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
             nexts = [out[j] for j in thread.placed[k + 1:k + 1 + CONTEXT_AFTER]]
             if nexts:
                 it = out[i]
-                after = [clipped(str(n.get("text") or ""), CONTEXT_TURN_TOKENS) for n in nexts]
+                after = [clipped(said.get(j, ""), CONTEXT_TURN_TOKENS)
+                         for j in thread.placed[k + 1:k + 1 + CONTEXT_AFTER]]
                 it["context"] = " ".join([*([it["context"]] if it.get("context") else []), *after])
                 it["metadata"]["followed_by"] = [n["metadata"]["message_id"] for n in nexts]
     return placement
@@ -172,7 +179,10 @@ def extend_stored(engine: Any, placement: Placement) -> None:
         try:
             with one_write(engine):  # read and write as one: a neighbour forgotten meanwhile stays forgotten
                 rec = engine.get(seen.id, scope=seen.scope)
-                have = [str(v) for v in rec.metadata.get("followed_by") or ()]
+                have = links(rec, "followed_by")
+                nexts = [(t, m) for t, m in nexts if m not in have][:max(0, CONTEXT_AFTER - len(have))]
+                if not nexts:
+                    continue  # another call completed it meanwhile
                 context = " ".join([*([rec.context] if rec.context else []),
                                     *(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in nexts)])
                 engine.update(rec.id, scope=rec.scope, context=context,
