@@ -171,3 +171,13 @@ def test_odd_dates_and_sources_get_a_clear_answer(mem: Memory) -> None:
     assert rec.sources == ("m-1", "m-2") and rec.metadata["message_id"] == "m-1"
     mem.update(rec.id, scope=DANA, metadata={"followed_by": 5})  # edited by hand to something odd
     assert mem.add("Ben: hi", scope=DANA, occurred_at=at(1)).metadata["follows"] == ["m-1"]
+
+
+def test_a_bad_value_in_a_later_batch_of_add_many_stores_nothing(mem: Memory) -> None:
+    """Values are checked too (not only types) before the first batch is stored: a failed call leaves no
+    half-stored thread whose context quotes a note that was never kept."""
+    items = [{"text": f"turn number {i}", "occurred_at": at(i / 10)} for i in range(64)]
+    items.append({"text": "my bank PIN is 8812 zebra", "occurred_at": at(7), "importance": 99})
+    with pytest.raises(ValueError, match="importance"):
+        mem.add_many(items, scope=DANA)
+    assert mem.count(scope=DANA) == 0 and not mem.search("bank PIN zebra", scope=DANA)

@@ -200,19 +200,18 @@ class Engine:
                 raise TypeError("every item needs a 'text' string")
             if set(it) - _ADD_FIELDS:
                 raise TypeError(f"unknown add() fields in an item: {sorted(set(it) - _ADD_FIELDS)}")
+        built = []  # every record built (its values checked) before any is stored
+        for it, record_id in zip(placed.items, placed.record_ids):
+            draft = self.draft(it["text"], kind=it.get("kind", "note"), tags=it.get("tags"), context=it.get("context"))
+            fields_ = {k: v for k, v in it.items() if k not in ("text", "kind", "tags", "context", "dedupe")}
+            fields_.setdefault("scope", scope)
+            built.append((draft, self.build_record(draft, None, record_id=record_id, **fields_),
+                          it.get("dedupe", dedupe)))
         out: list[MemoryRecord] = []
-        for start in range(0, len(items), batch_size):
-            batch = placed.items[start:start + batch_size]
-            built = []
-            for it, record_id in zip(batch, placed.record_ids[start:start + batch_size]):
-                draft = self.draft(it["text"], kind=it.get("kind", "note"), tags=it.get("tags"),
-                                   context=it.get("context"))
-                fields_ = {k: v for k, v in it.items() if k not in ("text", "kind", "tags", "context", "dedupe")}
-                fields_.setdefault("scope", scope)
-                built.append((draft, self.build_record(draft, None, record_id=record_id, **fields_),
-                              it.get("dedupe", dedupe)))
-            vectors = yield EmbedDocuments([d for d, _, _ in built], self.settings.on_embed_error == "keep")
-            for (_, rec, dd), vec in zip(built, vectors):
+        for start in range(0, len(built), batch_size):
+            batch = built[start:start + batch_size]
+            vectors = yield EmbedDocuments([d for d, _, _ in batch], self.settings.on_embed_error == "keep")
+            for (_, rec, dd), vec in zip(batch, vectors):
                 out.append(self.commit_new(replace(rec, embedded=vec is not None or not self.dense), vec, dedupe_=dd))
             if progress:
                 progress(len(batch))
