@@ -159,13 +159,12 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
         thread.placed.append(i)
     for thread in seen:  # what is said after each, in this call
         for k, i in enumerate(thread.placed):
-            nexts = [out[j] for j in thread.placed[k + 1:k + 1 + CONTEXT_AFTER]]
-            if nexts:
+            following = thread.placed[k + 1:k + 1 + CONTEXT_AFTER]
+            if following:
                 it = out[i]
-                after = [clipped(said.get(j, ""), CONTEXT_TURN_TOKENS)
-                         for j in thread.placed[k + 1:k + 1 + CONTEXT_AFTER]]
+                after = [clipped(said.get(j, ""), CONTEXT_TURN_TOKENS) for j in following]
                 it["context"] = " ".join([*([it["context"]] if it.get("context") else []), *after])
-                it["metadata"]["followed_by"] = [n["metadata"]["message_id"] for n in nexts]
+                it["metadata"]["followed_by"] = [out[j]["metadata"]["message_id"] for j in following]
     return placement
 
 
