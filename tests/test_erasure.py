@@ -133,3 +133,57 @@ def test_a_later_capture_of_the_session_does_not_bring_the_words_back(any_mem: M
     any_mem.remember(said[3:], scope=DANA, session="live", distiller="keyless")
     assert "narcolepsy" not in contexts(any_mem)
     assert "replication history" in episode(any_mem, "m1", session="live").context  # what followed, added
+
+
+def _dated(mem: Memory, texts: list[str], start: dt.datetime, scope: Scope = DANA) -> list:
+    return mem.add_many([{"text": t, "occurred_at": start + dt.timedelta(minutes=i)} for i, t in enumerate(texts)],
+                        scope=scope)
+
+
+T0 = dt.datetime(2024, 5, 1, 10, 0, tzinfo=dt.timezone.utc)
+LOCKER = "my locker combination is 4417 9921"
+
+
+def test_a_note_said_twice_and_merged_is_forgotten_from_around_both_places(any_mem: Memory) -> None:
+    first = any_mem.add(LOCKER, scope=DANA, occurred_at=T0)
+    later = _dated(any_mem, ["what was that code again?", LOCKER, "thanks, got it"], T0 + dt.timedelta(days=30))
+    assert later[1].id == first.id  # the repeat was merged into the note said first
+    assert "4417" in contexts(any_mem)  # ... yet its neighbours hold its words as they were said there
+    assert any_mem.forget(first.id, scope=DANA) is True
+    assert "4417" not in contexts(any_mem) and not any_mem.search("locker combination 4417", scope=DANA, limit=10)
+
+
+def test_a_repeat_inside_one_batch_is_forgotten_from_around_both_places(any_mem: Memory) -> None:
+    recs = _dated(any_mem, [LOCKER, "ok noted, thanks", LOCKER, "anything else?"], T0)
+    assert recs[0].id == recs[2].id and any_mem.count(scope=DANA) == 3
+    any_mem.forget(recs[0].id, scope=DANA)
+    assert "4417" not in contexts(any_mem) and "ok noted" in contexts(any_mem)
+
+
+def test_editing_a_merged_note_reaches_the_neighbours_of_its_repeat(any_mem: Memory) -> None:
+    first = any_mem.add(LOCKER, scope=DANA, occurred_at=T0)
+    asked = _dated(any_mem, ["what was that code again?", LOCKER], T0 + dt.timedelta(days=30))[0]
+    any_mem.update(first.id, text="my locker is the one by the door", scope=DANA)
+    ctx = any_mem.get(asked.id, scope=DANA).context
+    assert "4417" not in ctx and "by the door" in ctx
+
+
+def test_where_a_message_was_said_is_not_edited_so_a_later_forget_still_reaches_its_neighbours(
+        any_mem: Memory) -> None:
+    before, said, after = _dated(any_mem, ["what did the doctor say", "she found a melanoma, sadly",
+                                           "I am so sorry"], T0)
+    # replacing the caller's metadata keeps the thread's bookkeeping
+    kept = any_mem.update(said.id, metadata={"topic": "health"}, replace_metadata=True, scope=DANA)
+    assert kept.metadata["topic"] == "health" and kept.metadata["thread"] == said.metadata["thread"]
+    # moving it to another thread, or making it a fact, is refused with a clear error and changes nothing
+    for edit in ({"metadata": {"thread": "renamed"}}, {"metadata": {"position": 7}}, {"kind": "fact"}):
+        try:
+            any_mem.update(said.id, scope=DANA, **edit)
+        except ValueError as exc:
+            assert "said" in str(exc)
+        else:
+            raise AssertionError(f"{edit} was accepted")
+    assert any_mem.get(said.id, scope=DANA).metadata["thread"] == said.metadata["thread"]
+    any_mem.forget(said.id, scope=DANA)
+    assert "melanoma" not in contexts(any_mem) and not any_mem.search("melanoma", scope=DANA, limit=10)
+    assert any_mem.get(before.id, scope=DANA).context == "I am so sorry"

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any, Collection, Mapping
 
 from ..recall import lexical
+from ..recall.passages import conversation, message_id
 from ..recall.repeats import EPISODE_KIND
 from ..types import MemoryRecord, utcnow
 from .backends.base import Backend, Cond, PrefetchSpec
@@ -35,7 +36,11 @@ SUMMARY_KIND = "summary"
 # metadata the distillation pipeline adds to say where a memory came from: never a reason not to merge
 PROVENANCE_KEYS = frozenset({"session", "distiller", "merged_from_session", "fallback"})
 # where a dated note sits in its thread (:mod:`.threads`): "likes tea" said twice is one note wherever it was said
-THREAD_KEYS = frozenset({"thread", "message_id", "position", "follows", "followed_by"})
+THREAD_KEYS = frozenset({"thread", "message_id", "position", "follows", "followed_by", "merged_messages"})
+# [[conversation, message id], ...]: the dated notes merged into this one. Their neighbours name them (and hold
+# their words as context), so a forget or an edit of this one must reach those neighbours too (:mod:`.erasure`)
+MERGED_MESSAGES = "merged_messages"
+MAX_MERGED_MESSAGES = 64  # a note repeated more often is stored again: its metadata stays small
 
 
 def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | None, *, threshold: float,
@@ -50,7 +55,7 @@ def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | Non
     ignore = () if rec.kind in (EPISODE_KIND, SUMMARY_KIND) else PROVENANCE_KEYS | THREAD_KEYS
     for f in backend.scroll(flt, limit=5)[0]:
         same = from_payload(f.id, f.payload)
-        if not conflicting(same.metadata, rec.metadata, ignore):
+        if not conflicting(same.metadata, rec.metadata, ignore) and _room_for(same, rec):
             return same
     if rec.kind == EPISODE_KIND:  # what was said is kept as said: only an exact repeat (a re-capture) is one
         return None
@@ -67,7 +72,7 @@ def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | Non
         cutoff = None
     for cand in cands:
         other = from_payload(cand.id, cand.payload)
-        if other.scope != rec.scope or conflicting(other.metadata, rec.metadata, ignore):
+        if other.scope != rec.scope or conflicting(other.metadata, rec.metadata, ignore) or not _room_for(other, rec):
             continue
         if same_meaning(rec.text, other.text, cand.score if cutoff is not None else None, cutoff):
             return other
@@ -78,6 +83,10 @@ def merge_into(backend: Backend, existing: MemoryRecord, new: MemoryRecord) -> M
     """Fold ``new`` into ``existing``: tags and provenance accumulate, importance keeps the higher value."""
     merged_tags = tuple(dict.fromkeys([*existing.tags, *new.tags]))
     meta = {**{k: v for k, v in new.metadata.items() if k not in THREAD_KEYS}, **existing.metadata}  # one place
+    merged = merged_messages(existing)
+    said = conversation(new)
+    if said is not None and (said[1], str(message_id(new))) not in {*merged, *_own(existing)}:
+        meta[MERGED_MESSAGES] = [list(pair) for pair in (*merged, (said[1], str(message_id(new))))]
     sources = tuple(dict.fromkeys([*existing.sources, *new.sources]))[:MAX_SOURCES]
     update = {"tags": list(merged_tags), "sources": list(sources),
               "importance": max(existing.importance, new.importance), "meta": meta,
@@ -85,6 +94,23 @@ def merge_into(backend: Backend, existing: MemoryRecord, new: MemoryRecord) -> M
     backend.set_payload([existing.id], update)
     return replace(existing, tags=merged_tags, importance=update["importance"], metadata=meta, sources=sources,
                    merged_count=update["merged_count"], updated_at=utcnow())
+
+
+def merged_messages(rec: MemoryRecord) -> list[tuple[str, str]]:
+    """(conversation, message id) of the dated notes merged into ``rec`` (:data:`MERGED_MESSAGES`)."""
+    value = rec.metadata.get(MERGED_MESSAGES)
+    pairs = value if isinstance(value, (list, tuple)) else ()
+    return [(str(p[0]), str(p[1])) for p in pairs if isinstance(p, (list, tuple)) and len(p) == 2]
+
+
+def _own(rec: MemoryRecord) -> list[tuple[str, str]]:
+    conv = conversation(rec)
+    return [(conv[1], str(message_id(rec)))] if conv is not None else []
+
+
+def _room_for(existing: MemoryRecord, new: MemoryRecord) -> bool:
+    """A message merges into a note that can still name it (:data:`MAX_MERGED_MESSAGES`)."""
+    return conversation(new) is None or len(merged_messages(existing)) < MAX_MERGED_MESSAGES
 
 
 def conflicting(a: Mapping[str, Any], b: Mapping[str, Any], ignore: Collection[str] = ()) -> bool:
@@ -124,4 +150,5 @@ def same_meaning(a: str, b: str, cosine: float | None, threshold: float | None) 
     return jaccard >= 0.8
 
 
-__all__ = ["PROVENANCE_KEYS", "conflicting", "find_duplicate", "merge_into", "same_meaning"]
+__all__ = ["MERGED_MESSAGES", "PROVENANCE_KEYS", "THREAD_KEYS", "conflicting", "find_duplicate", "merge_into",
+           "merged_messages", "same_meaning"]

@@ -251,6 +251,7 @@ class Engine:
             occurred_at=record_time(occurred_at) if occurred_at is not None else old.occurred_at,
             updated_at=utcnow(),
         )
+        new = erasure.kept_in_place(old, new)  # a message's thread, position and kind are where it was said
         if new.valid_until is not None and new.valid_until <= (new.valid_from or new.created_at):
             raise ValueError("valid_until must be after the memory's valid_from")
         reindex = text is not None or tags is not None or context is not None or occurred_at is not None

@@ -10,6 +10,10 @@ message's words cut out, or replaced by the edited text. When they cannot be fou
 redaction that reads differently in the longer text), the context is rebuilt from the neighbour's neighbours as
 stored now, which cannot hold them. Message ids stay in ``follows``, so a passage still shows the gap ("…").
 Both links are keyword indexes (a forget in a tenant of 7,000 records: 98 ms without them, 5 ms with them).
+A dated note merged into another by de-duplication is named by its neighbours under its own message id: the
+note it was merged into keeps that id (``metadata["merged_messages"]``), and its forget or edit reaches them too.
+Where a message was said is not edited (:func:`kept_in_place`): a changed thread, position or kind would hide it
+from its neighbours, so a later forget would leave its words with them.
 Backups taken before keep what they held: they are a copy of the store as it was.
 """
 
@@ -17,16 +21,19 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from dataclasses import replace
 from typing import Any, ContextManager, Mapping, Sequence
 
 from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, conversation, links, message_id
 from ..types import MemoryRecord, RememError
 from .backends.base import Cond
+from .dedupe import THREAD_KEYS, merged_messages
 from .records import from_payload
 
 log = logging.getLogger("remem.store.erasure")
 
 _LINKS = ("follows", "followed_by")
+MESSAGE_KEYS = THREAD_KEYS | {"session"}  # where a message was said (and what it absorbed): not for editing
 _CHUNK = 256  # message ids per neighbour lookup
 Key = tuple[Any, str, str]  # (scope, conversation, message id)
 
@@ -44,9 +51,8 @@ def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | 
     logged, never raised: the forget or edit itself is done."""
     by_conv: dict[Key, tuple[MemoryRecord, str | None]] = {}
     for rec, new_text in changed:
-        conv = conversation(rec)  # a message of a conversation (not a memory naming its source message)
-        if conv is not None:
-            by_conv[(*conv, str(message_id(rec)))] = (rec, new_text)
+        for conv, mid in said_as(rec):
+            by_conv[(rec.scope, conv, mid)] = (rec, new_text)
     if not by_conv:
         return 0
     try:
@@ -55,6 +61,35 @@ def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | 
     except (RememError, ValueError, TypeError) as exc:
         log.warning("could not rewrite the neighbours of %d changed message(s): %s", len(by_conv), exc)
         return 0
+
+
+def said_as(rec: MemoryRecord) -> list[tuple[str, str]]:
+    """(conversation, message id) of each message ``rec``'s words were said as: itself, if it is a message of a
+    conversation (not a memory naming its source message), and the dated notes merged into it."""
+    conv = conversation(rec)
+    return [*([(conv[1], str(message_id(rec)))] if conv is not None else []), *merged_messages(rec)]
+
+
+def kept_in_place(old: MemoryRecord, new: MemoryRecord) -> MemoryRecord:
+    """``new`` (an edit of ``old``) with where ``old`` was said kept: its :data:`MESSAGE_KEYS` as they were
+    (``replace_metadata`` keeps them) and its kind. Changing one is refused with a ``ValueError``; what follows a
+    message may only grow (a capture adding what was said next)."""
+    if not said_as(old):
+        return new
+    if new.kind != old.kind:
+        raise ValueError(f"memory {old.id} was said as a message of a conversation, so its kind stays {old.kind!r}: "
+                         "store what it says as a memory of its own with add(..., kind=...)")
+    meta = dict(new.metadata)
+    for key in MESSAGE_KEYS & {*old.metadata, *meta}:
+        if key not in meta:
+            meta[key] = old.metadata[key]  # replace_metadata: bookkeeping is not the caller's metadata
+            continue
+        before, after = old.metadata.get(key), meta[key]
+        grows = key == "followed_by" and isinstance(after, list) and after[:len(before or [])] == (before or [])
+        if after != before and not grows:
+            raise ValueError(f"metadata[{key!r}] says where memory {old.id} was said and cannot be edited "
+                             "(forget it and add it again)")
+    return replace(new, metadata=meta)
 
 
 def _neighbours(engine: Any, by_conv: Mapping[Key, Any]) -> list[MemoryRecord]:
@@ -110,4 +145,4 @@ def _rebuilt(engine: Any, rec: MemoryRecord) -> str:
     return " ".join(clipped(texts[m], CONTEXT_TURN_TOKENS) for m in wanted if m in texts)
 
 
-__all__ = ["one_write", "rewrite_neighbours"]
+__all__ = ["MESSAGE_KEYS", "kept_in_place", "one_write", "rewrite_neighbours", "said_as"]
