@@ -182,3 +182,28 @@ def test_a_bad_value_in_a_later_batch_of_add_many_stores_nothing(mem: Memory) ->
     with pytest.raises(ValueError, match="importance"):
         mem.add_many(items, scope=DANA)
     assert mem.count(scope=DANA) == 0 and not mem.search("bank PIN zebra", scope=DANA)
+
+
+def test_a_key_given_as_a_source_id_or_a_thread_name_is_stored_redacted_and_the_thread_goes_on(
+        tmp_path: Path) -> None:
+    mem = Memory(path=tmp_path / "store", embedder="none", service="off")
+    first = mem.add("Ben: which key is that?", scope=DANA, occurred_at=at(0), sources=[SECRET])
+    second = mem.add("Ana: the staging one", scope=DANA, occurred_at=at(1))
+    assert SECRET not in "".join(mem.get(first.id, scope=DANA).sources)
+    assert mem.get(second.id, scope=DANA).metadata["follows"] == list(mem.get(first.id, scope=DANA).sources)
+    named = [mem.add(t, scope=DANA, metadata={"thread": f"deploy {SECRET}"}) for t in ("Ben: ready?", "Ana: go")]
+    later = mem.get(named[1].id, scope=DANA)
+    assert later.metadata["thread"] == mem.get(named[0].id, scope=DANA).metadata["thread"]
+    assert later.metadata["position"] == 1 and later.context == "Ben: ready?"
+    mem.close()
+    assert SECRET.encode() not in b"".join(p.read_bytes() for p in every_file(tmp_path))
+
+
+def test_a_tenant_level_thread_goes_on_while_its_users_talk_more(mem: Memory) -> None:
+    """A tenant's scope lists its users' notes too: 32 newer ones of users do not hide the tenant's thread."""
+    team = Scope(tenant="acme")
+    first = mem.add("Team: shall we ship on Friday?", scope=team, occurred_at=at(0))
+    mem.add_many([{"text": f"chat number {i}", "occurred_at": at(1), "scope": Scope(tenant="acme", user=f"u{i}")}
+                  for i in range(40)])
+    second = mem.add("Team: yes, Friday it is", scope=team, occurred_at=at(2))
+    assert second.metadata["thread"] == first.metadata["thread"] and second.context == first.text

@@ -36,6 +36,7 @@ log = logging.getLogger("remem.store.threads")
 
 THREAD_KIND = "note"
 LOOKUP_LIMIT = 32  # stored notes looked at to find the thread a new one continues
+LOOKUP_PAGES = 8  # pages of them, when the scopes under the note's hold the newest
 
 
 @dataclass
@@ -81,13 +82,19 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
                    gap: dt.timedelta) -> _Thread | None:
     """The stored thread a note continues: the named one, else the last one written to with notes dated
     within ``gap`` of ``at``."""
+    recs: list[MemoryRecord] = []
     try:  # a date at the end of the calendar has no window around it: the note starts a thread
         where: dict[str, Any] = {"thread": name} if name else {"occurred_at": {"$gte": at - gap, "$lte": at + gap}}
-        recs = engine.list(scope=scope, kind=THREAD_KIND, where=where, limit=LOOKUP_LIMIT)
+        # a scope lists the notes of the scopes under it too (a tenant, its users'): pages until its own show
+        for offset in range(0, LOOKUP_LIMIT * LOOKUP_PAGES, LOOKUP_LIMIT):
+            page = engine.list(scope=scope, kind=THREAD_KIND, where=where, limit=LOOKUP_LIMIT, offset=offset)
+            recs = [r for r in page if r.scope == scope and isinstance(r.metadata.get("thread"), str)
+                    and message_id(r)]
+            if recs or len(page) < LOOKUP_LIMIT:
+                break
     except (RememError, ValueError, OverflowError) as exc:  # a failed lookup costs the context, never the write
         log.debug("thread lookup failed: %s", exc)
         return None
-    recs = [r for r in recs if r.scope == scope and isinstance(r.metadata.get("thread"), str) and message_id(r)]
     if not recs:
         return None
     name = name or str(recs[0].metadata["thread"])  # the most recently stored
@@ -119,7 +126,8 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
         except (TypeError, ValueError):
             continue  # the write reports it
         meta = dict(it.get("metadata") or {})
-        named = meta.get("thread") if isinstance(meta.get("thread"), str) else None
+        # the name as stored (metadata is redacted): a key pasted as a name still finds its thread
+        named = engine.check.redact(meta["thread"]) if isinstance(meta.get("thread"), str) else None
         at = _when(it)
         thread = open_.get((sc, named))
         if thread is not None and named is None and (at is None or thread.last_at is None

@@ -118,14 +118,15 @@ class Validator:
             raise ValueError(f"source is {len(source)} characters; the limit is {MAX_SOURCE_CHARS}")
         return self.redact(source)
 
-    @staticmethod
-    def sources(sources: Iterable[str] | None) -> tuple[str, ...]:
-        """Provenance ids: short strings, at most 64 (a memory comes from a few messages, not a whole log)."""
+    def sources(self, sources: Iterable[str] | None) -> tuple[str, ...]:
+        """Provenance ids: short strings, at most 64 (a memory comes from a few messages, not a whole log);
+        redacted like every field (a key pasted as an id is no id), so they agree with the redacted
+        ``message_id`` and links a thread keeps of them."""
         if sources is None:
             return ()
         if isinstance(sources, str):
             sources = [sources]
-        out = tuple(dict.fromkeys(str(s) for s in sources))
+        out = tuple(dict.fromkeys(str(self.redact(str(s))) for s in sources))
         if len(out) > MAX_SOURCES or any(not s or len(s) > MAX_SOURCE_ID_CHARS for s in out):
             raise ValueError(f"sources must be at most {MAX_SOURCES} non-empty ids of at most "
                              f"{MAX_SOURCE_ID_CHARS} characters")
