@@ -23,17 +23,18 @@ from .conversation import Turn
 from .keyless_patterns import (AGREE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE, PATTERNS, REASON_HINT_RE,
                                REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
                                Pattern)
+from .keyless_exchange import confirmed_fix_lessons, problem_before_cause
 from .keyless_said import QUESTION_RE, Said, content_words_of, entities, is_cause, is_reason, plain_run
 from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, WITH_ME_RE, first_person_to_user
 from ..store.records import normalize_text
 from ..recall.tokens import truncate_to_tokens
 
 
-_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[])|(?<=[.!?])\s*\n|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[])|(?:(?<=[a-z0-9][?!])|(?<=[a-z0-9][?!][?!]))\s+(?=[a-z])|(?<=[a-z0-9)][.])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bapprox\.)\s+(?=[a-z])|(?<=[.!?])\s*\n|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 _BULLET_RE = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|#+)\s*")
 _AGREED_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b"
                         r"[\s,.!:;\u2014\u2013-]*", re.I)
-_REASON_PREFIX_RE = re.compile(r"^(?:reason|why|rationale|motivation)\s*:\s*", re.I)
+_REASON_PREFIX_RE = re.compile(r"^(?:reasons?|why|rationale|motivation)\s*:\s*", re.I)
 _REASON_RE = re.compile(r"\b(?:because|since|so that|due to|as it|otherwise|which means|in order to)\b", re.I)
 
 
@@ -137,8 +138,10 @@ class KeylessDistiller:
                 for sent in self._sentences(t):
                     cut = _beyond_listener(sent)  # joins and reasons see the sentence without it, too
                     items.append(Said(cut or sent, ti, t, self._score(cut, t.role, t.speaker) if cut else None))
+        confirmed_fix_lessons(items, split_sentences, 0.85)  # report / reply / "that fixed it": one lesson
         self._correct_across_turns(items)
         self._join_in_turns(items)
+        problem_before_cause(items, self._join)  # "X kept failing. turns out Y. Z fixed it": one lesson
         self._join_across_turns(items)
         out: list[tuple[float, int, Candidate]] = []
         seen: set[str] = set()
@@ -300,7 +303,8 @@ class KeylessDistiller:
             if k + 1 < len(order):
                 self._join_fix_from_next_turn(by_turn[ti], by_turn[order[k + 1]])
             for it in by_turn[ti]:
-                if it.consumed or it.cand is None or it.cand.kind != "decision" or REASON_HINT_RE.search(it.cand.text):
+                if it.consumed or it.cand is None or it.cand.kind != "decision" or REASON_HINT_RE.search(
+                        it.cand.text) and not AGREE_RE.match(it.text):  # "Agreed, ...": the argument agreed to
                     continue
                 before = by_turn[order[k - 1]] if k > 0 else []
                 after = by_turn[order[k + 1]] if k + 1 < len(order) else []

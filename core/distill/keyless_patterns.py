@@ -54,13 +54,14 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.85, _U, r"\b(?:i|we)(?:'d| would)\s+(?:rather|prefer|like)\b|\b(?:my|our) (?:all-time |absolute |very |current |new )?(?:favou?rite|preferred)\b"),
     _p("preference", 0.8, _U, r"^(?:please\s+)?(?:always|never(?!\s+mind\b)|don'?t ever|do not ever|"
        r"make sure (?:to|you)|from now on|going forward|in (?:the )?future)\b"),
-    _p("preference", 0.8, _U, r"\b(?:i|we)\s+(?:always|never|usually|rarely|only)\s+(?!know\b|remember\b)\w+"),
+    _p("preference", 0.8, _U, r"\b(?:i|we)\s+(?:always|never|usually|rarely|only)\s+(?!know\b|remember\b|have\b|had\b|"
+       r"got\b|get\b|need\b|needed\b|found\b|saw\b|see\b)\w+"),
     _p("preference", 0.75, _U, r"\b(?:always|never)\s+(?:use|run|write|add|put|commit|push|ask|call|format|"
        r"include|mention|reply|answer|respond)\b"),
     _p("fact", 0.85, _U, r"\bmy name(?:'s| is)\b|\bcall me\b|\bi(?:'m| am) called\b"),
     # where the user is, said in passing: "I'm in Lisbon, so that's WET", "we're based in Porto"
     _p("fact", 0.7, _U, r"^(?:so\s+|btw,?\s+|fyi,?\s+)?(?:i|we)(?:'m|'re| am| are)\s+(?:based\s+|located\s+|"
-       r"now\s+)?in\s+(?-i:[A-Z])[\w-]+(?:\s+(?-i:[A-Z])[\w-]+)?\s*(?:[,;.!]|$)"),
+       r"now\s+)?in\s+(?-i:[A-Z])[\w-]+(?:\s+(?-i:[A-Z])[\w-]+)?\s*(?:[,;.!]|$|\s(?:so|and|but)\b)"),
     _p("fact", 0.8, _U, r"\bi\s+(?:work|worked|am working)\s+(?:at|for|on|as|in)\b|"
        r"\bi(?:\s+start|\s+started|\s+begin|\s+began|'m starting| am starting)\s+(?:work(?:ing)?\s+)?(?:at|as)\s+\S|\bi(?:'m| am) (?:based|located) in\b|"
        r"\bi\s+(?:live|lived|moved)\s+(?:in|to|at)\b|\bi(?:'m| am) from\b"),
@@ -105,7 +106,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("decision", 0.85, _UA, r"\b(?:we|i)(?:'ve| have)?\s+decided\b|\bdecided to\b|\bthe decision (?:is|was)\b|"
        r"\bsettled on\b|\bopted (?:for|to)\b|\bwe chose\b|\bi chose\b|\bwe(?:'re| are) going with\b"),
     _p("decision", 0.75, _UA, r"\blet'?s\s+(?:use|go with|switch|stick|keep|move|adopt|pin|drop|replace|stay)\b"
-       r"(?!\s+(?:it|that|this|them|the (?:first|second|third|other|same|last|former|latter)|(?:that|this|it) (?:one|way)|the (?:\w+\s+)?ones?)\b)|"
+       r"(?!\s+(?:in touch|it|that|this|them|the (?:first|second|third|other|same|last|former|latter)|(?:that|this|it) (?:one|way)|the (?:\w+\s+)?ones?)\b)|"
        r"\bgoing with\b|\bwe(?:'ll| will)\s+(?:\w+\s+)?(?:use|go with|switch|keep|stick|adopt|pin|drop|replace|build|"
        r"write|run|host|deploy|move|store|put|split|partition|shard)\b(?!\s+(?:it|that|this|them|the (?:first|second|third|other|same|last|former|latter)|(?:that|this|it) (?:one|way)|the (?:\w+\s+)?ones?)\b)|"
        r"\bthe plan is\b|\bwe should (?:use|switch|keep|pin|drop)\b"),
@@ -136,13 +137,13 @@ PATTERNS: tuple[Pattern, ...] = (
     # negative preferences said as imperatives: "Don't suggest Java ...", "Avoid ORMs ...", "No more mocks ..."
     _p("preference", 0.8, _U, r"^(?:please\s+)?(?:avoid\s+(?!it\b|that\b|this\b|them\b)|no more\s+(?!questions\b|"
        r"talk|chat|excuses\b|of (?:this|that)\b)|stop\s+\w+ing\b)" + _NOT_ONE_OFF, min_words=3),
-    _p("preference", 0.7, _U, r"^(?:please\s+)?(?:don'?t|do not)\s+(?!worry|bother|forget|mind|know|think|"
+    _p("preference", 0.7, _U, r"^(?:(?:for|in|with)\s+[^,]{2,40},\s*)?(?:please\s+|pls\s+)?(?:don'?t|do not)\s+(?!worry|bother|forget|mind|know|think|"
        r"understand|get|see|have|need|rush|panic|care|wait|do (?:that|this|it)\b)\w+" + _NOT_ONE_OFF, min_words=5),
     # facts: identity and hosting phrased with "we", and "the X is <identifier>" (hosts, URLs, ids, branches)
     _p("fact", 0.7, _U, r"^(?:i|we)(?:'m|'re| am| are)\s+an?\s+(?!bit\b|little\b|lot\b|few\b|minute\b|"
        r"second\b)\w+"),
     _p("fact", 0.65, _U, r"\b(?:i|we)\s+(?:deploy|host|ship|publish|run)\s+(?:it\s+|everything\s+)?"
-       r"(?:to|on|in|via)\s+\S"),
+       r"(?:to|on|in|via|as)\s+\S"),
     _p("fact", 0.7, _U, r"^(?:(?:also|and|btw|oh|fyi|so)[,:]?\s+)*(?:the|our|my)\s+(?:[\w-]+\s+){0,3}(?:is|are|lives|"
        r"runs|sits)\s+(?:at\s+|on\s+|in\s+|called\s+|named\s+)?[`'\"]?(?=[\w-]*(?:[a-z][\w-]*\d|\d[\w-]*[a-z]|"
        r"[./:@_][\w/]))"),
@@ -167,9 +168,12 @@ PATTERNS: tuple[Pattern, ...] = (
     # the v1 API on 2025-01-31", "INC-5107: checkout was down for 38 minutes", "I'm off from the 3rd to the 17th"
     _p("event", 0.65, _UA, r"\b(?:(?:is|are|was|were)\s+(?:scheduled|planned|booked|set)\s+for|(?:sunsets?|retires?|"
        r"shuts? down|goes? (?:away|live|out)|ships?|shipped|released?|launch(?:es|ed)?|deprecates?|expires?|"
-       r"starts?|ends?)\b[^.!?]{0,60}?\s+on)\s+" + _DATE, min_words=5),
+       r"starts?|ends?)\b[^.!?]{0,60}?\s+on|(?:starts?|begins?|ends?|kicks? off|is due|are due|lands?))\s+"
+       + _DATE, min_words=5),
     _p("event", 0.75, _UA, r"\b(?:was|were|went|been)\s+down\s+for\s+(?:about\s+|almost\s+|over\s+)?\d+\s*"
        r"(?:min(?:ute)?s?|h(?:ours?|rs?)?|seconds?|days?)\b|^(?:fyi\s+)?inc-?\d+\s*:", min_words=5),
+    _p("event", 0.75, _UA, r"\b(?:we|i)\s+had\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+)?(?:incident|outage|downtime|sev-?\d|"
+       r"p\d)\s+(?:on|last|this|in)\s+\S", min_words=5),
     _p("event", 0.8, _U, r"^(?:i'?m|i am|we'?re|we are)\s+(?:off|out|away|on (?:leave|holiday|vacation|pto))\s+"
        r"(?:from|between|until|till)\s+" + _DATE, min_words=5),
     # outcomes with numbers: "p95 latency dropped from 900 ms to 120 ms"
@@ -188,20 +192,25 @@ PATTERNS: tuple[Pattern, ...] = (
        r"wrong|empty|missing|lost)|saw stale|got killed|kept \w+ing)\b[^.]*\b(?:because|since|due to|as)\b"),
     _p("lesson", 0.8, _UA, r"^(?:it|that|this)(?:'s| was| is)\s+an?\s+(?:[\w+-]+\s+){0,2}(?:query|import|bug|race|"
        r"leak|deadlock|typo|regression|mismatch|conflict|cycle|off-by-one)\b", min_words=4),
-    _p("lesson", 0.8, _UA, r"\bknown (?:bug|issue|problem)\b|^confirmed:"),
+    _p("lesson", 0.8, _UA, r"\bknown (?:bug|issue|problem)\b|^confirmed:|\bthe reason (?:why\s+)?(?:[\w'.-]+\s+){1,8}?"
+       r"(?:was|were|is|kept|failed|broke|crashed|timed out)\b[^.]{0,80}?\b(?:was|were)\b"),
     _p("lesson", 0.8, _UA, r"^(?:i|we)\s+(?:added|changed|set|removed|wrapped|made|capped|disabled|enabled)\b"
        r".*\bbecause\b"),
     # decisions: more verbs after "let's", decisions in progress ("we're self-hosting X"), targets, imperatives
     _p("decision", 0.75, _UA, r"\blet'?s\s+(?:store|do|make|put|run|build|split|shard|add|remove|deprecate|cache|"
        r"host|deploy|ship|target|require|limit|keep|use|partition|swap|index|archive|rewrite|merge|batch|"
-       r"queue|cap|bump|freeze)\b(?!\s+(?:it|that|this|them|the (?:first|second|third|"
+       r"queue|cap|bump|freeze)\b(?!\s+(?:in touch|it|that|this|them|the (?:first|second|third|"
        r"other|same|last|former|latter)|(?:that|this|it) (?:one|way))\b)"),
     _p("decision", 0.75, _UA, r"\bwe(?:'re| are)\s+(?:self-hosting|moving|switching|adopting|dropping|replacing|"
-       r"migrating|standardi[sz]ing|consolidating|going to use)\b|\bwe\s+(?:target|only support|support only|"
+       r"migrating|standardi[sz]ing|consolidating|going to use|sticking with|staying on|holding off on|"
+       r"not upgrading|postponing)\b|\bwe(?:'re| are)\s+keeping\s+(?:[\w.+#-]+\s+){1,2}v?\d|"
+       r"\b(?:we|i)(?:'ve| have)\s+chosen\s+(?:to\b|(?:[\w.+#-]+\s+){1,3}(?:for|over|as|instead)\b)|\bwe\s+(?:target|only support|support only|"
        r"require|standardi[sz]e on)\b"),
     _p("decision", 0.68, _U, r"^(?:please\s+)?(?:pin|keep|drop|deprecate|stay on|move|switch|use)\s+(?!it\b|that\b|"
        r"this\b|them\b|those\b|these\b|the (?:first|second|other|same)\b|the (?:\w+\s+)?ones?\b)\S+" + _NOT_ONE_OFF,
        min_words=5),
+    _p("decision", 0.75, _U, r"^(?:(?:ok(?:ay)?|sold|fine|alright|agreed|cool|great|deal|perfect|convinced)[,.!]*\s+)?"
+       r"(?:switching|moving|migrating)\s+(?:[\w-]+\s+){1,5}(?:to|onto|over to)\s+\S"),
     # facts: roles, versions stuck on, release cadence, and concrete declaratives ("X listens on port 8081")
     _p("fact", 0.7, _U, r"^i(?:'m| am) the\s+\w+|\bwe(?:'re| are) (?:stuck|still) on\b|"
        r"\bwe\s+(?:release|ship|deploy|publish)\s+(?:every|each|weekly|daily|monthly|nightly|on)\b"),
@@ -211,6 +220,13 @@ PATTERNS: tuple[Pattern, ...] = (
        r"investigate|deploy|migrate|tell|give|help|use|keep|put|try|ask)\b)(?:[\w'.,/:-]+\s+){1,7}(?:still\s+)?(?:is|are|runs|uses|listens|reads|"
        r"lives|owns|calls|stores|sits|holds|has|have|goes|points|runs|maintains|manages|leads|handles|reviews|"
        r"processes|serves)\b", min_words=5, anchored=True),
+    _p("fact", 0.65, _U, r"\b(?:our|the)\s+(?:[\w-]+\s+){0,2}(?:project|app|repo|codebase|api|service|backend|frontend|"
+       r"database|db|server|cluster|ci|pipeline|crate|package|library|monorepo|firmware|site|website|lambdas?|"
+       r"workers?)\s+(?:still\s+|only\s+|now\s+|currently\s+)?(?:targets|requires|supports|talks to|connects to|"
+       r"depends on|runs on|is on|are on|is written in)\b", anchored=True),
+    _p("fact", 0.65, _U, r"^(?:(?:fwiw|btw|fyi|also|and|so)[,:]?\s+)*(?:(?:i|we)(?:'re| are)\s+(?:still\s+|now\s+|"
+       r"currently\s+|all\s+)?on\s+[\w.+#-]+|(?:this|it|everything)(?:'s| is)\s+(?:all\s+)?(?:on\s+|in\s+|written in\s+)?"
+       r"(?-i:[A-Z])[\w.+#-]*)\s+v?\d", anchored=True),
     # standing instructions said other ways: "..., never tabs", "when you review, ...", "X should look like Y"
     _p("preference", 0.69, _U, r"\bnever\b(?!\s+mind\b)", min_words=4),
     _p("preference", 0.75, _U, r"^(?:when(?:ever)?|each time|every time|any time)\s+you\b"),
@@ -223,6 +239,12 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.74, _U, r"^(?:please\s+)?(?:use|prefer|keep|write|put|format|name|return|log)\s+(?=.*\b(?:"
        r"everywhere|in every\b|across (?:the|all|every|our)\b|from now on|by default|going forward|outside (?:of )?"
        r"tests?\b|in all\b|at all times))" + _NOT_ONE_OFF, min_words=4),
+    _p("preference", 0.74, _U, r"^(?:please\s+|pls\s+)?(?:use|keep|write|put|format|indent)\s+(?=[^.]*\b(?:"
+       r"indent\w*|spaces|tabs|line length|quotes|casing|camel ?case|snake_case|upper ?case|lower ?case|"
+       r"trailing commas?|semicolons|house style|style guide)\b)" + _NOT_ONE_OFF, min_words=4),
+    _p("preference", 0.75, _U, r"^(?:please\s+|pls\s+|plz\s+)?no\s+(?!problem|worries|thanks|idea|way|luck|clue|need|"
+       r"rush|pressure|worry|changes|errors|failures|warnings|issues)[\w-]+\s+(?:\w+\s+){0,2}(?:in|on|for|when)\b"
+       + _NOT_ONE_OFF, min_words=4),
     _p("preference", 0.7, _U, r"\b(?:should|must)\s+(?:always\s+|never\s+)?(?:look like|be named|be called|use|"
        r"follow|start with|end with|include|go in|live in)\b", min_words=4),
 )
@@ -292,7 +314,7 @@ VAGUE_OBJECT_RE = re.compile(
 """A short like or a never whose object is a pronoun ("I love it!", "never been to anything like that"): who
 knows, later, what "it" was."""
 
-REASON_LABEL_RE = re.compile(r"^(?:reason|why|rationale|because|motivation)\b\s*:?\s*\S", re.I)
+REASON_LABEL_RE = re.compile(r"^(?:reasons?|why|rationale|because|motivation)\b\s*:?\s*\S", re.I)
 
 # ---------------------------------------------------------------------------------------------- joining cues
 TECH_NOUNS = (
@@ -318,7 +340,8 @@ FIX_RE = re.compile(
     r"replaced|removed|pinned|wrapped|rewrote|bumped|increased|reduced|capped|disabled|enabled|rotated|dropped|"
     r"upgraded|downgraded|fixed|patched|limited|raised|lowered|recreated|rebuilt|reverted|restored|regenerated|"
     r"reinstalled|reindexed|flushed|awaited|cleared|purged|renamed|restarted|rolled back|re-?ran|deleted|escaped|"
-    r"reordered|re-?enabled|re-?added)\b(?=.*\b(?:" + TECH_NOUNS + r")\b)|"
+    r"reordered|re-?enabled|re-?added)\b(?=.*(?:\b(?:" + TECH_NOUNS + r")\b|\w_\w|`))|"
+    r"^.{3,100}?\b(?:got|brought|took)\s+(?:it|this|that|them|us|the\s+\w+(?:\s+\w+)?)\s+(?:down|back)\s+to\b|"
     r"^(?:the\s+)?(?:fix|solution|workaround|remedy)\b|\bso\s+(?:keep|use|pin|always|never|set)\b|"
     r"^(?:fixed|solved|resolved|worked around)\b.{0,60}?\b(?:by|with|using)\b|"
     r"^\w+ing\b.*\b(?:fixe[sd]|solved?s?|resolved?s?|avoids?|removed|cleared|freed|cut|brought|made it|makes it|got it|"
@@ -334,11 +357,13 @@ REASON_HINT_RE = re.compile(
     r"don'?t|won'?t|isn'?t|wasn'?t|too (?:slow|big|expensive|complex|many|much|late)|issues?|problems?|slow(?:er)?|"
     r"broke|breaks|broken|fail(?:s|ed|ing)?|expensive|cheaper|faster|simpler|easier|safer|out of support|"
     r"end of life|deprecated|would need|requires?|bugs?|crash(?:es|ed)?|lost|losing|timeouts?|limits?|"
-    r"no longer|lets (?:you|us)|so (?:you|we) can|allows? (?:you|us) to)\b|"
+    r"no longer|lets (?:you|us)|so (?:you|we) can|allows? (?:you|us) to|(?:was|were|is|are|kept|keeps) slowing|killing us|painful|overhead|"
+    r"maintain(?:ing)?)\b|"
     r"\b(?:under|below|less than|only) \d+(?:\.\d+)?%", re.I)
 """Words that make a sentence a reason for the decision next to it."""
 CORRECTION_LEAD_RE = re.compile(
-    r"^(?:wait|sorry|oops|hmm)[,!.]*\s+no\b[,!.]*\s*[\u2014\u2013:;-]*\s*|"
+    r"^(?:wait|sorry|oops|hmm)[,!.]*\s+no\b[,!.]*\s*[\u2014\u2013:;-]*\s*|^no[,!.]*\s+wait\b[,!.]*\s*[\u2014\u2013:;-]*\s*|"
+    r"^(?:oh|hmm|wait)[,!.]*\s+actually\b[,:]?\s*|^actually[,!.]*\s+no\b[,!.]*\s*|"
     r"^(?:sorry|oops|whoops|wait|my bad)[,!.]*\s+i mean(?:t)?\b[,:]?\s*|"
     r"^(?:(?:sorry|oops|whoops|my bad|wait|hmm|actually)[,!.]*\s+)*(?:(?:correction|update|to correct (?:myself|that)|"
     r"scratch that|i misspoke|i was wrong|i got (?:it|that) wrong|i mixed (?:it|them|that) up|"

@@ -1,0 +1,99 @@
+"""A lesson told as an exchange: the user reports a problem, the assistant explains it, the user says it worked.
+
+"the go service keeps leaking goroutines under load" / "That pattern almost always means response bodies aren't
+being closed. Make sure you `defer resp.Body.Close()` ..." / "yep that fixed it, goroutine count is flat". No
+sentence of it is the lesson alone: the problem is in the first message, the cause and the fix in the reply, the
+proof (and often what was done) in the last. The three become one lesson, kept with the problem's sentence; what
+the reply and the confirmation said is part of it, not a memory of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+from .candidates import DEFAULT_IMPORTANCE, Candidate
+from .keyless_said import Said
+from .third_person import first_person_to_user
+
+CONFIRMED_RE = re.compile(
+    r"\b(?:that|this|it|which)\s+(?:was it|did it|did the trick|fixed it|solved it|worked|sorted it)\b|"
+    r"\b(?:that|this)(?:'s| was| is) (?:it|the (?:problem|issue|cause|culprit|fix))\b|\bfixed it\b|"
+    r"\b(?:works|working|green|passing|matches|match|fine|gone|stable|flat) now\b", re.I)
+"""The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
+PROBLEM_RE = re.compile(
+    r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|slow|mismatch|"
+    r"not found|exceptions?|timeouts?|timing out|hangs?|hanging|stuck|doubl(?:e|es|ed|ing)|duplicat\w*|wrong|"
+    r"missing|can'?t|cannot|won'?t|doesn'?t|isn'?t|aren'?t|keeps|kept \w+ing|throws?|throwing|thrown|panic\w*|oom|"
+    r"out of memory|flak\w*|race|deadlock\w*|refused|denied|[45]\d\d)\b", re.I)
+"""Words of a problem report: without one, "write me a handler" / code / "that works" is no lesson."""
+_BUT_RE = re.compile(r"\b(?:but|still|except|however)\b", re.I)  # "that fixed it but now X fails": not over
+_FILLER_RE = re.compile(r"^(?:sure|ok(?:ay)?|great|good|nice|ah|oh|right|yes|yeah|got it|thanks|happy to help)\b"
+                        r"[^.!?]{0,30}[.!]?$", re.I)
+PROBLEM_WORDS, REPLY_WORDS, CONFIRM_WORDS = 30, 45, 25
+
+
+def _clip(text: str, words: int) -> str:
+    parts = text.split()
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+
+
+def _ended(text: str) -> str:
+    text = text.strip()
+    return text if text[-1:] in ".!?…" else text + "."
+
+
+def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str]], score: float) -> None:
+    """Each user message that confirms a fix, right after an assistant's reply to a user's problem report, makes
+    the report's first problem sentence one lesson of the three messages; the reply's and the confirmation's
+    sentences are consumed. ``split`` splits a message into sentences (code blocks removed)."""
+    by_turn: dict[int, list[Said]] = {}
+    for it in items:
+        by_turn.setdefault(it.ti, []).append(it)
+    order = sorted(by_turn)
+    for k in range(2, len(order)):
+        asked, reply, confirm = (by_turn[order[k - 2]], by_turn[order[k - 1]], by_turn[order[k]])
+        if (asked[0].turn.role, reply[0].turn.role, confirm[0].turn.role) != ("user", "assistant", "user") \
+                or any(x.consumed for x in asked + reply + confirm):
+            continue
+        first = split(confirm[0].turn.text)[:2]  # "there were 312 dupes. deduped and ..., counts match now"
+        if not first or not any(CONFIRMED_RE.search(x) and not _BUT_RE.search(x) for x in first) \
+                or CONFIRMED_RE.search(asked[0].turn.text):
+            continue
+        problem = next((x for x in asked if PROBLEM_RE.search(x.text)), None)
+        explained = [s for s in split(reply[0].turn.text) if not _FILLER_RE.match(s)]
+        if problem is None or not explained:
+            continue
+        said = confirm[0].turn.text.strip()
+        text = " ".join([
+            _ended(first_person_to_user(_clip(problem.text, PROBLEM_WORDS), asked[0].turn.speaker)),
+            "Fix:", _ended(_clip(" ".join(explained), REPLY_WORDS)),
+            *(["User confirmed:", _ended(_clip(said, CONFIRM_WORDS))] if len(said.split()) > 3 else [])])
+        tags = tuple(dict.fromkeys(t for x in (problem, *reply, *confirm) if x.cand for t in x.cand.tags))[:4]
+        problem.cand = Candidate(text=text, kind="lesson", tags=tags, importance=DEFAULT_IMPORTANCE["lesson"],
+                                 metadata={"role": "user"})
+        problem.score = max(problem.score, score)
+        problem.extra = [*problem.extra, reply[0].turn, confirm[0].turn]
+        for x in reply + confirm:
+            x.consumed = True
+
+
+CAUSE_AFTER_RE = re.compile(r"^(?:user:\s*)?(?:it\s+)?(?:turns? out|turned out|(?:the\s+)?(?:root\s+)?cause (?:was|is)|"
+                            r"the (?:reason|culprit|problem|issue) (?:was|is))\b", re.I)
+"""A cause told after its problem ("the apply kept wanting to recreate the instance. turns out ..."): the
+lesson needs the sentence before it, which says what went wrong."""
+
+
+def problem_before_cause(items: list[Said], join: Callable[[str, Said, Said], None]) -> None:
+    """A lesson that opens with :data:`CAUSE_AFTER_RE` takes the problem sentence said just before it, in the
+    same message (``join(kind, first, second)`` makes ``first`` one memory of both)."""
+    for i, it in enumerate(items):
+        prev = items[i - 1] if i > 0 else None
+        if it.consumed or it.cand is None or it.cand.kind != "lesson" or prev is None or prev.ti != it.ti \
+                or prev.consumed or not CAUSE_AFTER_RE.match(it.text) or not PROBLEM_RE.search(prev.text) \
+                or (prev.cand is not None and prev.cand.kind not in ("fact", "event")):
+            continue
+        join("lesson", prev, it)
+
+
+__all__ = ["CAUSE_AFTER_RE", "CONFIRMED_RE", "PROBLEM_RE", "confirmed_fix_lessons", "problem_before_cause"]
