@@ -207,3 +207,16 @@ def test_a_tenant_level_thread_goes_on_while_its_users_talk_more(mem: Memory) ->
                   for i in range(40)])
     second = mem.add("Team: yes, Friday it is", scope=team, occurred_at=at(2))
     assert second.metadata["thread"] == first.metadata["thread"] and second.context == first.text
+
+
+def test_a_history_fetched_newest_first_is_placed_in_the_order_it_was_said(mem: Memory) -> None:
+    """Chat APIs page newest first: ``add_many`` places dated notes by their dates, not by the list."""
+    recs = mem.add_many([{"text": t, "occurred_at": at(i)} for i, t in reversed(list(enumerate(CHAT)))],
+                        scope=DANA)
+    by_text = {r.text: mem.get(r.id, scope=DANA) for r in recs}
+    positions = [by_text[t].metadata["position"] for t in CHAT]
+    assert positions == sorted(positions) and len(set(positions)) == len(CHAT)
+    answer = by_text[CHAT[1]]
+    assert answer.context.startswith(CHAT[0]) and CHAT[2] in answer.context  # before it, then after it
+    [hit] = mem.search("climbing Tuesday Boulderhaus", scope=DANA, limit=1)
+    assert [r.text for r in hit.records][:2] == CHAT[:2]  # the passage reads in the order said

@@ -11,7 +11,9 @@ neighbours found together into one passage, as it does for episodes (:mod:`remem
 turns ``add()``ed one by one, BM25 only: evidence recall_any@10 0.734 alone, 0.812 with the turns before as
 context, 0.891 with both sides and passages.
 
-``metadata={"thread": "name"}`` names the thread itself (with or without a date); ``thread_gap_minutes``
+One call places its dated notes in the order of their dates (a history fetched newest first reads oldest
+first); a note dated before the last one of a stored thread still goes after it, with what was said last as its
+context. ``metadata={"thread": "name"}`` names the thread itself (with or without a date); ``thread_gap_minutes``
 (:class:`~remem.core.settings.Settings`, 30 by default) is the gap; ``0`` turns inference off. Facts, preferences
 and the other kinds are never threaded: what they say does not depend on what was said next to them. Thread keys
 are bookkeeping: they never keep two notes that say the same thing apart (:data:`THREAD_KEYS`, ignored by
@@ -106,6 +108,16 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
                    stored_tail=members[-CONTEXT_AFTER:])
 
 
+def _said_order(items: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Indexes of ``items`` with the dated ones in the order of their dates (a history fetched newest first is
+    still placed oldest first); the undated keep their places."""
+    dated = [i for i, it in enumerate(items) if _when(it) is not None]
+    order = list(range(len(items)))
+    for slot, i in zip(dated, sorted(dated, key=lambda j: (_when(items[j]), j))):
+        order[slot] = i
+    return order
+
+
 def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placement:
     """``items`` (``add_many`` items, in the order said) with the threadable ones placed in their threads:
     context before and after, ``thread``, ``position``, ``message_id``, ``follows`` and ``followed_by``."""
@@ -118,7 +130,8 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
     seen: list[_Thread] = []
     placement = Placement(items=out, record_ids=ids)
     said: dict[int, str] = {}  # each placed item's text, redacted
-    for i, it in enumerate(out):
+    for i in _said_order(out):
+        it = out[i]
         if not _threadable(it) or (gap <= dt.timedelta(0) and not (it.get("metadata") or {}).get("thread")):
             continue
         try:
