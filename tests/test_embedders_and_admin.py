@@ -4,6 +4,7 @@ crash durability, re-scanning stored memories for secrets, and the admin surface
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 import os
 import subprocess
 import sys
@@ -148,3 +149,20 @@ def test_doctor_reports_the_embedder_choice(store_factory) -> None:
                          capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "none" in out.stdout
+
+
+def test_rescan_reaches_source_ids_and_thread_links_and_keeps_them_linked(memory_factory) -> None:
+    """A key stored as a source id (so as a dated note's message id, and its neighbour's link) before
+    redaction: the re-scan redacts all of them alike and goes on to the next records, and the links still meet."""
+    key = "ghp_" + "Q7w8E9r0" * 4 + "Tt5u"
+    raw = memory_factory("none", redact=False)
+    t0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+    first = raw.add("the deploy token was rotated", scope=S, occurred_at=t0, sources=[key])
+    second = raw.add(f"new one is {key}", scope=S, occurred_at=t0 + timedelta(minutes=1))
+    later = raw.add(f"never paste {key} again", scope=S)
+    done = raw.rescan_redactions(scope=S, dry_run=False)
+    assert done["changed"] == 3 and done["failed"] == 0
+    for rec in (first, second, later):
+        assert key not in json.dumps(raw.get(rec.id, scope=S).as_dict())
+    a, b = raw.get(first.id, scope=S), raw.get(second.id, scope=S)
+    assert b.metadata["follows"] == [a.metadata["message_id"]] == list(a.sources)

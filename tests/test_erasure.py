@@ -187,3 +187,34 @@ def test_where_a_message_was_said_is_not_edited_so_a_later_forget_still_reaches_
     any_mem.forget(said.id, scope=DANA)
     assert "melanoma" not in contexts(any_mem) and not any_mem.search("melanoma", scope=DANA, limit=10)
     assert any_mem.get(before.id, scope=DANA).context == "I am so sorry"
+
+
+def test_a_log_synced_again_is_the_same_notes_not_new_repeats(any_mem: Memory) -> None:
+    """The same dated notes added again (a nightly sync, no ids): nothing new is stored or linked."""
+    log = ["deploy started", "migration 42 applied", "deploy finished"]
+    first = _dated(any_mem, log, T0)
+    before = {r.id: r for r in any_mem.iter_records(DANA)}
+    again = _dated(any_mem, log, T0)
+    assert [r.id for r in again] == [r.id for r in first]
+    after = {r.id: r for r in any_mem.iter_records(DANA)}
+    assert after.keys() == before.keys()
+    assert all(after[k].metadata == before[k].metadata and after[k].context == before[k].context for k in after)
+
+
+def test_edits_that_leave_where_a_note_was_said_alone_are_accepted(any_mem: Memory) -> None:
+    plain = any_mem.add("I prefer tea over coffee", scope=DANA)
+    assert _dated(any_mem, ["I prefer tea over coffee"], T0)[0].id == plain.id  # a dated repeat merged into it
+    assert any_mem.update(plain.id, kind="preference", scope=DANA).kind == "preference"  # it is no message
+    assert any_mem.update(plain.id, metadata={"topic": "drinks"}, scope=DANA).metadata["merged_messages"]
+    try:  # a caller's key that a thread sets itself is refused, not overwritten
+        any_mem.add("Met Dana at the offsite", scope=DANA, occurred_at=T0, metadata={"position": "CTO"})
+    except ValueError as exc:
+        assert "position" in str(exc)
+    else:
+        raise AssertionError("metadata position on a dated note was accepted")
+    try:  # a memory that has expired before it is stored is refused
+        any_mem.add("the sale ends soon", scope=DANA, valid_until=dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc))
+    except ValueError as exc:
+        assert "valid_until" in str(exc)
+    else:
+        raise AssertionError("an expired memory was accepted")

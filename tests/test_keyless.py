@@ -320,3 +320,17 @@ def test_facts_rules_decisions_and_events_said_the_way_developers_type(said: str
 
 def test_lets_keep_in_touch_is_no_decision() -> None:
     assert not memories([U("Thanks, Dave! let's keep in touch, take care!")])
+
+
+@pytest.mark.parametrize("exchange", [
+    [U("how do I squash my last three commits? I always forget"), A("Run `git rebase -i HEAD~3` and mark two as "
+                                                                      "squash."), U("that worked, thanks")],
+    [U("my sourdough keeps coming out flat"), A("It is probably over-proofed; shorten the second rise."),
+     U("that did the trick")],
+    [U("monday again and the printer is broken"), A("Oh no! Maybe grab a coffee first?"), U("yep that worked")],
+    [U("what's 'the build failed' in German?"), A("\"Der Build ist fehlgeschlagen.\""), U("perfect, works now")],
+])
+def test_an_answered_question_or_chit_chat_is_no_lesson(exchange: list[dict[str, Any]]) -> None:
+    """A how-to answered, a kitchen tip or a joke that "worked" is no lesson learned: the report must name a
+    failure of a system and the reply something concrete."""
+    assert not any(c.kind == "lesson" for c in memories(exchange)), memories(exchange)

@@ -18,15 +18,19 @@ from .third_person import first_person_to_user
 
 CONFIRMED_RE = re.compile(
     r"\b(?:that|this|it|which)\s+(?:was it|did it|did the trick|fixed it|solved it|worked|sorted it)\b|"
-    r"\b(?:that|this)(?:'s| was| is) (?:it|the (?:problem|issue|cause|culprit|fix))\b|\bfixed it\b|"
+    r"\b(?:that|this)(?: was| is) the (?:problem|issue|cause|culprit|fix)\b|\bfixed it\b|"
     r"\b(?:works|working|green|passing|matches|match|fine|gone|stable|flat) now\b", re.I)
 """The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
 PROBLEM_RE = re.compile(
-    r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|slow|mismatch|"
-    r"not found|exceptions?|timeouts?|timing out|hangs?|hanging|stuck|doubl(?:e|es|ed|ing)|duplicat\w*|wrong|"
-    r"missing|can'?t|cannot|won'?t|doesn'?t|isn'?t|aren'?t|keeps|kept \w+ing|throws?|throwing|thrown|panic\w*|oom|"
-    r"out of memory|flak\w*|race|deadlock\w*|refused|denied|[45]\d\d)\b", re.I)
-"""Words of a problem report: without one, "write me a handler" / code / "that works" is no lesson."""
+    r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|mismatch|"
+    r"not found|exceptions?|timeouts?|timing out|timed out|hangs|hanging|doubling|duplicat\w*|throws?|throwing|"
+    r"thrown|panic\w*|oom\w*|out of memory|flak\w*|race|deadlock\w*|refused|denied|kept (?:wanting|trying|"
+    r"restarting|failing|crashing|timing)|[45]\d\d)\b", re.I)
+"""Words of a problem report (a system failing, not "I can't remember the command" or "my bread keeps coming
+out dense"): without one, "write me a handler" / code / "that works" is no lesson."""
+_ASKING_RE = re.compile(r"^(?:user:\s*)?(?:how|what|what's|where|which|who|can|could|is there)\b", re.I)
+"""A question asking how or what ("how do I undo a commit?"), not reporting a failure ("why are my rows
+doubling?"): its answer is no lesson."""
 _BUT_RE = re.compile(r"\b(?:but|still|except|however)\b", re.I)  # "that fixed it but now X fails": not over
 _FILLER_RE = re.compile(r"^(?:sure|ok(?:ay)?|great|good|nice|ah|oh|right|yes|yeah|got it|thanks|happy to help)\b"
                         r"[^.!?]{0,30}[.!]?$", re.I)
@@ -41,6 +45,13 @@ def _clip(text: str, words: int) -> str:
 def _ended(text: str) -> str:
     text = text.strip()
     return text if text[-1:] in ".!?…" else text + "."
+
+
+def _concrete(reply: str) -> bool:
+    """A technical reply names something: an identifier or code (not "Sounds rough! Maybe a walk?")."""
+    from ..recall.lexical import identifiers
+
+    return "`" in reply or bool(identifiers(reply))
 
 
 def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str]], score: float) -> None:
@@ -60,9 +71,9 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
         if not first or not any(CONFIRMED_RE.search(x) and not _BUT_RE.search(x) for x in first) \
                 or CONFIRMED_RE.search(asked[0].turn.text):
             continue
-        problem = next((x for x in asked if PROBLEM_RE.search(x.text)), None)
+        problem = next((x for x in asked if PROBLEM_RE.search(x.text) and not _ASKING_RE.match(x.text)), None)
         explained = [s for s in split(reply[0].turn.text) if not _FILLER_RE.match(s)]
-        if problem is None or not explained:
+        if problem is None or not explained or not _concrete(" ".join(explained)):
             continue
         said = confirm[0].turn.text.strip()
         text = " ".join([

@@ -1,14 +1,17 @@
 """``remem redact --store``: re-scan stored memories with today's rules and rewrite what they now catch.
 
 A rule added after a secret was stored would otherwise never reach it. Rewrites go through ``update`` (so the
-vectors are rebuilt from the redacted text); a dry run only counts.
+vectors are rebuilt from the redacted text); where a message was said (its id and links, which ``update`` keeps
+from callers) is redacted the same way and stored with :func:`~remem.core.store.erasure.redact_place`. A record
+that cannot be rewritten is counted in ``failed`` and the scan goes on; a dry run only counts.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..types import Scope
+from ..store.erasure import place_keys, redact_place
+from ..types import RememError, Scope
 
 
 def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
@@ -17,8 +20,9 @@ def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
 
 
 def redact_store(memory: Any, redactor: Any, *, scope: Scope | None = None, dry_run: bool = True) -> dict[str, Any]:
-    """Returns ``{"scanned", "changed", "kinds": {kind: n}, "ids": [...], "dry_run"}``; values are never returned."""
-    scanned = changed = 0
+    """Returns ``{"scanned", "changed", "failed", "kinds": {kind: n}, "ids": [...], "dry_run"}``; values are
+    never returned."""
+    scanned = changed = failed = 0
     kinds: dict[str, int] = {}
     ids: list[str] = []
     for rec in list(memory.iter_records(scope)):
@@ -30,6 +34,8 @@ def redact_store(memory: Any, redactor: Any, *, scope: Scope | None = None, dry_
         _add_counts(counts, meta_counts)
         tags, tag_counts = redactor.redact_data(list(rec.tags))
         _add_counts(counts, tag_counts)
+        sources, source_counts = redactor.redact_data(list(rec.sources))
+        _add_counts(counts, source_counts)
         context = redactor.redact(rec.context) if rec.context else None
         if context is not None:
             _add_counts(counts, context.counts)
@@ -38,9 +44,17 @@ def redact_store(memory: Any, redactor: Any, *, scope: Scope | None = None, dry_
         changed += 1
         ids.append(rec.id)
         _add_counts(kinds, counts)
-        if not dry_run:
-            memory.update(rec.id, scope=rec.scope, text=text.text if text.changed else None, metadata=meta,
-                          replace_metadata=True,
-                          tags=tags if tag_counts else None,
+        if dry_run:
+            continue
+        moved = {k for k in place_keys(rec) if meta.get(k) != rec.metadata.get(k)}
+        try:
+            memory.update(rec.id, scope=rec.scope, text=text.text if text.changed else None,
+                          metadata={k: v for k, v in meta.items() if k not in moved}, replace_metadata=True,
+                          tags=tags if tag_counts else None, sources=sources if source_counts else None,
                           context=context.text if context is not None and context.changed else None)
-    return {"scanned": scanned, "changed": changed, "kinds": kinds, "ids": ids, "dry_run": dry_run}
+            if moved:
+                redact_place(memory, rec, meta)
+        except (RememError, ValueError, TypeError):
+            failed += 1  # counted, never shown: the next records are still scanned
+    return {"scanned": scanned, "changed": changed, "failed": failed, "kinds": kinds, "ids": ids,
+            "dry_run": dry_run}

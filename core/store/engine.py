@@ -151,8 +151,8 @@ class Engine:
                       content_hash=content_hash(draft.text, scope), embedded=dense is not None or not self.dense,
                       supersedes=supersedes, sources=self.check.sources(sources),
                       occurred_at=record_time(occurred_at))
-        if rec.valid_from and rec.valid_until and rec.valid_until <= rec.valid_from:
-            raise ValueError("valid_until must be after valid_from")
+        if rec.valid_until and rec.valid_until <= (rec.valid_from or rec.created_at):
+            raise ValueError("valid_until must be after valid_from (or, without it, after created_at)")
         return rec
 
     def commit_new(self, rec: MemoryRecord, dense: list[float] | None, *, dedupe_: bool = True) -> MemoryRecord:
@@ -194,7 +194,7 @@ class Engine:
                  progress: Any = None, batch_size: int = 64) -> Plan[list[MemoryRecord]]:
         self.check_usable()
         check_limit("batch_size", batch_size, high=4096)
-        placed = threads.place(self, items, scope)
+        placed = threads.place(self, items, scope, dedupe)
         for it in placed.items:  # all checked before any is stored: a bad item stores nothing
             if not isinstance(it.get("text"), str):
                 raise TypeError("every item needs a 'text' string")
@@ -252,7 +252,7 @@ class Engine:
             updated_at=utcnow(),
         )
         new = erasure.kept_in_place(old, new)  # a message's thread, position and kind are where it was said
-        if new.valid_until is not None and new.valid_until <= (new.valid_from or new.created_at):
+        if valid_until is not None and new.valid_until <= (new.valid_from or new.created_at):
             raise ValueError("valid_until must be after the memory's valid_from")
         reindex = text is not None or tags is not None or context is not None or occurred_at is not None
         # what the dense model embeds did not change (a context, a date): only what BM25 indexes is rewritten

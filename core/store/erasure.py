@@ -27,13 +27,15 @@ from typing import Any, ContextManager, Mapping, Sequence
 from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, conversation, links, message_id
 from ..types import MemoryRecord, RememError
 from .backends.base import Cond
-from .dedupe import THREAD_KEYS, merged_messages
+from .dedupe import MERGED_MESSAGES, THREAD_KEYS, merged_messages
 from .records import from_payload
 
 log = logging.getLogger("remem.store.erasure")
 
 _LINKS = ("follows", "followed_by")
 MESSAGE_KEYS = THREAD_KEYS | {"session"}  # where a message was said (and what it absorbed): not for editing
+_PLACE_KEYS = {"episode": ("session", "position", "message_id", "follows", "followed_by"),
+               "note": ("thread", "position", "message_id", "follows", "followed_by")}
 _CHUNK = 256  # message ids per neighbour lookup
 Key = tuple[Any, str, str]  # (scope, conversation, message id)
 
@@ -55,12 +57,19 @@ def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | 
             by_conv[(rec.scope, conv, mid)] = (rec, new_text)
     if not by_conv:
         return 0
-    try:
-        with one_write(engine):  # as one: a capture extending a neighbour meanwhile cannot write the words back
-            return sum(_rewrite(engine, n, by_conv) for n in _neighbours(engine, by_conv))
-    except (RememError, ValueError, TypeError) as exc:
-        log.warning("could not rewrite the neighbours of %d changed message(s): %s", len(by_conv), exc)
-        return 0
+    done = 0
+    with one_write(engine):  # as one: a capture extending a neighbour meanwhile cannot write the words back
+        try:
+            found = _neighbours(engine, by_conv)
+        except (RememError, ValueError, TypeError) as exc:
+            log.warning("could not find the neighbours of %d changed message(s): %s", len(by_conv), exc)
+            return 0
+        for rec in found:  # one neighbour that cannot be rewritten does not keep the words in the others
+            try:
+                done += _rewrite(engine, rec, by_conv)
+            except (RememError, ValueError, TypeError) as exc:
+                log.warning("could not rewrite the context of %s: %s", rec.id, exc)
+    return done
 
 
 def said_as(rec: MemoryRecord) -> list[tuple[str, str]]:
@@ -70,22 +79,28 @@ def said_as(rec: MemoryRecord) -> list[tuple[str, str]]:
     return [*([(conv[1], str(message_id(rec)))] if conv is not None else []), *merged_messages(rec)]
 
 
+def place_keys(rec: MemoryRecord) -> tuple[str, ...]:
+    """The metadata keys ``rec`` has that say where it was said: a message's session or thread, position and
+    links, and the dated notes merged into it (a caller's own "position" on an undated note is the caller's)."""
+    keys = (*(_PLACE_KEYS.get(rec.kind, ()) if conversation(rec) is not None else ()), MERGED_MESSAGES)
+    return tuple(k for k in keys if k in rec.metadata)
+
+
 def kept_in_place(old: MemoryRecord, new: MemoryRecord) -> MemoryRecord:
-    """``new`` (an edit of ``old``) with where ``old`` was said kept: its :data:`MESSAGE_KEYS` as they were
-    (``replace_metadata`` keeps them) and its kind. Changing one is refused with a ``ValueError``; what follows a
-    message may only grow (a capture adding what was said next)."""
-    if not said_as(old):
-        return new
-    if new.kind != old.kind:
+    """``new`` (an edit of ``old``) with where ``old`` was said kept: its :func:`place_keys` as they were
+    (``replace_metadata`` keeps them) and, for a message, its kind. Changing one is refused with a
+    ``ValueError``; what follows a message may only grow (a capture adding what was said next)."""
+    if new.kind != old.kind and conversation(old) is not None:
         raise ValueError(f"memory {old.id} was said as a message of a conversation, so its kind stays {old.kind!r}: "
                          "store what it says as a memory of its own with add(..., kind=...)")
     meta = dict(new.metadata)
-    for key in MESSAGE_KEYS & {*old.metadata, *meta}:
+    for key in place_keys(old):
         if key not in meta:
             meta[key] = old.metadata[key]  # replace_metadata: bookkeeping is not the caller's metadata
             continue
         before, after = old.metadata.get(key), meta[key]
-        grows = key == "followed_by" and isinstance(after, list) and after[:len(before or [])] == (before or [])
+        prior = before if isinstance(before, list) else []  # a hand-set odd value is no link to keep
+        grows = key == "followed_by" and isinstance(after, list) and after[:len(prior)] == prior
         if after != before and not grows:
             raise ValueError(f"metadata[{key!r}] says where memory {old.id} was said and cannot be edited "
                              "(forget it and add it again)")
@@ -145,4 +160,13 @@ def _rebuilt(engine: Any, rec: MemoryRecord) -> str:
     return " ".join(clipped(texts[m], CONTEXT_TURN_TOKENS) for m in wanted if m in texts)
 
 
-__all__ = ["MESSAGE_KEYS", "kept_in_place", "one_write", "rewrite_neighbours", "said_as"]
+def redact_place(engine: Any, rec: MemoryRecord, meta: Mapping[str, Any]) -> None:
+    """Store ``meta`` (``rec``'s metadata redacted by a re-scan with newer rules) whole, bookkeeping included,
+    which :func:`kept_in_place` keeps from callers: a rule gives every copy of an id the same placeholder, so a
+    message id and the links naming it still meet."""
+    with one_write(engine):
+        engine.backend.set_payload([rec.id], {"meta": dict(meta)})
+
+
+__all__ = ["MESSAGE_KEYS", "kept_in_place", "one_write", "place_keys", "redact_place", "rewrite_neighbours",
+           "said_as"]

@@ -31,13 +31,16 @@ from typing import Any, Mapping, Sequence
 from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, links, message_id, said_order
 from ..scope import coerce_scope
 from ..types import MemoryRecord, RememError, Scope, to_datetime
+from .backends.base import Cond
 from .dedupe import THREAD_KEYS
 from .erasure import one_write
+from .records import content_hash, from_payload
 
 log = logging.getLogger("remem.store.threads")
 
 THREAD_KIND = "note"
 LOOKUP_LIMIT = 32  # stored notes looked at to find the thread a new one continues
+_PLACE_KEYS = frozenset({"position", "message_id", "follows", "followed_by", "merged_messages"})
 LOOKUP_PAGES = 8  # pages of them, when the scopes under the note's hold the newest
 
 
@@ -118,7 +121,29 @@ def _said_order(items: Sequence[Mapping[str, Any]]) -> list[int]:
     return order
 
 
-def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placement:
+def _stored_repeats(engine: Any, items: Sequence[Mapping[str, Any]], texts: Mapping[int, str],
+                    scopes: Mapping[int, Scope], dedupe: bool) -> set[tuple[Scope, str, float]]:
+    """(scope, content hash, date) of the stored notes that ``items`` repeat word for word at the same date: a
+    log synced again is the same notes, not new ones said again (one query per scope of the call)."""
+    wanted: dict[Scope, set[str]] = {}
+    for i, text in texts.items():
+        if _when(items[i]) is not None and items[i].get("dedupe", dedupe):
+            wanted.setdefault(scopes[i], set()).add(content_hash(text, scopes[i]))
+    found: set[tuple[Scope, str, float]] = set()
+    for sc, hashes in wanted.items():
+        try:
+            flt = engine.filter(sc, kind=THREAD_KIND)
+            flt.must.append(Cond("content_hash", any_of=tuple(sorted(hashes))))
+            for f in engine.scan(flt):
+                rec = from_payload(f.id, f.payload)
+                if rec.scope == sc and rec.occurred_at is not None:
+                    found.add((sc, rec.content_hash, rec.occurred_at.timestamp()))
+        except (RememError, ValueError) as exc:  # a failed lookup places the note as said again
+            log.debug("repeat lookup failed: %s", exc)
+    return found
+
+
+def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: bool = True) -> Placement:
     """``items`` (``add_many`` items, in the order said) with the threadable ones placed in their threads:
     context before and after, ``thread``, ``position``, ``message_id``, ``follows`` and ``followed_by``."""
     if not all(isinstance(it, Mapping) for it in items):
@@ -130,18 +155,31 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
     seen: list[_Thread] = []
     placement = Placement(items=out, record_ids=ids)
     said: dict[int, str] = {}  # each placed item's text, redacted
-    for i in _said_order(out):
-        it = out[i]
+    scopes: dict[int, Scope] = {}
+    for i, it in enumerate(out):
         if not _threadable(it) or (gap <= dt.timedelta(0) and not (it.get("metadata") or {}).get("thread")):
             continue
         try:
-            sc = coerce_scope(it.get("scope", scope))
+            scopes[i] = coerce_scope(it.get("scope", scope))
         except (TypeError, ValueError):
             continue  # the write reports it
+        # what neighbours get as context is redacted before it is clipped: a clip through a key would leave a
+        # tail no rule knows ("…6sT8uV0wX2" without its "sk-proj-" prefix)
+        said[i] = engine.check.redact(it["text"]) or "" if isinstance(it.get("text"), str) else ""
+    repeats = _stored_repeats(engine, out, said, scopes, dedupe)
+    for i in _said_order(out):
+        it = out[i]
+        if i not in scopes:
+            continue
+        sc, text, at = scopes[i], said[i], _when(it)
+        if at is not None and (sc, content_hash(text, sc), at.timestamp()) in repeats:
+            continue  # stored already: de-duplication takes it as the same note
         meta = dict(it.get("metadata") or {})
         # the name as stored (metadata is redacted): a key pasted as a name still finds its thread
         named = engine.check.redact(meta["thread"]) if isinstance(meta.get("thread"), str) else None
-        at = _when(it)
+        if meta.keys() & _PLACE_KEYS:
+            raise ValueError(f"metadata keys {sorted(meta.keys() & _PLACE_KEYS)} say where a note sits in its "
+                             "thread and are set by remem: name yours otherwise")
         thread = open_.get((sc, named))
         if thread is not None and named is None and (at is None or thread.last_at is None
                                                      or abs(at - thread.last_at) > gap):
@@ -166,10 +204,6 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any) -> Placem
             it["context"] = " ".join(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in past)
         it["metadata"] = meta
         ids[i] = rid
-        # what neighbours get as context is redacted before it is clipped: a clip through a key would leave a
-        # tail no rule knows ("…6sT8uV0wX2" without its "sk-proj-" prefix)
-        text = engine.check.redact(it["text"]) or "" if isinstance(it.get("text"), str) else ""
-        said[i] = text
         for rec in thread.stored_tail:
             waiting = placement.after_stored.get(rec.id)
             if waiting is not None and len(links(rec, "followed_by")) + len(waiting[1]) < CONTEXT_AFTER:
