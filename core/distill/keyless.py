@@ -30,7 +30,7 @@ from ..store.records import normalize_text
 from ..recall.tokens import truncate_to_tokens
 
 
-_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[])|(?:(?<=[a-z0-9][?!])|(?<=[a-z0-9][?!][?!]))\s+(?=[a-z])|(?<=[a-z0-9)][.])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bapprox\.)\s+(?=[a-z])|(?<=[.!?])\s*\n|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[])|(?:(?<=[a-z0-9][?!])|(?<=[a-z0-9][?!][?!]))\s+(?=[a-z])|(?<=[.!?])\s+(?=(?:sorry|oops|whoops|wait|hmm|actually|scratch that|no wait|correction|update)\b)|(?<=[.!?])\s*\n|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 _BULLET_RE = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|#+)\s*")
 _AGREED_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b"
                         r"[\s,.!:;\u2014\u2013-]*", re.I)
@@ -308,6 +308,14 @@ class KeylessDistiller:
                     continue
                 before = by_turn[order[k - 1]] if k > 0 else []
                 after = by_turn[order[k + 1]] if k + 1 < len(order) else []
+                if after and after[0].turn.role == it.turn.role and REASON_LABEL_RE.match(after[0].text):
+                    self._join("decision", it, after[0], glue=" Reason: ")  # "picking axum" / "reason is ..."
+                    continue
+                if THEN_RE.match(it.cand.text) and len(it.text.split()) <= 6 and any(
+                        x.cand is not None and x.cand.kind == "decision" and not x.consumed
+                        and content_words_of(x.text) & content_words_of(it.text) for x in before):
+                    it.consumed = True  # "ok, integer cents it is": the decision argued just before, agreed to
+                    continue
                 if after and AGREE_RE.match(after[0].text) and any(is_reason(x) for x in after):
                     reply = after[0].turn
                     self._join("decision", it, Said(reply.text.translate(QUOTES), order[k + 1], reply, None),
@@ -316,7 +324,8 @@ class KeylessDistiller:
                         x.consumed = True
                     continue
                 words = entities(it.cand.text)
-                linked = [x for x in before if is_reason(x) and not x.consumed
+                linked = [x for x in before if is_reason(x) and not x.consumed and (x.cand is None or x.cand.kind not in (
+                              "fact", "preference", "event", "lesson"))  # a memory of its own stays one
                           and (THEN_RE.match(it.cand.text) or words & entities(x.text))]
                 if linked:
                     self._join("decision", it, linked[-1], glue=" Reason: ")

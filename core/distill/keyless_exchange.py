@@ -19,8 +19,11 @@ from .third_person import first_person_to_user
 CONFIRMED_RE = re.compile(
     r"\b(?:that|this|it|which)\s+(?:was it|did it|did the trick|fixed it|solved it|worked|sorted it)\b|"
     r"\b(?:that|this)(?: was| is) the (?:problem|issue|cause|culprit|fix)\b|\bfixed it\b|"
-    r"\b(?:works|working|green|passing|matches|match|fine|gone|stable|flat) now\b", re.I)
+    r"\b(?:works|working|green|passing|matches|match|fine|gone|stable|flat) now\b|\b(?:is|are|went|goes|turned) green\b|"
+    r"\bdid it\b(?=\s*[,.!]|\s*$)|\b(?:release|build|ci|deploy|it|everything) works\b", re.I)
 """The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
+_FIXED_RE = re.compile(r"\b(?:fixed it|did the trick|solved it|(?:that|this) was it|did it)\b", re.I)
+"""Said outright: what the user reported was a problem even without a failure word ("all print the last user")."""
 PROBLEM_RE = re.compile(
     r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|mismatch|"
     r"not found|exceptions?|timeouts?|timing out|timed out|hangs|hanging|doubling|duplicat\w*|throws?|throwing|"
@@ -71,7 +74,9 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
         if not first or not any(CONFIRMED_RE.search(x) and not _BUT_RE.search(x) for x in first) \
                 or CONFIRMED_RE.search(asked[0].turn.text):
             continue
-        problem = next((x for x in asked if PROBLEM_RE.search(x.text) and not _ASKING_RE.match(x.text)), None)
+        fixed = any(_FIXED_RE.search(x) for x in first)
+        problem = next((x for x in asked if (fixed or PROBLEM_RE.search(x.text)) and not _ASKING_RE.match(x.text)),
+                       None)
         explained = [s for s in split(reply[0].turn.text) if not _FILLER_RE.match(s)]
         if problem is None or not explained or not _concrete(" ".join(explained)):
             continue

@@ -129,7 +129,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("fact", 0.7, _U, r"^(?:for (?:future )?reference|for the record|good to know|just so you know|heads up)\s*:"
        r"\s*(?!here(?:'s| is| are)\b|see\b|below\b|the (?:build|ci|tests?) (?:is|are)\b)\S", min_words=5, labelled=True),
     _p("decision", 0.95, _UA, r"^(?:final\s+|the\s+)?(?:decision|decided|verdict|resolution|choice|"
-       r"we(?:'ll| will) go with)\s*(?:made\s*)?[:\-\u2013\u2014]\s*\S", min_words=3, labelled=True),
+       r"we(?:'ll| will) go with|(?:ground|house|team) rule(?:\s+for\s+[^:]{1,40})?)\s*(?:made\s*)?[:\-\u2013\u2014]\s*\S",
+       min_words=3, labelled=True),
     _p("lesson", 0.9, _UA, r"^found (?:it|the (?:bug|problem|issue|culprit|cause|leak))\s*[:\-\u2013\u2014]\s*\S",
        min_words=4, labelled=True),
     _p("lesson", 0.9, _UA, r"^(?:the\s+)?(?:root[ -]cause|cause|fix|solution|workaround|lessons?(?: learn(?:ed|t))?|"
@@ -137,7 +138,10 @@ PATTERNS: tuple[Pattern, ...] = (
     # negative preferences said as imperatives: "Don't suggest Java ...", "Avoid ORMs ...", "No more mocks ..."
     _p("preference", 0.8, _U, r"^(?:please\s+)?(?:avoid\s+(?!it\b|that\b|this\b|them\b)|no more\s+(?!questions\b|"
        r"talk|chat|excuses\b|of (?:this|that)\b)|stop\s+\w+ing\b)" + _NOT_ONE_OFF, min_words=3),
-    _p("preference", 0.7, _U, r"^(?:(?:for|in|with)\s+[^,]{2,40},\s*)?(?:please\s+|pls\s+)?(?:don'?t|do not)\s+(?!worry|bother|forget|mind|know|think|"
+    _p("preference", 0.8, _U, r"^(?:please\s+|pls\s+)?(?:give me|write|format|send)\s+(?:your\s+|the\s+|all\s+|me\s+)?"
+       r"(?:answers?|responses?|replies|explanations?|summaries)\s+(?:as|in)\b" + _NOT_ONE_OFF),
+    _p("preference", 0.7, _U, r"^(?:(?:for|in|with)\s+[^,]{2,40}?(?:,\s*|\s+(?=(?:please\s+|pls\s+)?(?:don'?t|do not)\b)))?"
+       r"(?:please\s+|pls\s+)?(?:don'?t|do not)\s+(?!worry|bother|forget|mind|know|think|"
        r"understand|get|see|have|need|rush|panic|care|wait|do (?:that|this|it)\b)\w+" + _NOT_ONE_OFF, min_words=5),
     # facts: identity and hosting phrased with "we", and "the X is <identifier>" (hosts, URLs, ids, branches)
     _p("fact", 0.7, _U, r"^(?:i|we)(?:'m|'re| am| are)\s+an?\s+(?!bit\b|little\b|lot\b|few\b|minute\b|"
@@ -152,7 +156,16 @@ PATTERNS: tuple[Pattern, ...] = (
        r"that\b|this\b|them\b|the (?:first|second|third|last|other|former|latter)\b|whatever\b|your)|"
        r"\b(?:we|i)(?:'ve| have)?\s+agreed\s+(?:to|on|that)\b|\bagreed (?:to|on)\b|"
        r"^(?:opted for|settled on|sticking with)\b|"
-       r"\b(?:chose|picked|selected)\s+\S+(?:\s+\S+){0,3}\s+(?:over|instead of|rather than)\b"),
+       r"\b(?:chose|chosen|choosing|picked|picking|selected|selecting)\s+\S+(?:\s+\S+){0,3}\s+(?:over|instead of|"
+       r"rather than)\b"),
+    # a choice said in two words after an argument: "ok sold, sqlite it is", "monthly then, agreed"
+    _p("decision", 0.75, _U, r"^(?:(?:ok(?:ay)?|sold|fine|alright|agreed|good point|fair enough|convinced|cool)[,.!]*\s+)*"
+       r"(?!(?:see|ya|you|here|there|yes|yeah|yep|no|nope|so|and|that|this|it|what|bye|talk|later|until|till|good|"
+       r"great|ok|okay|fine|sure|right|well|now|maybe|why|how|is|was)\b)"
+       r"[\w.+#-]+(?:\s+(?!(?:you|ya|then)\b)[\w.+#-]+)?\s+(?:it is|then)\b[,.!]*(?:\s*(?:agreed|ok|thanks|deal))?[.!]*$"),
+    # something dropped or retired: "we dropped redux from the dashboard"
+    _p("decision", 0.75, _UA, r"\b(?:we|i)(?:'ve| have)?\s+(?:dropped|ditched|retired|abandoned|removed)\s+(?!it\b|that\b|"
+       r"this\b|them\b|the ball\b|out\b|by\b|off\b)[\w.+#-]+\s+(?:from|in|for)\b"),
     _p("decision", 0.75, _UA, r"\b(?:we(?:'re| are|'ll| will)|let'?s)\s+(?:be\s+)?(?:replac|switch|migrat|mov)"
        r"(?:e|es|ing)\b(?=.*\b(?:with|to|from|over)\b)"),
     # lessons: "<something> fixed the <problem>" (not "I fixed it" / "That fixed it")
@@ -167,11 +180,15 @@ PATTERNS: tuple[Pattern, ...] = (
     # work events with their date or length (below what a fact, lesson or decision in the same words scores): "the upgrade is scheduled for Saturday 22 June", "the carrier sunsets
     # the v1 API on 2025-01-31", "INC-5107: checkout was down for 38 minutes", "I'm off from the 3rd to the 17th"
     _p("event", 0.65, _UA, r"\b(?:(?:is|are|was|were)\s+(?:scheduled|planned|booked|set)\s+for|(?:sunsets?|retires?|"
-       r"shuts? down|goes? (?:away|live|out)|ships?|shipped|released?|launch(?:es|ed)?|deprecates?|expires?|"
+       r"shuts? down|goes? (?:away|live|out)|went (?:live|out)|ships?|shipped|released?|launch(?:es|ed)?|deprecates?|expires?|"
        r"starts?|ends?)\b[^.!?]{0,60}?\s+on|(?:starts?|begins?|ends?|kicks? off|is due|are due|lands?))\s+"
        + _DATE, min_words=5),
     _p("event", 0.75, _UA, r"\b(?:was|were|went|been)\s+down\s+for\s+(?:about\s+|almost\s+|over\s+)?\d+\s*"
        r"(?:min(?:ute)?s?|h(?:ours?|rs?)?|seconds?|days?)\b|^(?:fyi\s+)?inc-?\d+\s*:", min_words=5),
+    _p("event", 0.75, _UA, r"\b\d+\s*(?:min(?:ute)?s?|h(?:ours?|rs?)?)\s+(?:outage|downtime|incident)\b|\b(?:outage|"
+       r"incident|downtime)\s+(?:on|at)\s+" + _DATE),
+    _p("event", 0.8, _UA, r"\b(?:we|i)\s+(?:cut over|migrated|switched|moved|upgraded|rolled out)\b[^.!?]{0,80}?(?:"
+       r"\bon\s+|\(\s*)" + _DATE),
     _p("event", 0.75, _UA, r"\b(?:we|i)\s+had\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+)?(?:incident|outage|downtime|sev-?\d|"
        r"p\d)\s+(?:on|last|this|in)\s+\S", min_words=5),
     _p("event", 0.8, _U, r"^(?:i'?m|i am|we'?re|we are)\s+(?:off|out|away|on (?:leave|holiday|vacation|pto))\s+"
@@ -188,11 +205,12 @@ PATTERNS: tuple[Pattern, ...] = (
        r"comes from|(?:is|was|were) caused by)\b"),
     _p("lesson", 0.8, _UA, r"\b(?:fail(?:ed|s|ing)?|crash(?:ed|es)?|broke|hung|hangs|deadlocked|stopped|timed out|"
        r"couldn'?t|can'?t|didn'?t|wasn'?t|weren'?t|mangled|blocked|leak(?:ed|ing)|retried|duplicated|spiked|"
-       r"lost|dropped|(?:was|were) (?:slow|down|stale|"
+       r"lost|dropped|oom-?killed|evicted|throttled|(?:was|were) (?:slow|down|stale|"
        r"wrong|empty|missing|lost)|saw stale|got killed|kept \w+ing)\b[^.]*\b(?:because|since|due to|as)\b"),
     _p("lesson", 0.8, _UA, r"^(?:it|that|this)(?:'s| was| is)\s+an?\s+(?:[\w+-]+\s+){0,2}(?:query|import|bug|race|"
        r"leak|deadlock|typo|regression|mismatch|conflict|cycle|off-by-one)\b", min_words=4),
-    _p("lesson", 0.8, _UA, r"\bknown (?:bug|issue|problem)\b|^confirmed:|\bthe reason (?:why\s+)?(?:[\w'.-]+\s+){1,8}?"
+    _p("lesson", 0.8, _UA, r"\bknown (?:bug|issue|problem)\b|^confirmed:|\b(?:the\s+)?fix was\b|\bnote (?:for|to) "
+       r"(?:future )?(?:me|myself|self)\b|\bthe reason (?:why\s+)?(?:[\w'.-]+\s+){1,8}?"
        r"(?:was|were|is|kept|failed|broke|crashed|timed out)\b[^.]{0,80}?\b(?:was|were)\b"),
     _p("lesson", 0.8, _UA, r"^(?:i|we)\s+(?:added|changed|set|removed|wrapped|made|capped|disabled|enabled)\b"
        r".*\bbecause\b"),
@@ -212,7 +230,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("decision", 0.75, _U, r"^(?:(?:ok(?:ay)?|sold|fine|alright|agreed|cool|great|deal|perfect|convinced)[,.!]*\s+)?"
        r"(?:switching|moving|migrating)\s+(?:[\w-]+\s+){1,5}(?:to|onto|over to)\s+\S"),
     # facts: roles, versions stuck on, release cadence, and concrete declaratives ("X listens on port 8081")
-    _p("fact", 0.7, _U, r"^i(?:'m| am) the\s+\w+|\bwe(?:'re| are) (?:stuck|still) on\b|"
+    _p("fact", 0.65, _U, r"^(?:(?:yeah|yes|fwiw|btw|fyi|so|and)[,:]?\s+)*(?:everything|it all|all of it)\s+(?:runs?|lives|"
+       r"sits|is deployed|is hosted)\s+(?:on|in)\s+\S", anchored=True),
+    _p("fact", 0.7, _U, r"^(?:(?:fwiw|btw|fyi|also|so|and)[,:]?\s+)*i(?:'m| am) the\s+\w+|\bwe(?:'re| are) (?:stuck|still) on\b|"
        r"\bwe\s+(?:release|ship|deploy|publish)\s+(?:every|each|weekly|daily|monthly|nightly|on)\b"),
     _p("fact", 0.65, _U, r"^(?!(?:can|could|would|will|should|do|does|did|is|are|was|how|what|why|which|where|when|"
        r"who|if|please|let'?s|just|then|so|write|fix|add|create|make|implement|build|update|change|remove|delete|"
@@ -239,7 +259,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.74, _U, r"^(?:please\s+)?(?:use|prefer|keep|write|put|format|name|return|log)\s+(?=.*\b(?:"
        r"everywhere|in every\b|across (?:the|all|every|our)\b|from now on|by default|going forward|outside (?:of )?"
        r"tests?\b|in all\b|at all times))" + _NOT_ONE_OFF, min_words=4),
-    _p("preference", 0.74, _U, r"^(?:please\s+|pls\s+)?(?:use|keep|write|put|format|indent)\s+(?=[^.]*\b(?:"
+    _p("preference", 0.74, _U, r"^(?:(?:for|in|with)\s+[^,]{2,40}?(?:,\s*|\s+(?=(?:please\s+|pls\s+)?(?:use|keep|"
+       r"write|put|format|indent)\b)))?(?:please\s+|pls\s+)?(?:use|keep|write|put|format|indent)\s+(?=[^.]*\b(?:"
        r"indent\w*|spaces|tabs|line length|quotes|casing|camel ?case|snake_case|upper ?case|lower ?case|"
        r"trailing commas?|semicolons|house style|style guide)\b)" + _NOT_ONE_OFF, min_words=4),
     _p("preference", 0.75, _U, r"^(?:please\s+|pls\s+|plz\s+)?no\s+(?!problem|worries|thanks|idea|way|luck|clue|need|"
@@ -342,6 +363,8 @@ FIX_RE = re.compile(
     r"reinstalled|reindexed|flushed|awaited|cleared|purged|renamed|restarted|rolled back|re-?ran|deleted|escaped|"
     r"reordered|re-?enabled|re-?added)\b(?=.*(?:\b(?:" + TECH_NOUNS + r")\b|\w_\w|`))|"
     r"^.{3,100}?\b(?:got|brought|took)\s+(?:it|this|that|them|us|the\s+\w+(?:\s+\w+)?)\s+(?:down|back)\s+to\b|"
+    r"^.{0,60}?(?:`[^`]+`|\w+[_./]\w+)[^.]{0,40}?\b(?:cleared|fixed|solved|resolved|sorted|unblocked)\s+"
+    r"(?:it|this|that)\b|^(?:so\s+)?(?:(?:i|we)\s+)?set\s+`|"
     r"^(?:the\s+)?(?:fix|solution|workaround|remedy)\b|\bso\s+(?:keep|use|pin|always|never|set)\b|"
     r"^(?:fixed|solved|resolved|worked around)\b.{0,60}?\b(?:by|with|using)\b|"
     r"^\w+ing\b.*\b(?:fixe[sd]|solved?s?|resolved?s?|avoids?|removed|cleared|freed|cut|brought|made it|makes it|got it|"
@@ -357,7 +380,8 @@ REASON_HINT_RE = re.compile(
     r"don'?t|won'?t|isn'?t|wasn'?t|too (?:slow|big|expensive|complex|many|much|late)|issues?|problems?|slow(?:er)?|"
     r"broke|breaks|broken|fail(?:s|ed|ing)?|expensive|cheaper|faster|simpler|easier|safer|out of support|"
     r"end of life|deprecated|would need|requires?|bugs?|crash(?:es|ed)?|lost|losing|timeouts?|limits?|"
-    r"no longer|lets (?:you|us)|so (?:you|we) can|allows? (?:you|us) to|(?:was|were|is|are|kept|keeps) slowing|killing us|painful|overhead|"
+    r"no longer|lets (?:you|us)|so (?:you|we) can|allows? (?:you|us) to|"
+    r"(?:was|were|is|are|kept|keeps) slowing|killing us|painful|overhead|"
     r"maintain(?:ing)?)\b|"
     r"\b(?:under|below|less than|only) \d+(?:\.\d+)?%", re.I)
 """Words that make a sentence a reason for the decision next to it."""
@@ -380,7 +404,8 @@ STATUS_RE = re.compile(
 """Outcome reports ("All 48 tests pass now"): the session summary keeps the outcome; they are never memories."""
 AGREE_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b", re.I)
 THEN_RE = re.compile(r"^(?:user:\s*)?(?:(?:yeah|yes|yep)[,!.]?\s+)?(?:then|so|ok(?:ay)?|in that case|fine|agreed|"
-                     r"alright|great|sounds good)\b|\bthen[.!]?$", re.I)
+                     r"alright|great|sounds good|good point|fair enough|makes sense|convinced|sold)\b|\bthen[.!]?$|"
+                     r"^.{0,60}?\bthen\b[,.!]*\s*(?:agreed|ok|deal)?[.!]*$|^.{0,60}?\bit is[.!]*$", re.I)
 VAGUE_WORDS = frozenset("""that it this these those them they better one ones thing things way fine same option
 options first second third last again too more much lot really like likes liked want wants good great nice ok okay
 user user's users stuff work works worked something anything everything let's lets do does doing done go going
