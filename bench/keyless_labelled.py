@@ -10,7 +10,11 @@ pass now", context-free fragments, narration, questions, tool output).
 Recall of a kind: expected memories of that kind found. Precision of a kind: extracted memories of that kind that
 match an expected or allowed one. Also: snippets fully right (every expected memory found, nothing else).
 
-    python -m remem.bench.keyless_labelled [--show-errors]
+    python -m remem.bench.keyless_labelled [--show-errors] [--cases FILE]
+
+``bench/data/keyless_unseen.jsonl`` holds sets written blind that no rule was written for yet (``fresh9-*``):
+scored once per round of rules, never tuned on; a round that writes rules for one moves it to the fixtures and
+needs a new one.
 """
 
 from __future__ import annotations
@@ -127,8 +131,10 @@ def iter_rows(rep: Report) -> Iterator[tuple[str, KindScore]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--show-errors", action="store_true")
+    ap.add_argument("--cases", type=Path, default=DATA,
+                    help="another labelled set, e.g. bench/data/keyless_unseen.jsonl (scored, never tuned on)")
     args = ap.parse_args(argv)
-    cases = load_cases()
+    cases = load_cases(args.cases)
     started = time.perf_counter()
     rep = evaluate(cases)
     secs = time.perf_counter() - started
