@@ -198,13 +198,14 @@ def test_a_key_given_as_a_source_id_or_a_thread_name_is_stored_redacted_and_the_
     assert SECRET.encode() not in b"".join(p.read_bytes() for p in every_file(tmp_path))
 
 
-def test_a_tenant_level_thread_goes_on_while_its_users_talk_more(mem: Memory) -> None:
-    """A tenant's scope lists its users' notes too: 32 newer ones of users do not hide the tenant's thread."""
-    team = Scope(tenant="acme")
-    first = mem.add("Team: shall we ship on Friday?", scope=team, occurred_at=at(0))
-    mem.add_many([{"text": f"chat number {i}", "occurred_at": at(1), "scope": Scope(tenant="acme", user=f"u{i}")}
-                  for i in range(40)])
-    second = mem.add("Team: yes, Friday it is", scope=team, occurred_at=at(2))
+def test_a_tenant_level_thread_goes_on_while_its_users_talk_more(any_mem: Memory) -> None:
+    """A tenant's scope lists its users' notes too: 300 newer ones of users, in the same named thread, do not
+    hide the tenant's own thread (its lookup asks for notes with no user, agent or session)."""
+    team, mem = Scope(tenant="acme"), any_mem
+    first = mem.add("Team: shall we ship on Friday?", scope=team, occurred_at=at(0), metadata={"thread": "ship"})
+    mem.add_many([{"text": f"chat number {i}", "occurred_at": at(1), "scope": Scope(tenant="acme", user=f"u{i}"),
+                   "metadata": {"thread": "ship"}} for i in range(300)])
+    second = mem.add("Team: yes, Friday it is", scope=team, occurred_at=at(2), metadata={"thread": "ship"})
     assert second.metadata["thread"] == first.metadata["thread"] and second.context == first.text
 
 

@@ -41,7 +41,6 @@ log = logging.getLogger("remem.store.threads")
 THREAD_KIND = "note"
 LOOKUP_LIMIT = 32  # stored notes looked at to find the thread a new one continues
 _PLACE_KEYS = frozenset({"position", "message_id", "follows", "followed_by", "merged_messages"})
-LOOKUP_PAGES = 8  # pages of them, when the scopes under the note's hold the newest
 
 
 @dataclass
@@ -87,19 +86,17 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
                    gap: dt.timedelta) -> _Thread | None:
     """The stored thread a note continues: the named one, else the last one written to with notes dated
     within ``gap`` of ``at``."""
-    recs: list[MemoryRecord] = []
     try:  # a date at the end of the calendar has no window around it: the note starts a thread
         where: dict[str, Any] = {"thread": name} if name else {"occurred_at": {"$gte": at - gap, "$lte": at + gap}}
-        # a scope lists the notes of the scopes under it too (a tenant, its users'): pages until its own show
-        for offset in range(0, LOOKUP_LIMIT * LOOKUP_PAGES, LOOKUP_LIMIT):
-            page = engine.list(scope=scope, kind=THREAD_KIND, where=where, limit=LOOKUP_LIMIT, offset=offset)
-            recs = [r for r in page if r.scope == scope and isinstance(r.metadata.get("thread"), str)
-                    and message_id(r)]
-            if recs or len(page) < LOOKUP_LIMIT:
-                break
+        flt = engine.filter(scope, kind=THREAD_KIND, where=where)
+        # this scope's own notes: a tenant's scope also holds its users' (and they may have said more since)
+        flt.must.extend(Cond(key, empty=True) for key in ("user", "agent", "session") if getattr(scope, key) is None)
+        found = engine.backend.newest(flt, LOOKUP_LIMIT)
     except (RememError, ValueError, OverflowError) as exc:  # a failed lookup costs the context, never the write
         log.debug("thread lookup failed: %s", exc)
         return None
+    recs = [r for r in (from_payload(f.id, f.payload) for f in found)
+            if r.scope == scope and isinstance(r.metadata.get("thread"), str) and message_id(r)]
     if not recs:
         return None
     name = name or str(recs[0].metadata["thread"])  # the most recently stored

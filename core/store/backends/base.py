@@ -14,7 +14,7 @@ from ...types import SparseVec
 
 @dataclass(frozen=True)
 class Cond:
-    """One payload condition: exactly one of eq / any_of / a range / is_null."""
+    """One payload condition: exactly one of eq / any_of / a range / empty (the key absent, null or [])."""
 
     key: str
     eq: Any = None
@@ -23,6 +23,7 @@ class Cond:
     gte: float | None = None
     lt: float | None = None
     lte: float | None = None
+    empty: bool = False
 
     @property
     def is_range(self) -> bool:

@@ -23,6 +23,8 @@ OPTIMIZE_GROWTH = 0.25
 
 
 def _cond(c: Cond) -> Any:
+    if c.empty:
+        return qe.IsEmptyCondition(c.key)
     if c.is_range:
         return qe.FieldCondition(c.key, range=qe.RangeFloat(gt=c.gt, gte=c.gte, lt=c.lt, lte=c.lte))
     if c.any_of is not None:

@@ -21,6 +21,8 @@ META_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "remem:meta"))
 
 
 def _cond(c: Cond) -> Any:
+    if c.empty:
+        return qm.IsEmptyCondition(is_empty=qm.PayloadField(key=c.key))
     if c.is_range:
         return qm.FieldCondition(key=c.key, range=qm.Range(gt=c.gt, gte=c.gte, lt=c.lt, lte=c.lte))
     if c.any_of is not None:
