@@ -166,3 +166,11 @@ def test_rescan_reaches_source_ids_and_thread_links_and_keeps_them_linked(memory
         assert key not in json.dumps(raw.get(rec.id, scope=S).as_dict())
     a, b = raw.get(first.id, scope=S), raw.get(second.id, scope=S)
     assert b.metadata["follows"] == [a.metadata["message_id"]] == list(a.sources)
+
+
+def test_rescan_reaches_the_source_field(memory_factory) -> None:
+    key = "ghp_" + "K5l6M7n8" * 4 + "Pp3q"
+    raw = memory_factory("none", redact=False)
+    rec = raw.add("audit passed", scope=S, source=f"ci:{key}")
+    assert raw.rescan_redactions(scope=S, dry_run=False)["changed"] == 1
+    assert key not in (raw.get(rec.id, scope=S).source or "") and raw.rescan_redactions(scope=S)["changed"] == 0

@@ -395,6 +395,16 @@ def test_more_memories_said_the_way_developers_type(said: str, kind: str, kept: 
     assert any(c.kind == kind and kept in c.text for c in got), got
 
 
-@pytest.mark.parametrize("said", ["See you then!", "Here it is.", "Yes it is!", "sounds good, see ya then"])
+@pytest.mark.parametrize("said", ["See you then!", "Here it is.", "Yes it is!", "sounds good, see ya then",
+                                  "Tomorrow then!", "Pizza it is!", "Whatever it is."])
 def test_a_goodbye_is_no_choice(said: str) -> None:
     assert not [c for c in memories([U(said)]) if c.kind == "decision"]
+    after_thanks = memories([U("thanks for the help today"), A("No problem, good luck!"), U(said)])
+    assert not [c for c in after_thanks if c.kind == "decision"], after_thanks
+
+
+def test_a_request_done_is_no_lesson() -> None:
+    """"that did it" after a request answered (an average, a conversion) is no problem solved."""
+    got = memories([U("I need the average of a list in python"), A("Use `sum(xs) / len(xs)`, or `statistics.mean`."),
+                    U("that did it, thanks")])
+    assert not [c for c in got if c.kind == "lesson"], got

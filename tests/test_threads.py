@@ -220,3 +220,22 @@ def test_a_history_fetched_newest_first_is_placed_in_the_order_it_was_said(mem: 
     assert answer.context.startswith(CHAT[0]) and CHAT[2] in answer.context  # before it, then after it
     [hit] = mem.search("climbing Tuesday Boulderhaus", scope=DANA, limit=1)
     assert [r.text for r in hit.records][:2] == CHAT[:2]  # the passage reads in the order said
+
+
+def test_a_repeat_is_the_stored_note_only_where_de_duplication_would_merge_it(any_mem: Memory) -> None:
+    """A log synced again is not placed twice, but the same words at the same minute said by another speaker,
+    in another named thread, or after the stored copy was superseded, are messages of their own; a caller's own
+    message id (a chat sync's) is the note's."""
+    mem = any_mem
+    first = mem.add_many([{"text": "Who can review PR 12?", "occurred_at": at(0), "metadata": {"speaker": "ann"}},
+                          {"text": "sounds good", "occurred_at": at(1), "metadata": {"speaker": "bob"}}], scope=DANA)
+    again = mem.add("sounds good", scope=DANA, occurred_at=at(1), metadata={"speaker": "bob"})
+    other = mem.add("sounds good", scope=DANA, occurred_at=at(1), metadata={"speaker": "cat"})
+    assert again.id == first[1].id and other.id != first[1].id
+    assert other.metadata["thread"] == first[0].metadata["thread"] and other.metadata["position"] == 2
+    ops = mem.add("ok", scope=DANA, occurred_at=at(100), metadata={"thread": "#ops"})
+    rnd = mem.add_many([{"text": "lunch?", "occurred_at": at(99), "metadata": {"thread": "#random"}},
+                        {"text": "ok", "occurred_at": at(100), "metadata": {"thread": "#random"}}], scope=DANA)
+    assert "ok" in mem.get(rnd[0].id, scope=DANA).context and rnd[1].id == ops.id  # merged, yet said in #random
+    slack = mem.add("deploy done", scope=DANA, occurred_at=at(200), metadata={"message_id": "1714557600.000100"})
+    assert slack.metadata["message_id"] == "1714557600.000100"

@@ -20,7 +20,7 @@ from .admission import admit, content_words
 from .artifacts import FENCE_RE, error_lines, extract_identifiers
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
-from .keyless_patterns import (AGREE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE, PATTERNS, REASON_HINT_RE,
+from .keyless_patterns import (AGREE_RE, CHOICE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE, PATTERNS, REASON_HINT_RE,
                                REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
                                Pattern)
 from .keyless_exchange import confirmed_fix_lessons, problem_before_cause
@@ -327,8 +327,13 @@ class KeylessDistiller:
                 linked = [x for x in before if is_reason(x) and not x.consumed and (x.cand is None or x.cand.kind not in (
                               "fact", "preference", "event", "lesson"))  # a memory of its own stays one
                           and (THEN_RE.match(it.cand.text) or words & entities(x.text))]
+                choice = CHOICE_RE.match(it.text)
+                if choice:  # "pizza it is" answers an argument, or is no decision at all
+                    linked = [x for x in linked if len(x.text.split()) >= 6]
                 if linked:
                     self._join("decision", it, linked[-1], glue=" Reason: ")
+                elif choice:
+                    it.cand = None
 
     def _correct_across_turns(self, items: list["Said"]) -> None:
         """A user's message that opens by correcting the user's message before it ("the analytics warehouse is on

@@ -20,9 +20,11 @@ CONFIRMED_RE = re.compile(
     r"\b(?:that|this|it|which)\s+(?:was it|did it|did the trick|fixed it|solved it|worked|sorted it)\b|"
     r"\b(?:that|this)(?: was| is) the (?:problem|issue|cause|culprit|fix)\b|\bfixed it\b|"
     r"\b(?:works|working|green|passing|matches|match|fine|gone|stable|flat) now\b|\b(?:is|are|went|goes|turned) green\b|"
-    r"\bdid it\b(?=\s*[,.!]|\s*$)|\b(?:release|build|ci|deploy|it|everything) works\b", re.I)
+    r"\b(?:rule|change|flag|fix|setting|patch|bump|pin|that|this)\s+did it\b|"
+    r"\b(?:release|build|ci|deploy|it|everything) works\b", re.I)
 """The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
-_FIXED_RE = re.compile(r"\b(?:fixed it|did the trick|solved it|(?:that|this) was it|did it)\b", re.I)
+_FIXED_RE = re.compile(r"\b(?:fixed it|solved it|(?:that|this) was it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
+                       r"\s+did it)\b", re.I)
 """Said outright: what the user reported was a problem even without a failure word ("all print the last user")."""
 PROBLEM_RE = re.compile(
     r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|mismatch|"
@@ -31,7 +33,8 @@ PROBLEM_RE = re.compile(
     r"restarting|failing|crashing|timing)|[45]\d\d)\b", re.I)
 """Words of a problem report (a system failing, not "I can't remember the command" or "my bread keeps coming
 out dense"): without one, "write me a handler" / code / "that works" is no lesson."""
-_ASKING_RE = re.compile(r"^(?:user:\s*)?(?:how|what|what's|where|which|who|can|could|is there)\b", re.I)
+_ASKING_RE = re.compile(r"^(?:user:\s*)?(?:how|what|what's|where|which|who|can|could|is there|i (?:need|want|would "
+                        r"like|'d like)|please|pls|help me|convert|write|give me|show me|make)\b", re.I)
 """A question asking how or what ("how do I undo a commit?"), not reporting a failure ("why are my rows
 doubling?"): its answer is no lesson."""
 _BUT_RE = re.compile(r"\b(?:but|still|except|however)\b", re.I)  # "that fixed it but now X fails": not over

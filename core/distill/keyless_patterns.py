@@ -46,6 +46,14 @@ _DATE = (r"(?:\d{4}-\d{2}-\d{2}\b|(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,
          r"th)?\s+(?:of\s+)?" + _MONTH + r"|(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?" + _MONTH +
          r"\s+\d{1,2}(?:st|nd|rd|th)?\b|the\s+\d{1,2}(?:st|nd|rd|th)\b)")
 """A calendar date as people write it: 2025-01-31, 4 March, Saturday 22 June, June 22nd, the 3rd (of August)."""
+_CHOICE = (r"^(?:(?:ok(?:ay)?|sold|fine|alright|agreed|good point|fair enough|convinced|cool)[,.!]*\s+)*"
+           r"(?!(?:see|ya|you|here|there|yes|yeah|yep|no|nope|so|and|that|this|it|what|whatever|bye|talk|later|until|"
+           r"till|good|great|ok|okay|fine|sure|right|well|now|maybe|why|how|is|was|cheers|night|goodnight|morning|"
+           r"evening|tomorrow|today|tonight|soon|perfect|thanks|thank|awesome|cool|nice|lovely|deal)\b)"
+           r"[\w.+#-]+(?:\s+(?!(?:you|ya|then)\b)[\w.+#-]+)?\s+(?:it is|then)\b[,.!]*(?:\s*(?:agreed|ok|thanks|deal))?"
+           r"[.!]*$")
+CHOICE_RE = re.compile(_CHOICE, re.I)
+"""A choice in two words ("sqlite it is", "monthly then"): a decision only as the answer to an argument."""
 PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.9, _U, r"\b(?:i|we)\s+(?:(?:really|generally|usually|strongly|much|absolutely|totally|truly|"
        r"honestly|genuinely|still|also|just)\s+)?"
@@ -158,11 +166,9 @@ PATTERNS: tuple[Pattern, ...] = (
        r"^(?:opted for|settled on|sticking with)\b|"
        r"\b(?:chose|chosen|choosing|picked|picking|selected|selecting)\s+\S+(?:\s+\S+){0,3}\s+(?:over|instead of|"
        r"rather than)\b"),
-    # a choice said in two words after an argument: "ok sold, sqlite it is", "monthly then, agreed"
-    _p("decision", 0.75, _U, r"^(?:(?:ok(?:ay)?|sold|fine|alright|agreed|good point|fair enough|convinced|cool)[,.!]*\s+)*"
-       r"(?!(?:see|ya|you|here|there|yes|yeah|yep|no|nope|so|and|that|this|it|what|bye|talk|later|until|till|good|"
-       r"great|ok|okay|fine|sure|right|well|now|maybe|why|how|is|was)\b)"
-       r"[\w.+#-]+(?:\s+(?!(?:you|ya|then)\b)[\w.+#-]+)?\s+(?:it is|then)\b[,.!]*(?:\s*(?:agreed|ok|thanks|deal))?[.!]*$"),
+    # a choice said in two words after an argument: "ok sold, sqlite it is", "monthly then, agreed" (kept only
+    # with the argument it answers: see CHOICE_RE)
+    _p("decision", 0.75, _U, _CHOICE),
     # something dropped or retired: "we dropped redux from the dashboard"
     _p("decision", 0.75, _UA, r"\b(?:we|i)(?:'ve| have)?\s+(?:dropped|ditched|retired|abandoned|removed)\s+(?!it\b|that\b|"
        r"this\b|them\b|the ball\b|out\b|by\b|off\b)[\w.+#-]+\s+(?:from|in|for)\b"),

@@ -23,6 +23,7 @@ def redact_store(memory: Any, redactor: Any, *, scope: Scope | None = None, dry_
     """Returns ``{"scanned", "changed", "failed", "kinds": {kind: n}, "ids": [...], "dry_run"}``; values are
     never returned."""
     scanned = changed = failed = 0
+    placed: list[tuple[Any, dict[str, Any], str | None]] = []
     kinds: dict[str, int] = {}
     ids: list[str] = []
     for rec in list(memory.iter_records(scope)):
@@ -36,6 +37,9 @@ def redact_store(memory: Any, redactor: Any, *, scope: Scope | None = None, dry_
         _add_counts(counts, tag_counts)
         sources, source_counts = redactor.redact_data(list(rec.sources))
         _add_counts(counts, source_counts)
+        source = redactor.redact(rec.source) if rec.source else None
+        if source is not None:
+            _add_counts(counts, source.counts)
         context = redactor.redact(rec.context) if rec.context else None
         if context is not None:
             _add_counts(counts, context.counts)
@@ -52,9 +56,16 @@ def redact_store(memory: Any, redactor: Any, *, scope: Scope | None = None, dry_
                           metadata={k: v for k, v in meta.items() if k not in moved}, replace_metadata=True,
                           tags=tags if tag_counts else None, sources=sources if source_counts else None,
                           context=context.text if context is not None and context.changed else None)
-            if moved:
-                redact_place(memory, rec, meta)
+            if moved or (source is not None and source.changed):
+                placed.append((rec, meta, source.text if source is not None and source.changed else None))
         except (RememError, ValueError, TypeError):
             failed += 1  # counted, never shown: the next records are still scanned
+    # where messages were said is redacted last: until then an edited text still finds its neighbours by the
+    # thread or session they were stored under, and their context is rewritten without the old words
+    for rec, meta, source_text in placed:
+        try:
+            redact_place(memory, rec, meta, source=source_text)
+        except (RememError, ValueError, TypeError):
+            failed += 1
     return {"scanned": scanned, "changed": changed, "failed": failed, "kinds": kinds, "ids": ids,
             "dry_run": dry_run}

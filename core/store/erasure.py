@@ -160,12 +160,12 @@ def _rebuilt(engine: Any, rec: MemoryRecord) -> str:
     return " ".join(clipped(texts[m], CONTEXT_TURN_TOKENS) for m in wanted if m in texts)
 
 
-def redact_place(engine: Any, rec: MemoryRecord, meta: Mapping[str, Any]) -> None:
+def redact_place(engine: Any, rec: MemoryRecord, meta: Mapping[str, Any], source: str | None = None) -> None:
     """Store ``meta`` (``rec``'s metadata redacted by a re-scan with newer rules) whole, bookkeeping included,
     which :func:`kept_in_place` keeps from callers: a rule gives every copy of an id the same placeholder, so a
-    message id and the links naming it still meet."""
+    message id and the links naming it still meet. ``source``: its redacted ``source`` (``update`` has none)."""
     with one_write(engine):
-        engine.backend.set_payload([rec.id], {"meta": dict(meta)})
+        engine.backend.set_payload([rec.id], {"meta": dict(meta), **({"source": source} if source else {})})
 
 
 __all__ = ["MESSAGE_KEYS", "kept_in_place", "one_write", "place_keys", "redact_place", "rewrite_neighbours",

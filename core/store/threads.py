@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -32,15 +33,15 @@ from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS,
 from ..scope import coerce_scope
 from ..types import MemoryRecord, RememError, Scope, to_datetime
 from .backends.base import Cond
-from .dedupe import THREAD_KEYS
+from .dedupe import PROVENANCE_KEYS, THREAD_KEYS, conflicting
 from .erasure import one_write
-from .records import content_hash, from_payload
+from .records import content_hash, from_payload, valid_within
 
 log = logging.getLogger("remem.store.threads")
 
 THREAD_KIND = "note"
 LOOKUP_LIMIT = 32  # stored notes looked at to find the thread a new one continues
-_PLACE_KEYS = frozenset({"position", "message_id", "follows", "followed_by", "merged_messages"})
+_PLACE_KEYS = frozenset({"position", "follows", "followed_by", "merged_messages"})
 
 
 @dataclass
@@ -118,26 +119,36 @@ def _said_order(items: Sequence[Mapping[str, Any]]) -> list[int]:
     return order
 
 
+Repeats = dict[tuple[Scope, str, float], list[MemoryRecord]]
+
+
 def _stored_repeats(engine: Any, items: Sequence[Mapping[str, Any]], texts: Mapping[int, str],
-                    scopes: Mapping[int, Scope], dedupe: bool) -> set[tuple[Scope, str, float]]:
-    """(scope, content hash, date) of the stored notes that ``items`` repeat word for word at the same date: a
-    log synced again is the same notes, not new ones said again (one query per scope of the call)."""
+                    scopes: Mapping[int, Scope], dedupe: bool) -> Repeats:
+    """The current stored notes that ``items`` repeat word for word at the same date, by (scope, content hash,
+    date): a log synced again is the same notes, not new ones said again (one query per scope of the call)."""
     wanted: dict[Scope, set[str]] = {}
     for i, text in texts.items():
         if _when(items[i]) is not None and items[i].get("dedupe", dedupe):
             wanted.setdefault(scopes[i], set()).add(content_hash(text, scopes[i]))
-    found: set[tuple[Scope, str, float]] = set()
+    found: Repeats = {}
     for sc, hashes in wanted.items():
         try:
-            flt = engine.filter(sc, kind=THREAD_KIND)
+            flt = valid_within(engine.filter(sc, kind=THREAD_KIND), time.time())  # a superseded copy is no twin
             flt.must.append(Cond("content_hash", any_of=tuple(sorted(hashes))))
             for f in engine.scan(flt):
                 rec = from_payload(f.id, f.payload)
                 if rec.scope == sc and rec.occurred_at is not None:
-                    found.add((sc, rec.content_hash, rec.occurred_at.timestamp()))
+                    found.setdefault((sc, rec.content_hash, rec.occurred_at.timestamp()), []).append(rec)
         except (RememError, ValueError) as exc:  # a failed lookup places the note as said again
             log.debug("repeat lookup failed: %s", exc)
     return found
+
+
+def _same_note(stored: MemoryRecord, meta: Mapping[str, Any], named: str | None) -> bool:
+    """Whether de-duplication would take the new note as ``stored``: the same named thread (if it names one), no
+    metadata that says otherwise ("sounds good" from another speaker is another message)."""
+    return (named is None or stored.metadata.get("thread") == named) and not conflicting(
+        stored.metadata, {k: v for k, v in meta.items() if k != "thread"}, PROVENANCE_KEYS | THREAD_KEYS)
 
 
 def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: bool = True) -> Placement:
@@ -169,14 +180,16 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
         if i not in scopes:
             continue
         sc, text, at = scopes[i], said[i], _when(it)
-        if at is not None and (sc, content_hash(text, sc), at.timestamp()) in repeats:
-            continue  # stored already: de-duplication takes it as the same note
         meta = dict(it.get("metadata") or {})
         # the name as stored (metadata is redacted): a key pasted as a name still finds its thread
         named = engine.check.redact(meta["thread"]) if isinstance(meta.get("thread"), str) else None
         if meta.keys() & _PLACE_KEYS:
             raise ValueError(f"metadata keys {sorted(meta.keys() & _PLACE_KEYS)} say where a note sits in its "
-                             "thread and are set by remem: name yours otherwise")
+                             "thread and are set by remem: name yours otherwise (to copy a store, export and "
+                             "import it)")
+        twins = repeats.get((sc, content_hash(text, sc), at.timestamp()), []) if at is not None else []
+        if any(_same_note(rec, meta, named) for rec in twins):
+            continue  # stored already: de-duplication takes it as the same note
         thread = open_.get((sc, named))
         if thread is not None and named is None and (at is None or thread.last_at is None
                                                      or abs(at - thread.last_at) > gap):
@@ -193,7 +206,9 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
         sources = it.get("sources")
         if sources is not None and not isinstance(sources, (str, list, tuple)):
             sources = it["sources"] = list(sources)  # a generator read once here would lose its first id
-        mid = str(sources[0]) if sources and not isinstance(sources, str) else rid
+        given = meta.get("message_id")  # the caller's own id for the message (a chat sync), else its first source
+        mid = given.strip() if isinstance(given, str) and given.strip() else (
+            str(sources[0]) if sources and not isinstance(sources, str) else rid)
         past = thread.history[-CONTEXT_TURNS:]
         meta.update({"thread": thread.name, "position": thread.position, "message_id": mid})
         if past:
