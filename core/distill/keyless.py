@@ -20,8 +20,8 @@ from .admission import admit, content_words
 from .artifacts import FENCE_RE, error_lines, extract_identifiers
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
-from .keyless_patterns import (AGREE_RE, CHOICE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE, PATTERNS, REASON_HINT_RE,
-                               REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
+from .keyless_patterns import (AGREE_RE, CHOICE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE,
+                               PATTERNS, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
                                Pattern)
 from .keyless_exchange import confirmed_fix_lessons, problem_before_cause
 from .keyless_said import QUESTION_RE, Said, content_words_of, entities, is_cause, is_reason, plain_run
@@ -30,7 +30,14 @@ from ..store.records import normalize_text
 from ..recall.tokens import truncate_to_tokens
 
 
-_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[])|(?:(?<=[a-z0-9][?!])|(?<=[a-z0-9][?!][?!]))\s+(?=[a-z])|(?<=[.!?])\s+(?=(?:sorry|oops|whoops|wait|hmm|actually|scratch that|no wait|correction|update)\b)|(?<=[.!?])\s*\n|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+_SENT_SPLIT_RE = re.compile(
+    r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[])|"
+    # "works locally?? it fails in CI": a question or exclamation ends a sentence in lower case too (not "with ?")
+    r"(?:(?<=[a-z0-9][?!])|(?<=[a-z0-9][?!][?!]))\s+(?=[a-z])|"
+    # a correction opens a sentence of its own ("use 4 spaces. sorry, I meant 2"); any other lower-case start
+    # after a full stop does not: it cut causes from their fixes on unseen sessions
+    r"(?<=[.!?])\s+(?=(?:sorry|oops|whoops|wait|hmm|actually|scratch that|no wait|correction|update)\b)|"
+    r"(?<=[.!?])\s*\n|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 _BULLET_RE = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|#+)\s*")
 _AGREED_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b"
                         r"[\s,.!:;\u2014\u2013-]*", re.I)

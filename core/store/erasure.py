@@ -27,13 +27,13 @@ from typing import Any, ContextManager, Mapping, Sequence
 from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, conversation, links, message_id
 from ..types import MemoryRecord, RememError
 from .backends.base import Cond
-from .dedupe import MERGED_MESSAGES, THREAD_KEYS, merged_messages
+from .dedupe import MERGED_MESSAGES, merged_messages
 from .records import from_payload
 
 log = logging.getLogger("remem.store.erasure")
 
 _LINKS = ("follows", "followed_by")
-MESSAGE_KEYS = THREAD_KEYS | {"session"}  # where a message was said (and what it absorbed): not for editing
+# where a message was said, by kind (with MERGED_MESSAGES for any record): kept from callers' edits
 _PLACE_KEYS = {"episode": ("session", "position", "message_id", "follows", "followed_by"),
                "note": ("thread", "position", "message_id", "follows", "followed_by")}
 _CHUNK = 256  # message ids per neighbour lookup
@@ -168,5 +168,5 @@ def redact_place(engine: Any, rec: MemoryRecord, meta: Mapping[str, Any], source
         engine.backend.set_payload([rec.id], {"meta": dict(meta), **({"source": source} if source else {})})
 
 
-__all__ = ["MESSAGE_KEYS", "kept_in_place", "one_write", "place_keys", "redact_place", "rewrite_neighbours",
+__all__ = ["kept_in_place", "one_write", "place_keys", "redact_place", "rewrite_neighbours",
            "said_as"]
