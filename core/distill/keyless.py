@@ -24,7 +24,7 @@ from .keyless_patterns import (AGREE_RE, CHOICE_RE, CLAUSE_BREAK_RE, CORRECTION_
                                PATTERNS, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
                                Pattern)
 from .keyless_exchange import confirmed_fix_lessons, problem_before_cause
-from .keyless_said import QUESTION_RE, Said, content_words_of, entities, is_cause, is_reason, plain_run
+from .keyless_said import QUESTION_RE, Said, clip_words, ended, content_words_of, entities, is_cause, is_reason, plain_run
 from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, WITH_ME_RE, first_person_to_user
 from ..store.records import normalize_text
 from ..recall.tokens import truncate_to_tokens
@@ -67,16 +67,6 @@ _REQUEST_RE = re.compile(r"\?\s*$|\b(?:can|could|would|will) you\b|\bplease\b|\b
 
 def _capitalised(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def _end(text: str) -> str:
-    text = text.strip()
-    return text if text.endswith((".", "!", "?", "…")) else text + "."
-
-
-def _clip_words(text: str, n: int) -> str:
-    words = text.split()
-    return text if len(words) <= n else " ".join(words[:n]).rstrip(",;:") + " …"
 
 
 def _substantive(text: str) -> bool:
@@ -206,13 +196,13 @@ class KeylessDistiller:
     def _surface(self, sentence: str, role: str, speaker: str | None = None) -> str:
         """How a sentence reads as (part of) a memory: clipped, the user's in the third person (by name when the
         message named its speaker), ended."""
-        text = _clip_words(sentence, self.max_words)
+        text = clip_words(sentence, self.max_words)
         if role == "user":
             text = first_person_to_user(text, speaker)
         else:
             text = LEAD_RE.sub("", text).strip()
             text = text[:1].upper() + text[1:]
-        return _end(text)
+        return ended(text)
 
     def _score(self, sentence: str, role: str, speaker: str | None = None) -> tuple[float, Candidate] | None:
         from ..recall.lexical import identifiers
@@ -257,7 +247,7 @@ class KeylessDistiller:
                  for x in (first, second)]
         if glue != " ":  # a reason in the words it was given in
             raw = _AGREED_RE.sub("", LEAD_RE.sub("", _REASON_PREFIX_RE.sub("", second.text))).strip()
-            parts[1] = _end(_clip_words(raw[:1].upper() + raw[1:], self.max_words // 2))
+            parts[1] = ended(clip_words(raw[:1].upper() + raw[1:], self.max_words // 2))
         label = f"{first.turn.speaker or 'User'}: "
         if (second.turn.role, second.turn.speaker) == (first.turn.role, first.turn.speaker) \
                 and parts[0].startswith(label) and parts[1].startswith(label):
@@ -383,7 +373,7 @@ class KeylessDistiller:
             sents = [LEAD_RE.sub("", x).strip() for x in split_sentences(t.text) if admit(x)]
             asks = [x for x in sents if _REQUEST_RE.search(x)]
             picked = sents[:1] + [a for a in asks[:1] if a not in sents[:1]]  # context + the actual ask
-            req = " ".join(_clip_words(x, 25) for x in picked)
+            req = " ".join(clip_words(x, 25) for x in picked)
             if req and req not in requests:
                 requests.append(req)
         outcome = ""
@@ -391,7 +381,7 @@ class KeylessDistiller:
             if t.role == "assistant":
                 sents = [s for s in split_sentences(t.text) if admit(s)]
                 if sents:
-                    outcome = _clip_words(" ".join(sents[:2]), 45)
+                    outcome = clip_words(" ".join(sents[:2]), 45)
                     break
         return {"requests": requests, "outcome": outcome, **extract_identifiers(turns)}
 
@@ -417,16 +407,16 @@ class KeylessDistiller:
         bits = []
         if requests:
             verb = "asked" if _REQUEST_RE.search(requests[0]) else "said"
-            bits.append(f"Session summary. The user {verb}: {_end(requests[0])}")
+            bits.append(f"Session summary. The user {verb}: {ended(requests[0])}")
             later = requests[1:]
             if len(later) > 3:
                 later = [later[0], "…", *later[-2:]]
             if later:
-                bits.append("Then: " + " ".join(_end(r) for r in later))
+                bits.append("Then: " + " ".join(ended(r) for r in later))
         else:
             bits.append("Session summary.")
         if parts.get("outcome"):
-            bits.append(f"Outcome: {_end(parts['outcome'])}")
+            bits.append(f"Outcome: {ended(parts['outcome'])}")
         for key, label, n in (("files", "Files", 8), ("commands", "Commands", 5), ("errors", "Errors seen", 3)):
             items = list(parts.get(key) or [])[:n]
             if items:

@@ -13,7 +13,7 @@ import re
 from typing import Callable, Sequence
 
 from .candidates import DEFAULT_IMPORTANCE, Candidate
-from .keyless_said import Said
+from .keyless_said import Said, clip_words, ended
 from .third_person import first_person_to_user
 
 CONFIRMED_RE = re.compile(
@@ -41,16 +41,6 @@ _BUT_RE = re.compile(r"\b(?:but|still|except|however)\b", re.I)  # "that fixed i
 _FILLER_RE = re.compile(r"^(?:sure|ok(?:ay)?|great|good|nice|ah|oh|right|yes|yeah|got it|thanks|happy to help)\b"
                         r"[^.!?]{0,30}[.!]?$", re.I)
 PROBLEM_WORDS, REPLY_WORDS, CONFIRM_WORDS = 30, 45, 25
-
-
-def _clip(text: str, words: int) -> str:
-    parts = text.split()
-    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
-
-
-def _ended(text: str) -> str:
-    text = text.strip()
-    return text if text[-1:] in ".!?…" else text + "."
 
 
 def _concrete(reply: str) -> bool:
@@ -83,11 +73,11 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
         explained = [s for s in split(reply[0].turn.text) if not _FILLER_RE.match(s)]
         if problem is None or not explained or not _concrete(" ".join(explained)):
             continue
-        said = confirm[0].turn.text.strip()
+        said = " ".join(confirm[0].turn.text.split())
         text = " ".join([
-            _ended(first_person_to_user(_clip(problem.text, PROBLEM_WORDS), asked[0].turn.speaker)),
-            "Fix:", _ended(_clip(" ".join(explained), REPLY_WORDS)),
-            *(["User confirmed:", _ended(_clip(said, CONFIRM_WORDS))] if len(said.split()) > 3 else [])])
+            ended(first_person_to_user(clip_words(problem.text, PROBLEM_WORDS), asked[0].turn.speaker)),
+            "Fix:", ended(clip_words(" ".join(explained), REPLY_WORDS)),
+            *(["User confirmed:", ended(clip_words(said, CONFIRM_WORDS))] if len(said.split()) > 3 else [])])
         tags = tuple(dict.fromkeys(t for x in (problem, *reply, *confirm) if x.cand for t in x.cand.tags))[:4]
         problem.cand = Candidate(text=text, kind="lesson", tags=tags, importance=DEFAULT_IMPORTANCE["lesson"],
                                  metadata={"role": "user"})

@@ -37,6 +37,18 @@ class Said:
         return [self.turn, *self.extra]
 
 
+def ended(text: str) -> str:
+    """``text`` as a sentence: stripped, with its final stop."""
+    text = text.strip()
+    return text if text.endswith((".", "!", "?", "…")) else text + "."
+
+
+def clip_words(text: str, n: int) -> str:
+    """``text`` cut to its first ``n`` words, marked with "…" when cut."""
+    words = text.split()
+    return text if len(words) <= n else " ".join(words[:n]).rstrip(",;:") + " …"
+
+
 def is_reason(it: Said) -> bool:
     return bool(REASON_HINT_RE.search(it.text) or REASON_LABEL_RE.match(it.text)) and not QUESTION_RE.search(
         it.text) and admit(it.text)
@@ -77,4 +89,4 @@ def entities(text: str) -> set[str]:
     return caps | set(identifiers(text))
 
 
-__all__ = ["QUESTION_RE", "Said", "content_words_of", "entities", "is_cause", "is_reason", "plain_run"]
+__all__ = ["QUESTION_RE", "Said", "clip_words", "content_words_of", "ended", "entities", "is_cause", "is_reason", "plain_run"]

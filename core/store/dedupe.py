@@ -85,7 +85,7 @@ def merge_into(backend: Backend, existing: MemoryRecord, new: MemoryRecord) -> M
     meta = {**{k: v for k, v in new.metadata.items() if k not in THREAD_KEYS}, **existing.metadata}  # one place
     merged = merged_messages(existing)
     said = conversation(new)
-    if said is not None and (said[1], str(message_id(new))) not in {*merged, *_own(existing)}:
+    if said is not None and (said[1], str(message_id(new))) not in said_as(existing):
         meta[MERGED_MESSAGES] = [list(pair) for pair in (*merged, (said[1], str(message_id(new))))]
     sources = tuple(dict.fromkeys([*existing.sources, *new.sources]))[:MAX_SOURCES]
     update = {"tags": list(merged_tags), "sources": list(sources),
@@ -103,9 +103,11 @@ def merged_messages(rec: MemoryRecord) -> list[tuple[str, str]]:
     return [(str(p[0]), str(p[1])) for p in pairs if isinstance(p, (list, tuple)) and len(p) == 2]
 
 
-def _own(rec: MemoryRecord) -> list[tuple[str, str]]:
+def said_as(rec: MemoryRecord) -> list[tuple[str, str]]:
+    """(conversation, message id) of each message ``rec``'s words were said as: itself, if it is a message of a
+    conversation (not a memory naming its source message), and the dated notes merged into it."""
     conv = conversation(rec)
-    return [(conv[1], str(message_id(rec)))] if conv is not None else []
+    return [*([(conv[1], str(message_id(rec)))] if conv is not None else []), *merged_messages(rec)]
 
 
 def _room_for(existing: MemoryRecord, new: MemoryRecord) -> bool:
@@ -151,4 +153,4 @@ def same_meaning(a: str, b: str, cosine: float | None, threshold: float | None) 
 
 
 __all__ = ["MERGED_MESSAGES", "PROVENANCE_KEYS", "THREAD_KEYS", "conflicting", "find_duplicate", "merge_into",
-           "merged_messages", "same_meaning"]
+           "merged_messages", "said_as", "same_meaning"]

@@ -27,7 +27,7 @@ from typing import Any, ContextManager, Mapping, Sequence
 from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, conversation, links, message_id
 from ..types import MemoryRecord, RememError
 from .backends.base import Cond
-from .dedupe import MERGED_MESSAGES, merged_messages
+from .dedupe import MERGED_MESSAGES, said_as
 from .records import from_payload
 
 log = logging.getLogger("remem.store.erasure")
@@ -70,13 +70,6 @@ def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | 
             except (RememError, ValueError, TypeError) as exc:
                 log.warning("could not rewrite the context of %s: %s", rec.id, exc)
     return done
-
-
-def said_as(rec: MemoryRecord) -> list[tuple[str, str]]:
-    """(conversation, message id) of each message ``rec``'s words were said as: itself, if it is a message of a
-    conversation (not a memory naming its source message), and the dated notes merged into it."""
-    conv = conversation(rec)
-    return [*([(conv[1], str(message_id(rec)))] if conv is not None else []), *merged_messages(rec)]
 
 
 def place_keys(rec: MemoryRecord) -> tuple[str, ...]:
@@ -168,5 +161,4 @@ def redact_place(engine: Any, rec: MemoryRecord, meta: Mapping[str, Any], source
         engine.backend.set_payload([rec.id], {"meta": dict(meta), **({"source": source} if source else {})})
 
 
-__all__ = ["kept_in_place", "one_write", "place_keys", "redact_place", "rewrite_neighbours",
-           "said_as"]
+__all__ = ["kept_in_place", "one_write", "place_keys", "redact_place", "rewrite_neighbours"]

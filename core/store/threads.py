@@ -122,14 +122,14 @@ def _said_order(items: Sequence[Mapping[str, Any]]) -> list[int]:
 Repeats = dict[tuple[Scope, str, float], list[MemoryRecord]]
 
 
-def _stored_repeats(engine: Any, items: Sequence[Mapping[str, Any]], texts: Mapping[int, str],
-                    scopes: Mapping[int, Scope], dedupe: bool) -> Repeats:
+def _stored_repeats(engine: Any, items: Sequence[Mapping[str, Any]], keys: Mapping[int, tuple[Scope, str]],
+                    dedupe: bool) -> Repeats:
     """The current stored notes that ``items`` repeat word for word at the same date, by (scope, content hash,
     date): a log synced again is the same notes, not new ones said again (one query per scope of the call)."""
     wanted: dict[Scope, set[str]] = {}
-    for i, text in texts.items():
+    for i, (sc, digest) in keys.items():  # (scope, content hash) of each placed item
         if _when(items[i]) is not None and items[i].get("dedupe", dedupe):
-            wanted.setdefault(scopes[i], set()).add(content_hash(text, scopes[i]))
+            wanted.setdefault(sc, set()).add(digest)
     found: Repeats = {}
     for sc, hashes in wanted.items():
         try:
@@ -174,7 +174,8 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
         # what neighbours get as context is redacted before it is clipped: a clip through a key would leave a
         # tail no rule knows ("…6sT8uV0wX2" without its "sk-proj-" prefix)
         said[i] = engine.check.redact(it["text"]) or "" if isinstance(it.get("text"), str) else ""
-    repeats = _stored_repeats(engine, out, said, scopes, dedupe)
+    keys = {i: (sc, content_hash(said[i], sc)) for i, sc in scopes.items()}
+    repeats = _stored_repeats(engine, out, keys, dedupe)
     for i in _said_order(out):
         it = out[i]
         if i not in scopes:
@@ -187,7 +188,7 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
             raise ValueError(f"metadata keys {sorted(meta.keys() & _PLACE_KEYS)} say where a note sits in its "
                              "thread and are set by remem: name yours otherwise (to copy a store, export and "
                              "import it)")
-        twins = repeats.get((sc, content_hash(text, sc), at.timestamp()), []) if at is not None else []
+        twins = repeats.get((*keys[i], at.timestamp()), []) if at is not None else []
         if any(_same_note(rec, meta, named) for rec in twins):
             continue  # stored already: de-duplication takes it as the same note
         thread = open_.get((sc, named))
