@@ -43,6 +43,12 @@ class StoreLockedError(RememError):
     """Another process owns this embedded store folder."""
 
 
+class ErasureIncompleteError(RememError):
+    """A forget or an edit of a message was refused, and nothing of it written, because the messages said around
+    it could not all be rewritten without its words (their hidden recall context holds them): a forget that
+    said yes with the words still stored would be a lie. Calling it again retries."""
+
+
 ProviderErrorKind = Literal["quota_exhausted", "invalid_credential", "rate_limited", "connection", "bad_response"]
 
 

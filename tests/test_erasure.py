@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from remem import Memory, Scope
+from remem import ErasureIncompleteError, Memory, Scope
 
 DANA = Scope(tenant="acme", user="dana")
 PRIVATE = "my diagnosis is narcolepsy, keep that between us"
@@ -218,3 +218,35 @@ def test_edits_that_leave_where_a_note_was_said_alone_are_accepted(any_mem: Memo
         assert "valid_until" in str(exc)
     else:
         raise AssertionError("an expired memory was accepted")
+
+
+def test_a_forget_whose_neighbour_cannot_be_rewritten_is_refused_whole_and_can_be_retried(any_mem: Memory) -> None:
+    """A disk that fails while a neighbour is rewritten: the forget (one id, many, or an edit of the text)
+    says so with ErasureIncompleteError and deletes nothing, rather than answering yes with the words still in
+    the neighbour's context; once the disk works again, calling it again forgets."""
+    remember(any_mem)
+    m1, m2, m3 = (episode(any_mem, m) for m in ("m1", "m2", "m3"))
+    backend = any_mem._connection.local.backend
+    write = backend.set_vectors
+
+    def full_disk(points):  # type: ignore[no-untyped-def]
+        if any(p.id == m3.id for p in points):
+            raise OSError(28, "No space left on device")
+        return write(points)
+
+    backend.set_vectors = full_disk  # type: ignore[method-assign]
+    for attempt in (lambda: any_mem.forget(m2.id, scope=DANA),
+                    lambda: any_mem.forget(scope=DANA, where={"message_id": ["m2"]}, dry_run=False),
+                    lambda: any_mem.update(m2.id, text="I would rather not say", scope=DANA)):
+        try:
+            attempt()
+        except ErasureIncompleteError as exc:
+            assert m3.id in str(exc) and "No space left" in str(exc)
+        else:
+            raise AssertionError("a forget that left the words in a neighbour was accepted")
+        assert "narcolepsy" in any_mem.get(m2.id, scope=DANA).text  # nothing of it was written
+        assert "narcolepsy" in any_mem.get(m3.id, scope=DANA).context
+    backend.set_vectors = write  # type: ignore[method-assign]
+    assert any_mem.forget(m2.id, scope=DANA) is True
+    assert "narcolepsy" not in contexts(any_mem) and episodes_found(any_mem, "narcolepsy") == set()
+    assert "Postgres 16" in any_mem.get(m1.id, scope=DANA).context

@@ -261,6 +261,8 @@ class Engine:
         dense = (yield EmbedDocuments([new], self.settings.on_embed_error == "keep"))[0] if embed else None
         with self.write_lock:
             self.get(memory_id, scope=scope)  # still there (and still ours) after embedding
+            if new.text != old.text:  # its neighbours' recall context holds the old words: rewritten first
+                erasure.rewrite_neighbours(self, [(old, new.text)])
             if sparse_only:
                 self.backend.set_vectors([self.point(new, None)])
                 self.backend.set_payload([new.id], to_payload(new))
@@ -270,8 +272,6 @@ class Engine:
                 self.backend.upsert([self.point(new, dense)])
             else:
                 self.backend.set_payload([new.id], to_payload(new))
-        if new.text != old.text:  # its neighbours' recall context held the old words
-            erasure.rewrite_neighbours(self, [(old, new.text)])
         return new
 
     @planned
@@ -314,8 +314,8 @@ class Engine:
                     rec = self.get(memory_id, scope=scope)
                 except NotFoundError:
                     return False
+                erasure.rewrite_neighbours(self, [(rec, None)])  # its words leave its neighbours' context first
                 self.backend.delete([rec.id])
-            erasure.rewrite_neighbours(self, [(rec, None)])  # its words leave its neighbours' context too
             return True
         if scope is None:
             raise ScopeError("refusing a bulk forget without a scope: pass scope=Scope(tenant=...) "
@@ -324,9 +324,9 @@ class Engine:
         gone = [from_payload(f.id, f.payload) for f in self.scan(flt)]
         if not dry_run and gone:
             with self.write_lock:
+                erasure.rewrite_neighbours(self, [(rec, None) for rec in gone])  # refused whole if one fails
                 for start in range(0, len(gone), 512):
                     self.backend.delete([rec.id for rec in gone[start:start + 512]])
-            erasure.rewrite_neighbours(self, [(rec, None) for rec in gone])
         return ForgetResult(count=len(gone), ids=tuple(rec.id for rec in gone), dry_run=dry_run)
 
     # ------------------------------------------------------------------ search

@@ -9,6 +9,9 @@ context rewritten through ``update`` (redacted and re-indexed like any context; 
 message's words cut out, or replaced by the edited text. When they cannot be found as they were written (a
 redaction that reads differently in the longer text), the context is rebuilt from the neighbour's neighbours as
 stored now, which cannot hold them. Message ids stay in ``follows``, so a passage still shows the gap ("…").
+The neighbours are rewritten first, then the message is deleted or edited, under one write lock: when a
+neighbour cannot be rewritten, nothing is written and the caller gets an ``ErasureIncompleteError`` (a forget
+that answered yes while the words stayed stored would be a lie; calling it again retries).
 Both links are keyword indexes (a forget in a tenant of 7,000 records: 98 ms without them, 5 ms with them).
 A dated note merged into another by de-duplication is named by its neighbours under its own message id: the
 note it was merged into keeps that id (``metadata["merged_messages"]``), and its forget or edit reaches them too.
@@ -25,7 +28,7 @@ from dataclasses import replace
 from typing import Any, ContextManager, Mapping, Sequence
 
 from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, conversation, links, message_id
-from ..types import MemoryRecord, RememError
+from ..types import ErasureIncompleteError, MemoryRecord
 from .backends.base import Cond
 from .dedupe import MERGED_MESSAGES, said_as
 from .records import from_payload
@@ -48,28 +51,47 @@ def one_write(engine: Any) -> ContextManager[Any]:
 
 
 def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | None]]) -> int:
-    """After messages were forgotten (new text ``None``) or edited: their neighbours' recall context rewritten
-    without their old words (see the module doc). Returns how many neighbours were rewritten. A failure is
-    logged, never raised: the forget or edit itself is done."""
+    """Before messages are forgotten (new text ``None``) or edited: their neighbours' recall context rewritten
+    without their old words (see the module doc), under the write lock the caller holds across this and its own
+    write. Returns how many neighbours were rewritten. Every neighbour is tried; if one cannot be rewritten (or
+    they cannot be looked up), :class:`~remem.core.types.ErasureIncompleteError` is raised and the caller writes
+    nothing: the forget or edit is refused whole, and calling it again retries."""
     by_conv: dict[Key, tuple[MemoryRecord, str | None]] = {}
     for rec, new_text in changed:
         for conv, mid in said_as(rec):
             by_conv[(rec.scope, conv, mid)] = (rec, new_text)
     if not by_conv:
         return 0
-    done = 0
+    pending = {rec.id: new_text for rec, new_text in changed}
+    done, failed = 0, []
+    first: Exception | None = None
     with one_write(engine):  # as one: a capture extending a neighbour meanwhile cannot write the words back
         try:
             found = _neighbours(engine, by_conv)
-        except (RememError, ValueError, TypeError) as exc:
-            log.warning("could not find the neighbours of %d changed message(s): %s", len(by_conv), exc)
-            return 0
+        except Exception as exc:  # noqa: BLE001 - whatever failed, the words may still be there: refuse
+            raise _incomplete(changed, [], exc) from exc
         for rec in found:  # one neighbour that cannot be rewritten does not keep the words in the others
+            if rec.id in pending and pending[rec.id] is None:
+                continue  # forgotten in the same call
             try:
-                done += _rewrite(engine, rec, by_conv)
-            except (RememError, ValueError, TypeError) as exc:
+                done += _rewrite(engine, rec, by_conv, pending)
+            except Exception as exc:  # noqa: BLE001 - an I/O error keeps the words as surely as a bad value
                 log.warning("could not rewrite the context of %s: %s", rec.id, exc)
+                failed.append(rec.id)
+                first = first or exc
+    if first is not None:
+        raise _incomplete(changed, failed, first) from first
     return done
+
+
+def _incomplete(changed: Sequence[tuple[MemoryRecord, str | None]], failed: Sequence[str],
+                exc: Exception) -> ErasureIncompleteError:
+    what = "forgotten" if all(text is None for _, text in changed) else "changed"
+    where = (f"{len(failed)} message(s) said around it ({', '.join(failed[:5])})" if failed
+             else "the messages said around it")
+    return ErasureIncompleteError(
+        f"{len(changed)} memory(ies) not {what}, nothing written: the recall context of {where} could not be "
+        f"rewritten without their words ({type(exc).__name__}: {exc}); try again")
 
 
 def place_keys(rec: MemoryRecord) -> tuple[str, ...]:
@@ -119,7 +141,8 @@ def _neighbours(engine: Any, by_conv: Mapping[Key, Any]) -> list[MemoryRecord]:
     return list(found.values())
 
 
-def _rewrite(engine: Any, rec: MemoryRecord, by_conv: Mapping[Key, tuple[MemoryRecord, str | None]]) -> int:
+def _rewrite(engine: Any, rec: MemoryRecord, by_conv: Mapping[Key, tuple[MemoryRecord, str | None]],
+             pending: Mapping[str, str | None]) -> int:
     conv = conversation(rec)
     named = [by_conv[key] for key in ((*conv, mid) for k in _LINKS for mid in links(rec, k)) if key in by_conv] \
         if conv is not None else []
@@ -129,7 +152,7 @@ def _rewrite(engine: Any, rec: MemoryRecord, by_conv: Mapping[Key, tuple[MemoryR
         if piece and piece in context:
             context = context.replace(piece, clipped(new_text, CONTEXT_TURN_TOKENS) if new_text else "", 1)
         else:
-            context = _rebuilt(engine, rec)
+            context = _rebuilt(engine, rec, pending)
             break
     context = " ".join(context.split())
     if context == (rec.context or ""):
@@ -138,9 +161,10 @@ def _rewrite(engine: Any, rec: MemoryRecord, by_conv: Mapping[Key, tuple[MemoryR
     return 1
 
 
-def _rebuilt(engine: Any, rec: MemoryRecord) -> str:
-    """``rec``'s context from its neighbours as stored now (the messages it names before it, then after it):
-    a message that was not kept (a "Thanks!") is not known, so it is left out."""
+def _rebuilt(engine: Any, rec: MemoryRecord, pending: Mapping[str, str | None]) -> str:
+    """``rec``'s context from its neighbours as they will be stored (the messages it names before it, then
+    after it; ``pending``: the records being forgotten, None, or edited, their new text): a message that was not
+    kept (a "Thanks!") is not known, so it is left out."""
     wanted = [*links(rec, "follows"), *links(rec, "followed_by")]
     field = "session" if rec.kind == "episode" else "thread"
     texts: dict[str, str] = {}
@@ -148,8 +172,9 @@ def _rebuilt(engine: Any, rec: MemoryRecord) -> str:
         for f in engine.scan(engine.filter(rec.scope, where={f"metadata.{field}": rec.metadata.get(field)})):
             other = from_payload(f.id, f.payload)
             mid = message_id(other)
-            if conversation(other) == conversation(rec) and mid in wanted and other.id != rec.id:
-                texts[str(mid)] = other.text
+            text = pending.get(other.id, other.text)
+            if conversation(other) == conversation(rec) and mid in wanted and other.id != rec.id and text:
+                texts[str(mid)] = text
     return " ".join(clipped(texts[m], CONTEXT_TURN_TOKENS) for m in wanted if m in texts)
 
 
