@@ -104,6 +104,16 @@ def test_keyless_distils_a_coding_session_into_useful_memories(mem: Memory) -> N
     assert "distutils was removed in Python 3.12" in mem.context("why did the fleet tests fail?", scope=SCOPE)
 
 
+def test_a_chat_session_summary_quotes_what_was_said_not_the_greeting(mem: Memory) -> None:
+    """People greet each other by name: "Hey Gina!" opened LoCoMo's session summaries ("The user said: Hey
+    Gina! Then: Hey Jon!"), quoting nothing. The summary starts at what was said."""
+    said = [{"role": "user", "name": "Jon", "content": "Hey Gina! I had to shut down my bank account for my biz."},
+            {"role": "user", "name": "Gina", "content": "Hey Jon! Sorry to hear that. How are you handling it?"}]
+    res = mem.remember(said, scope=SCOPE, session="chat-1", distiller="keyless")
+    assert res.summary is not None and "Hey" not in res.summary.text
+    assert "shut down my bank account" in res.summary.text
+
+
 def test_session_summary_is_updated_not_duplicated(mem: Memory) -> None:
     first = mem.remember(CODING_CONVERSATION, scope=SCOPE, session="s1")
     again = mem.remember(CODING_CONVERSATION, scope=SCOPE, session="s1")  # nothing new: nothing written
@@ -192,6 +202,7 @@ def test_message_shapes_and_plain_strings(mem: Memory) -> None:
     ("x" * 2500, "too_long"), ("[REDACTED:github_token]", "only_redacted"),
     ("User's key is [REDACTED:openai_api_key].", "only_redacted"), ("x=1; y=2; z=x*y+3; print(z**2 - 4/2) # ok??", "no_words"),
     ("yes", "pleasantry"), ("Uses", "too_short"),
+    ("Hey Gina!", "pleasantry"), ("Thanks so much, Caroline!", "pleasantry"), ("Bye Nate!", "pleasantry"),
 ])
 def test_admission_gate_refuses_noise_with_a_reason(text: str, reason: str) -> None:
     verdict = check_admission(text)
@@ -205,6 +216,7 @@ def test_admission_gate_refuses_noise_with_a_reason(text: str, reason: str) -> N
     "Thanks to the new cache, p95 latency dropped from 900 ms to 120 ms.", "User lives in Lisbon.",
     "Deploys failed because the CI secret [REDACTED:github_token] had expired; rotating it fixed them.",
     "Here's the problem: the webhook handler never verifies the Stripe signature.",  # a finding, not a preamble
+    "ok, Redis.", "Thanks! Use Redis.", "Hey Claude, the build is broken", "Bye Nate, see you at the Berlin offsite",
 ])
 def test_admission_gate_keeps_real_memories(text: str) -> None:
     assert check_admission(text).ok and admit(text)

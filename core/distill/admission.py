@@ -31,6 +31,14 @@ _PLEASANTRY_WORDS = (
     r"that helps|that works|exactly|correct|true|go ahead|continue|proceed|go on|let'?s go|yes please"
 )
 _PLEASANTRY_RE = re.compile(rf"^(?:(?:{_PLEASANTRY_WORDS})\b[\s,.!?:;)(\-~*]*)+$", re.I)
+_PLEASANTRIES = rf"(?:(?i:{_PLEASANTRY_WORDS})\b[\s,.!?:;)(\-~*]*)*"
+# a greeting or thanks addressed to someone by name ("Hey Gina!", "Thanks so much, Caroline!"): no more said than
+# "Hey!" (a session summary that opened with it quoted nothing). One name, right after a greeting word with no
+# full stop between, so that "ok, Redis." (a choice) and "Thanks! Use Redis." stay
+_ADDRESSED_RE = re.compile(
+    rf"^{_PLEASANTRIES}(?i:hi|hello|hey|heya|howdy|good (?:morning|afternoon|evening|night)|thanks?|thank you|"
+    rf"thx|ty|cheers|bye|goodbye|see you|see ya|welcome back)(?:[\s,]+(?i:{_PLEASANTRY_WORDS})\b)*[\s,]+"
+    rf"[A-Z][\w'\-]*[\s,.!?:;)(\-~*]*{_PLEASANTRIES}$")
 _SYSTEM_RE = re.compile(
     r"^(?:you are|you're) (?:a|an|the|my|chatgpt|claude)\b|^as an ai\b|^your (?:task|role|job|goal|purpose) is\b|"
     r"^system(?: prompt)?:|^<\s*system|^(?:instructions|rules|guidelines):|^you (?:must|should) always\b", re.I)
@@ -69,7 +77,8 @@ def check_admission(text: Any) -> Admission:
         if "Traceback (most recent call last)" in s or len(_TRACE_LINE_RE.findall(s)) >= 2:
             return Admission(False, "stack_trace")
         return Admission(False, "too_long")
-    if _PLEASANTRY_RE.match(re.sub(r"[^\w\s',.!?:;()\-~*]", " ", s).strip() or "ok"):
+    plain = re.sub(r"[^\w\s',.!?:;()\-~*]", " ", s).strip() or "ok"
+    if _PLEASANTRY_RE.match(plain) or _ADDRESSED_RE.match(plain):
         return Admission(False, "pleasantry")
     if _PLACEHOLDER_RE.search(s) and len(content_words(_PLACEHOLDER_RE.sub(" ", s))) < 3:
         return Admission(False, "only_redacted")  # "User's key is [REDACTED:...]" helps no one
