@@ -36,7 +36,7 @@ REPORT = evaluate(CASES)
 
 @pytest.mark.parametrize("kind", ["fact", "preference", "decision", "lesson", "event"])
 def test_labelled_set_precision_and_recall_by_kind(kind: str) -> None:
-    """714 labelled snippets (tests/fixtures/keyless_labelled.jsonl): each kind is found and kept clean.
+    """774 labelled snippets (tests/fixtures/keyless_labelled.jsonl): each kind is found and kept clean.
 
     Each part was scored before the rules written for it: fresh-* (coding) first scored 0.65 recall / 0.87
     precision; chat-* 0.46 precision, chat-fresh-* 0.90. fresh4-* and fresh5-* were written by someone who never
@@ -49,8 +49,9 @@ def test_labelled_set_precision_and_recall_by_kind(kind: str) -> None:
     rules, and 0.737 / 0.729 (50/71) with the rules then written for it (reasons said in clauses, corrections
     in one message, dated work events): what the older parts score is no promise for unseen text. fresh7-* (60,
     written blind the same way) scored recall 0.458 / precision 0.632 (33/60) before its rules, 54/60 after;
-    fresh8-* (60, blind) 0.500 / 0.727 (35/60) before them and 0.500 / 0.649 (36/60) with them, 56/60 after its own.
-    ``python -m remem.bench.keyless_labelled --show-errors`` lists what is still missed."""
+    fresh8-* (60, blind) 0.500 / 0.727 (35/60) before them and 0.500 / 0.649 (36/60) with them, 56/60 after its own;
+    fresh9-* (60, blind) 0.347 / 0.696 (28/60) two rounds of rules before, 0.469 / 0.733 (34/60) after them, 55/60
+    after its own. ``python -m remem.bench.keyless_labelled --show-errors`` lists what is still missed."""
     s = REPORT.by_kind[kind]
     least = 0.85 if kind == "event" else 0.9
     assert s.expected >= 9 and s.recall >= least and s.precision >= 0.9, (kind, s, REPORT.errors)
@@ -401,3 +402,86 @@ def test_a_request_done_is_no_lesson() -> None:
     got = memories([U("I need the average of a list in python"), A("Use `sum(xs) / len(xs)`, or `statistics.mean`."),
                     U("that did it, thanks")])
     assert not [c for c in got if c.kind == "lesson"], got
+
+
+@pytest.mark.parametrize("exchange, words", [
+    ([U("the image resize endpoint freezes after a few uploads, the event loop is stuck"),
+      A("`PIL.Image.open(...).resize` runs on the event loop thread; it is CPU-bound. Offload it with "
+        "`run_in_executor`."),
+      U("moved the resize into run_in_executor and it's fixed")], ("freezes", "CPU-bound", "run_in_executor")),
+    ([U("the report export takes 90s for one customer"),
+      A("The ORM loads every invoice line one query at a time (an N+1). Use `select_related` on the lines."),
+      U("select_related took it to 2s")], ("takes 90s", "N+1", "took it to 2s")),
+    ([U("screenshots pass locally but fail in CI, fonts look different"),
+      A("The CI image has no `fonts-dejavu`, so it falls back to another font. Install it in the job image."),
+      U("installed fonts-dejavu in the image, green everywhere now")], ("fail in CI", "fonts-dejavu",
+                                                                      "green everywhere")),
+    ([U("the nightly import hangs on 'waiting for lock' since yesterday"),
+      A("A crashed run probably left its row in `import_locks`. Check no import is running, then delete it."),
+      U("yeah the runner got OOM-killed and left it. deleting the row sorted it")], ("waiting for lock",
+                                                                                    "sorted it")),
+])
+def test_more_ways_a_fix_is_confirmed(exchange: list[dict[str, Any]], words: tuple[str, ...]) -> None:
+    """"it's fixed", "took it to 2s", "green everywhere", "sorted it" confirm a fix; "freezes", "takes 90s" report a
+    problem; "pass locally but fail in CI" is a report, not a status."""
+    got = memories(exchange)
+    assert [c.kind for c in got] == ["lesson"] and all(w in got[0].text for w in words), got
+
+
+@pytest.mark.parametrize("said, words", [
+    ("Figured out the 502s: nginx closed idle upstream connections before the app did, so requests hit dead "
+     "sockets. raised keepalive_timeout above the app's and they stopped", ("502s", "keepalive_timeout")),
+    ("eval scores looked too good. leakage: user ids from the test split were in the embeddings vocab. rebuilt "
+     "the vocab from train only", ("user ids from the test split", "rebuilt the vocab")),
+])
+def test_a_cause_found_and_told_in_one_message_is_a_lesson(said: str, words: tuple[str, ...]) -> None:
+    got = memories([U(said)])
+    assert any(c.kind == "lesson" and all(w in c.text for w in words) for c in got), got
+
+
+def test_a_lesson_corrected_in_the_next_message_is_the_corrected_lesson() -> None:
+    got = memories([U("the startup crash was the plugin scan"), A("want me to cache the scan?"),
+                    U("nvm, traced it again: it was the DNS lookup for the metrics host, added it to /etc/hosts")])
+    assert [c.kind for c in got] == ["lesson"] and "DNS lookup for the metrics host" in got[0].text, got
+
+
+@pytest.mark.parametrize("said, kind, kept", [
+    ("firmware runs on an STM32H7, FreeRTOS 10.5. which timer for the PWM?", "fact", "STM32H7"),
+    ("the cluster runs on GKE 1.29 with autopilot. why are my pods pending?", "fact", "GKE 1.29"),
+    ("just so you know, releases are cut by the release bot and nobody tags by hand", "fact", "release bot"),
+    ("ok final call: one queue per tenant, no shared topics. a shared topic leaked a tenant's events once",
+     "decision", "one queue per tenant"),
+    ("web client: sticking with webpack for now, not moving to vite until the plugin rewrite, no time",
+     "decision", "webpack"),
+    ("the ledger service uses decimal instead of float. rounding errors cost us a reconciliation", "decision",
+     "decimal instead of float"),
+    ("for go I use gofumpt and golines, not plain gofmt. follow that in anything you write", "preference",
+     "gofumpt"),
+    ("branch names: ticket id first, kebab-case, no slashes", "preference", "ticket id first"),
+    ("heads up, code freeze from March 3 to March 10 for the audit", "event", "code freeze from March 3"),
+    ("the switch to the new load balancer happened on sunday (june 2nd), two minutes of errors", "event",
+     "june 2nd"),
+])
+def test_facts_decisions_rules_and_events_said_this_round(said: str, kind: str, kept: str) -> None:
+    """A fact before a question in the same message; "just so you know," and "final call:"; a choice kept or
+    put off under a topic label; "uses X instead of Y"; a tool habit to follow; a rule under a label; a freeze or
+    a switch with its date."""
+    got = memories([U(said)])
+    assert any(c.kind == kind and kept in c.text for c in got), got
+
+
+def test_a_choice_keeps_its_reason_told_after_a_question_or_in_the_same_breath() -> None:
+    asked = memories([U("let's move the docs site to astro"), A("ok. should I start with the blog section?"),
+                      U("yes. fwiw the reason is build times, gatsby takes 9 minutes on CI")])
+    assert [c.kind for c in asked] == ["decision"] and "gatsby takes 9 minutes" in asked[0].text, asked
+    assert "reason is" not in asked[0].text.lower()
+    then = memories([U("for the rate limiter, a token bucket in redis or in process?"),
+                     A("Two API pods share the limit; a bucket in Redis avoids each pod allowing the full rate."),
+                     U("ok, redis then. an extra hop is fine for this")])
+    assert [c.kind for c in then] == ["decision"] and "avoids each pod" in then[0].text, then
+
+
+@pytest.mark.parametrize("said", ["Good to know, I'll try that tomorrow.", "Heads up, I pushed a broken commit",
+                                  "Just so you know, I've been busy with the move lately."])
+def test_a_friendly_heads_up_is_no_fact(said: str) -> None:
+    assert not [c for c in memories([U(said)]) if c.kind == "fact"], memories([U(said)])

@@ -23,7 +23,7 @@ from .conversation import Turn
 from .keyless_patterns import (AGREE_RE, CHOICE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE,
                                PATTERNS, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
                                Pattern)
-from .keyless_exchange import confirmed_fix_lessons, problem_before_cause
+from .keyless_exchange import PROBLEM_RE, confirmed_fix_lessons, problem_before_cause
 from .keyless_said import QUESTION_RE, Said, clip_words, ended, content_words_of, entities, is_cause, is_reason, plain_run
 from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, WITH_ME_RE, first_person_to_user
 from ..store.records import normalize_text
@@ -37,11 +37,14 @@ _SENT_SPLIT_RE = re.compile(
     # a correction opens a sentence of its own ("use 4 spaces. sorry, I meant 2"); any other lower-case start
     # after a full stop does not: it cut causes from their fixes on unseen sessions
     r"(?<=[.!?])\s+(?=(?:sorry|oops|whoops|wait|hmm|actually|scratch that|no wait|correction|update)\b)|"
+    # and so does a question: "we're on airflow 2.7 on MWAA. why would a task sit in queued forever?"
+    r"(?<=[.!])\s+(?=[a-z][^.!?\n]*\?)|"
     r"(?<=[.!?])\s*\n|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 _BULLET_RE = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|#+)\s*")
 _AGREED_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b"
                         r"[\s,.!:;\u2014\u2013-]*", re.I)
-_REASON_PREFIX_RE = re.compile(r"^(?:reasons?|why|rationale|motivation)\s*:\s*", re.I)
+_REASON_PREFIX_RE = re.compile(r"^(?:(?:fwiw|btw|also|and)[,]?\s+)*(?:the\s+)?(?:reasons?|why|rationale|motivation)"
+                               r"(?:\s*:|\s+(?:is|was|being)\b:?)\s*", re.I)
 _REASON_RE = re.compile(r"\b(?:because|since|so that|due to|as it|otherwise|which means|in order to)\b", re.I)
 
 
@@ -165,7 +168,7 @@ class KeylessDistiller:
         slow, so we'll use Y")."""
         sents: list[str] = []
         for x in split_sentences(t.text.translate(QUOTES)):
-            if STATUS_RE.search(x):
+            if STATUS_RE.search(x) and not PROBLEM_RE.search(x):  # "tests pass locally but fail in CI" reports
                 continue
             if sents and CORRECTION_LEAD_RE.match(x):  # "X listens on 8080. Correction: it's 8443 now": one memory,
                 sents[-1] = f"{sents[-1]} {x}"           # the correction read with what it corrects
@@ -246,7 +249,8 @@ class KeylessDistiller:
         parts = [x.cand.text if x.cand is not None else self._surface(x.text, x.turn.role, x.turn.speaker)
                  for x in (first, second)]
         if glue != " ":  # a reason in the words it was given in
-            raw = _AGREED_RE.sub("", LEAD_RE.sub("", _REASON_PREFIX_RE.sub("", second.text))).strip()
+            raw = _REASON_PREFIX_RE.sub("", _AGREED_RE.sub("", LEAD_RE.sub("", _REASON_PREFIX_RE.sub(
+                "", second.text))).strip())  # "Yes. fwiw the reason is ...": the reason
             parts[1] = ended(clip_words(raw[:1].upper() + raw[1:], self.max_words // 2))
         label = f"{first.turn.speaker or 'User'}: "
         if (second.turn.role, second.turn.speaker) == (first.turn.role, first.turn.speaker) \
@@ -305,8 +309,12 @@ class KeylessDistiller:
                     continue
                 before = by_turn[order[k - 1]] if k > 0 else []
                 after = by_turn[order[k + 1]] if k + 1 < len(order) else []
-                if after and after[0].turn.role == it.turn.role and REASON_LABEL_RE.match(after[0].text):
-                    self._join("decision", it, after[0], glue=" Reason: ")  # "picking axum" / "reason is ..."
+                told = after  # the reason told next, or after the other side's question ("want me to start?")
+                if after and after[0].turn.role != it.turn.role and after[-1].text.rstrip().endswith("?") \
+                        and k + 2 < len(order):
+                    told = by_turn[order[k + 2]]
+                if told and told[0].turn.role == it.turn.role and REASON_LABEL_RE.match(told[0].text):
+                    self._join("decision", it, told[0], glue=" Reason: ")  # "picking axum" / "reason is ..."
                     continue
                 if THEN_RE.match(it.cand.text) and len(it.text.split()) <= 6 and any(
                         x.cand is not None and x.cand.kind == "decision" and not x.consumed
@@ -343,7 +351,8 @@ class KeylessDistiller:
             users = [x for x in items[:i] if x.turn.role == "user"]
             old = next((x for x in reversed(users) if x.ti == users[-1].ti and x.cand is not None
                         and not x.consumed), None) if users else None
-            if old is None or old.cand is None or old.cand.kind not in ("fact", "preference", "event", "decision"):
+            if old is None or old.cand is None or old.cand.kind not in ("fact", "preference", "event", "decision",
+                                                                        "lesson"):
                 continue
             said = self._surface(f"{old.text} Correction: {it.text}", "user", it.turn.speaker)
             it.cand = Candidate(text=said, kind=old.cand.kind, tags=old.cand.tags,

@@ -21,16 +21,19 @@ CONFIRMED_RE = re.compile(
     r"\b(?:that|this)(?: was| is) the (?:problem|issue|cause|culprit|fix)\b|\bfixed it\b|"
     r"\b(?:works|working|green|passing|matches|match|fine|gone|stable|flat) now\b|\b(?:is|are|went|goes|turned) green\b|"
     r"\b(?:rule|change|flag|fix|setting|patch|bump|pin|that|this)\s+did it\b|"
-    r"\b(?:release|build|ci|deploy|it|everything) works\b", re.I)
+    r"\b(?:release|build|ci|deploy|it|everything) works\b|\bsorted it\b|\b(?:it'?s|it is|all|is|are) (?:fixed|sorted)"
+    r"(?: now)?\b|\bback to normal\b|\b(?:green|passing|working) everywhere\b|\b(?:passes|flat|fast|clean) now\b|"
+    r"\b(?:took|brought|got) (?:it|them|that|this) (?:down |back )?to ~?\d", re.I)
 """The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
 _FIXED_RE = re.compile(r"\b(?:fixed it|solved it|(?:that|this) was it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
-                       r"\s+did it)\b", re.I)
+                       r"\s+did it|sorted it|(?:it'?s|it is) (?:fixed|sorted)|back to normal)\b", re.I)
 """Said outright: what the user reported was a problem even without a failure word ("all print the last user")."""
 PROBLEM_RE = re.compile(
     r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|mismatch|"
     r"not found|exceptions?|timeouts?|timing out|timed out|hangs|hanging|doubling|duplicat\w*|throws?|throwing|"
     r"thrown|panic\w*|oom\w*|out of memory|flak\w*|race|deadlock\w*|refused|denied|kept (?:wanting|trying|"
-    r"restarting|failing|crashing|timing)|[45]\d\d)\b", re.I)
+    r"restarting|failing|crashing|timing)|[45]\d\d|freez\w*|stuck|off by (?:one|a day|an hour|\d+)|"
+    r"takes? \d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hours?))\b", re.I)
 """Words of a problem report (a system failing, not "I can't remember the command" or "my bread keeps coming
 out dense"): without one, "write me a handler" / code / "that works" is no lesson."""
 _ASKING_RE = re.compile(r"^(?:user:\s*)?(?:how|what|what's|where|which|who|can|could|is there|i (?:need|want|would "

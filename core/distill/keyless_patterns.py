@@ -51,7 +51,7 @@ _CHOICE = (r"^(?:(?:ok(?:ay)?|sold|fine|alright|agreed|good point|fair enough|co
            r"till|good|great|ok|okay|fine|sure|right|well|now|maybe|why|how|is|was|cheers|night|goodnight|morning|"
            r"evening|tomorrow|today|tonight|soon|perfect|thanks|thank|awesome|cool|nice|lovely|deal)\b)"
            r"[\w.+#-]+(?:\s+(?!(?:you|ya|then)\b)[\w.+#-]+)?\s+(?:it is|then)\b[,.!]*(?:\s*(?:agreed|ok|thanks|deal))?"
-           r"[.!]*$")
+           r"(?:[.!]*$|[.!]+\s+(?-i:[a-z])[^?]*$)")
 CHOICE_RE = re.compile(_CHOICE, re.I)
 """A choice in two words ("sqlite it is", "monthly then"): a decision only as the answer to an argument."""
 PATTERNS: tuple[Pattern, ...] = (
@@ -134,9 +134,11 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("event", 0.6, _UA, r"\b(?:it|that|this)\s+(?:worked|works now|did the trick|fixed it|solved it)\b|"
        r"\b(?:deployed|released|shipped|published)\b"),
     # labelled statements ("Decision: ...", "Root cause: ..."), common in assistants' answers and ADR-style notes
-    _p("fact", 0.7, _U, r"^(?:for (?:future )?reference|for the record|good to know|just so you know|heads up)\s*:"
+    _p("fact", 0.7, _U, r"^(?:(?:for (?:future )?reference|for the record|good to know|just so you know|heads up)\s*:|just so "
+       r"you know\s*,(?!\s*i(?:'ve| have|'ll| will)\b))"
        r"\s*(?!here(?:'s| is| are)\b|see\b|below\b|the (?:build|ci|tests?) (?:is|are)\b)\S", min_words=5, labelled=True),
-    _p("decision", 0.95, _UA, r"^(?:final\s+|the\s+)?(?:decision|decided|verdict|resolution|choice|"
+    _p("decision", 0.95, _UA, r"^(?:(?:ok(?:ay)?|so|right)[,.]?\s+)?(?:final\s+|the\s+)?(?:decision|decided|verdict|"
+       r"resolution|choice|(?:final|our|my) call|"
        r"we(?:'ll| will) go with|(?:ground|house|team) rule(?:\s+for\s+[^:]{1,40})?)\s*(?:made\s*)?[:\-\u2013\u2014]\s*\S",
        min_words=3, labelled=True),
     _p("lesson", 0.9, _UA, r"^found (?:it|the (?:bug|problem|issue|culprit|cause|leak))\s*[:\-\u2013\u2014]\s*\S",
@@ -163,9 +165,11 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("decision", 0.8, _UA, r"\b(?:we|i)\s+went with\b|^(?:(?:ok(?:ay)?|fine|then|agreed|yes|yeah|alright|sure|great|good|sounds good)[,.!]?\s+)?go with\s+(?!it\b|"
        r"that\b|this\b|them\b|the (?:first|second|third|last|other|former|latter)\b|whatever\b|your)|"
        r"\b(?:we|i)(?:'ve| have)?\s+agreed\s+(?:to|on|that)\b|\bagreed (?:to|on)\b|"
-       r"^(?:opted for|settled on|sticking with)\b|"
+       r"^(?:[\w ./-]{1,30}:\s+)?(?:opted for|settled on|sticking with|staying on|not (?:migrating|moving|switching|"
+       r"upgrading) to|holding off on)\b|"
        r"\b(?:chose|chosen|choosing|picked|picking|selected|selecting)\s+\S+(?:\s+\S+){0,3}\s+(?:over|instead of|"
        r"rather than)\b"),
+    _p("decision", 0.7, _U, r"\buses?\s+[\w.+#-]+\s+(?:instead of|rather than|over)\s+[\w.+#-]+"),
     # a choice said in two words after an argument: "ok sold, sqlite it is", "monthly then, agreed" (kept only
     # with the argument it answers: see CHOICE_RE)
     _p("decision", 0.75, _U, _CHOICE),
@@ -197,6 +201,9 @@ PATTERNS: tuple[Pattern, ...] = (
        r"\bon\s+|\(\s*)" + _DATE),
     _p("event", 0.75, _UA, r"\b(?:we|i)\s+had\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+)?(?:incident|outage|downtime|sev-?\d|"
        r"p\d)\s+(?:on|last|this|in)\s+\S", min_words=5),
+    _p("event", 0.78, _UA, r"\b(?:freeze|maintenance(?: window)?|downtime|outage|cut-?over|migration|launch|"
+       r"release|rollout|upgrade|switch(?:over)?)\b[^.!?]{0,40}?\b(?:from|on|between|happened|took place|went live|was done)\b[^.!?]{0,40}?"
+       r"[\s(]" + _DATE, min_words=4),
     _p("event", 0.8, _U, r"^(?:i'?m|i am|we'?re|we are)\s+(?:off|out|away|on (?:leave|holiday|vacation|pto))\s+"
        r"(?:from|between|until|till)\s+" + _DATE, min_words=5),
     # outcomes with numbers: "p95 latency dropped from 900 ms to 120 ms"
@@ -220,6 +227,11 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:was|were|is|kept|failed|broke|crashed|timed out)\b[^.]{0,80}?\b(?:was|were)\b"),
     _p("lesson", 0.8, _UA, r"^(?:i|we)\s+(?:added|changed|set|removed|wrapped|made|capped|disabled|enabled)\b"
        r".*\bbecause\b"),
+    # a cause found and told in one breath: "figured out the missing emails: jobs got enqueued inside the
+    # transaction, so ...", "data leakage: the scaler was fit on the full dataset"
+    _p("lesson", 0.86, _UA, r"^(?:(?:ok|so|fyi|update|finally)[,:]?\s+)*(?:figured (?:it )?out|found out|tracked (?:it )?"
+       r"down)\b(?=.*(?:`|\b(?:so|because|since|was|were)\b))|\b(?:data |memory )?leak(?:age)?\s*:\s*\S|"
+       r"\b(?:race condition|deadlock|off-by-one|root cause)\s*:\s*\S"),
     # decisions: more verbs after "let's", decisions in progress ("we're self-hosting X"), targets, imperatives
     _p("decision", 0.75, _UA, r"\blet'?s\s+(?:store|do|make|put|run|build|split|shard|add|remove|deprecate|cache|"
        r"host|deploy|ship|target|require|limit|keep|use|partition|swap|index|archive|rewrite|merge|batch|"
@@ -246,8 +258,8 @@ PATTERNS: tuple[Pattern, ...] = (
        r"investigate|deploy|migrate|tell|give|help|use|keep|put|try|ask)\b)(?:[\w'.,/:-]+\s+){1,7}(?:still\s+)?(?:is|are|runs|uses|listens|reads|"
        r"lives|owns|calls|stores|sits|holds|has|have|goes|points|runs|maintains|manages|leads|handles|reviews|"
        r"processes|serves)\b", min_words=5, anchored=True),
-    _p("fact", 0.65, _U, r"\b(?:our|the)\s+(?:[\w-]+\s+){0,2}(?:project|app|repo|codebase|api|service|backend|frontend|"
-       r"database|db|server|cluster|ci|pipeline|crate|package|library|monorepo|firmware|site|website|lambdas?|"
+    _p("fact", 0.65, _U, r"(?:\b(?:our|the)\s+|^)(?:[\w-]+\s+){0,2}(?:project|app|repo|codebase|api|service|backend|"
+       r"frontend|database|db|server|cluster|ci|pipeline|crate|package|library|monorepo|firmware|site|website|lambdas?|"
        r"workers?)\s+(?:still\s+|only\s+|now\s+|currently\s+)?(?:targets|requires|supports|talks to|connects to|"
        r"depends on|runs on|is on|are on|is written in)\b", anchored=True),
     _p("fact", 0.65, _U, r"^(?:(?:fwiw|btw|fyi|also|and|so)[,:]?\s+)*(?:(?:i|we)(?:'re| are)\s+(?:still\s+|now\s+|"
@@ -256,6 +268,11 @@ PATTERNS: tuple[Pattern, ...] = (
     # standing instructions said other ways: "..., never tabs", "when you review, ...", "X should look like Y"
     _p("preference", 0.69, _U, r"\bnever\b(?!\s+mind\b)", min_words=4),
     _p("preference", 0.75, _U, r"^(?:when(?:ever)?|each time|every time|any time)\s+you\b"),
+    _p("preference", 0.72, _U, r"\b(?:i|we)\s+(?:always\s+|only\s+)?use\b(?=.*\b(?:match (?:that|this|my|our)|follow "
+       r"(?:that|this|my|our)|in (?:anything|everything|all (?:the )?code) you write|(?:the )?same (?:style|way))\b)"),
+    _p("preference", 0.8, _U, r"^(?:commit (?:msgs?|messages?)|prs?|pr titles?|pull requests?|branch(?:es| names?)|"
+       r"code style|naming|formatting|comments|docstrings|changelogs?|logs?|errors?|replies|answers)\s*:\s*\S",
+       min_words=3, labelled=True),
     # a rule for how the assistant writes: "Keep explanations short", "make your answers concise"
     _p("preference", 0.8, _U, r"^(?:please\s+)?(?:keep|make)\s+(?:your\s+|the\s+|all\s+)?(?:explanations?|answers?|"
        r"responses?|replies|summaries|comments|commit messages|messages|docstrings|prs?|pull requests|diffs?|code "
@@ -341,7 +358,8 @@ VAGUE_OBJECT_RE = re.compile(
 """A short like or a never whose object is a pronoun ("I love it!", "never been to anything like that"): who
 knows, later, what "it" was."""
 
-REASON_LABEL_RE = re.compile(r"^(?:reasons?|why|rationale|because|motivation)\b\s*:?\s*\S", re.I)
+REASON_LABEL_RE = re.compile(r"^(?:(?:yes|yeah|yep|ok(?:ay)?|so|and|fwiw|btw|also)[,.!]*\s+)*(?:the\s+)?(?:reasons?|why|"
+                             r"rationale|because|motivation)\b(?:\s+(?:is|was|being)\b)?\s*:?\s*\S", re.I)
 
 # ---------------------------------------------------------------------------------------------- joining cues
 TECH_NOUNS = (
@@ -386,13 +404,13 @@ REASON_HINT_RE = re.compile(
     r"don'?t|won'?t|isn'?t|wasn'?t|too (?:slow|big|expensive|complex|many|much|late)|issues?|problems?|slow(?:er)?|"
     r"broke|breaks|broken|fail(?:s|ed|ing)?|expensive|cheaper|faster|simpler|easier|safer|out of support|"
     r"end of life|deprecated|would need|requires?|bugs?|crash(?:es|ed)?|lost|losing|timeouts?|limits?|"
-    r"no longer|lets (?:you|us)|so (?:you|we) can|allows? (?:you|us) to|"
+    r"no longer|lets (?:you|us)|so (?:you|we) can|allows? (?:you|us) to|avoids?|"
     r"(?:was|were|is|are|kept|keeps) slowing|killing us|painful|overhead|"
     r"maintain(?:ing)?)\b|"
     r"\b(?:under|below|less than|only) \d+(?:\.\d+)?%", re.I)
 """Words that make a sentence a reason for the decision next to it."""
 CORRECTION_LEAD_RE = re.compile(
-    r"^(?:wait|sorry|oops|hmm)[,!.]*\s+no\b[,!.]*\s*[\u2014\u2013:;-]*\s*|^no[,!.]*\s+wait\b[,!.]*\s*[\u2014\u2013:;-]*\s*|"
+    r"^(?:wait|sorry|oops|hmm)[,!.]*\s+no\b[,!.]*\s*[\u2014\u2013:;-]*\s*|^(?:nvm|never ?mind)[,!.]*\s+(?=\S)|^no[,!.]*\s+wait\b[,!.]*\s*[\u2014\u2013:;-]*\s*|"
     r"^(?:oh|hmm|wait)[,!.]*\s+actually\b[,:]?\s*|^actually[,!.]*\s+no\b[,!.]*\s*|"
     r"^(?:sorry|oops|whoops|wait|my bad)[,!.]*\s+i mean(?:t)?\b[,:]?\s*|"
     r"^(?:(?:sorry|oops|whoops|my bad|wait|hmm|actually)[,!.]*\s+)*(?:(?:correction|update|to correct (?:myself|that)|"
