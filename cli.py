@@ -222,6 +222,18 @@ def cmd_reembed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compact(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        from .core.scope import ALL_TENANTS
+
+        progress, advance = _progress(mem.stats(scope=ALL_TENANTS).count, "compacting")
+        with progress:
+            n = mem.compact(progress=advance)
+    _emit(args, {"compacted": n}, lambda: out.print(f"rewrote the store with its {n} memories; what was forgotten "
+                                                     "is gone from its files (older backups still hold it)"))
+    return 0
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .core.doctor import diagnose
 
@@ -388,6 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "current index recipe (completes what an older remem stored)")
     r.add_argument("--pending", action="store_true", help="only memories stored while the provider failed")
     r.set_defaults(func=cmd_reembed)
+
+    sub.add_parser("compact", parents=[common], help="rewrite the store's files with what it holds now, so "
+                   "forgotten memories are gone from disk too (backs up first)").set_defaults(func=cmd_compact)
 
     sub.add_parser("doctor", parents=[common], help="what remem chose and whether it works").set_defaults(func=cmd_doctor)
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from .distill import drain, pipeline
 from .redact.redactor import configured
 from .redact.rescan import redact_store
-from .store import migration, transfer
+from .store import compaction, migration, transfer
 from .store.engine import Engine
 from .store.plan import Plan, planned
 
@@ -38,6 +38,9 @@ class LocalMemory(Engine):
     @planned
     def reembed(self, *, pending_only: bool = False, progress: Callable[[int], None] | None = None) -> Plan[int]:
         return (yield from migration.reembed_plan(self, pending_only=pending_only, progress=progress))
+
+    def compact(self, *, progress: Callable[[int], None] | None = None) -> int:
+        return compaction.compact(self, progress=progress)
 
     def remember(self, messages: Sequence[Mapping[str, Any]] | str, *, scope: Any = None,
                  session: str | None = None, distiller: Any = None, pii: bool | None = None,

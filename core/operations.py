@@ -179,6 +179,12 @@ class MemoryOperations:
         neighbours)."""
         raise NotImplementedError
 
+    @operation(slow=True, local=("progress",))
+    def compact(self, *, progress: Callable[[int], None] | None = None) -> int:
+        """Rewrite the store's files with the memories it holds now, so what was forgotten or edited is gone from
+        disk too (Qdrant keeps deleted bytes until it rewrites its files); backs up first, embeds nothing."""
+        raise NotImplementedError
+
     @operation(slow=True, retryable=True)
     def audit(self, *, scope: Any = None) -> dict[str, Any]:
         """Duplicates, junk and stale memories, as a JSON-ready dict."""

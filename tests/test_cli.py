@@ -49,6 +49,8 @@ def test_cli_round_trip_with_json(store_factory, tmp_path: Path) -> None:
     assert json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout) == []
     assert json.loads(run("import", str(out), "--tenant", "acme", "--json", store=store).stdout)["imported"] == 1
     assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)) == 1
+    assert json.loads(run("compact", "--json", store=store).stdout) == {"compacted": 1}  # forgotten bytes gone
+    assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)) == 1
 
 
 def test_cli_reads_stdin_and_reports_errors_clearly(store_factory) -> None:

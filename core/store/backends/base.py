@@ -95,6 +95,10 @@ class Backend(Protocol):
 
     def retrieve(self, ids: Sequence[str]) -> list[Found]: ...
 
+    def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The stored dense vector of each of ``ids`` that has one (a compaction rewrites points without
+        embedding them again)."""
+
     def query(self, prefetches: Sequence[PrefetchSpec], flt: FilterSpec, limit: int, rrf_k: int) -> list[Found]: ...
 
     def scroll(self, flt: FilterSpec, limit: int, offset: Any = None) -> tuple[list[Found], Any]: ...

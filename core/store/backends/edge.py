@@ -192,6 +192,14 @@ class EdgeBackend:
         with self._lock:
             return [_found(r) for r in self._shard.retrieve(list(ids), True, False)]
 
+    def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        with self._lock:
+            found = self._shard.retrieve(list(ids), False, True)
+        return {str(r.id): list(r.vector[DENSE_VECTOR]) for r in found
+                if isinstance(r.vector, dict) and r.vector.get(DENSE_VECTOR) is not None}
+
     def query(self, prefetches: Sequence[PrefetchSpec], flt: FilterSpec, limit: int, rrf_k: int) -> list[Found]:
         qf = to_edge_filter(flt)
         pfs = [qe.Prefetch(limit=p.limit, query=qe.Query.Nearest(self._vector(p.vector), using=p.using), filter=qf)

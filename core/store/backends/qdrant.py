@@ -147,6 +147,14 @@ class QdrantClientBackend:
         with self._lock:
             return [_found(r) for r in self._client.retrieve(self.collection, list(ids), with_payload=True)]
 
+    def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        with self._lock:
+            found = self._client.retrieve(self.collection, list(ids), with_payload=False, with_vectors=[DENSE_VECTOR])
+        return {str(r.id): list(r.vector[DENSE_VECTOR]) for r in found
+                if isinstance(r.vector, dict) and r.vector.get(DENSE_VECTOR) is not None}
+
     @staticmethod
     def _vector(v: Any) -> Any:
         return qm.SparseVector(indices=v[0], values=v[1]) if isinstance(v, tuple) else v
