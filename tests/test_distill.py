@@ -222,6 +222,13 @@ def test_admission_gate_keeps_real_memories(text: str) -> None:
     assert check_admission(text).ok and admit(text)
 
 
+def test_a_long_run_of_pleasantries_is_judged_at_once() -> None:
+    """"yes please yes please ... and Gina x1": each "yes please" reads as one phrase or two, and a regex with
+    both as alternatives tried 2^n ways (30 s at 231 characters, one message stalling the service)."""
+    assert check_admission("yes please " * 30 + "and Gina x1").ok
+    assert not admit("thanks so much, " * 10 + "Caroline!")  # a long thanks to one person is still one
+
+
 def test_transcript_is_token_budgeted_keeping_head_and_tail_of_tool_output() -> None:
     log_lines = [f"line {i}: building module_{i}" for i in range(3000)]
     msgs = [{"role": "user", "content": "Build the project please."},

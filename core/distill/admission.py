@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 
 @dataclass(frozen=True)
@@ -22,23 +22,59 @@ class Admission:
         return self.ok
 
 
-_PLEASANTRY_WORDS = (
-    r"hi|hello|hey|heya|yo|howdy|good (?:morning|afternoon|evening|night)|thanks?|thank you|thankyou|thx|ty|tysm|"
-    r"cheers|ok|okay|okey|k|kk|sure|yes|yeah|yep|yup|no|nope|nah|great|cool|nice|perfect|awesome|excellent|"
-    r"wonderful|amazing|fantastic|got it|sounds good|will do|done|np|no problem|no worries|you'?re welcome|"
-    r"welcome|bye|goodbye|see you|see ya|later|lgtm|agreed|right|alright|all right|understood|makes sense|"
-    r"there|all|everyone|folks|team|so much|a lot|very much|again|indeed|fine|good|wow|haha|lol|please|pls|sir|mate|buddy|man|that'?s it|"
-    r"that helps|that works|exactly|correct|true|go ahead|continue|proceed|go on|let'?s go|yes please"
-)
-_PLEASANTRY_RE = re.compile(rf"^(?:(?:{_PLEASANTRY_WORDS})\b[\s,.!?:;)(\-~*]*)+$", re.I)
-_PLEASANTRIES = rf"(?:(?i:{_PLEASANTRY_WORDS})\b[\s,.!?:;)(\-~*]*)*"
-# a greeting or thanks addressed to someone by name ("Hey Gina!", "Thanks so much, Caroline!"): no more said than
-# "Hey!" (a session summary that opened with it quoted nothing). One name, right after a greeting word with no
-# full stop between, so that "ok, Redis." (a choice) and "Thanks! Use Redis." stay
-_ADDRESSED_RE = re.compile(
-    rf"^{_PLEASANTRIES}(?i:hi|hello|hey|heya|howdy|good (?:morning|afternoon|evening|night)|thanks?|thank you|"
-    rf"thx|ty|cheers|bye|goodbye|see you|see ya|welcome back)(?:[\s,]+(?i:{_PLEASANTRY_WORDS})\b)*[\s,]+"
-    rf"[A-Z][\w'\-]*[\s,.!?:;)(\-~*]*{_PLEASANTRIES}$")
+# said to be friendly, saying nothing: one to three words each (apostrophes dropped: "you're" is "youre")
+_PLEASANTRY_PHRASES = frozenset("""hi|hello|hey|heya|yo|howdy|good morning|good afternoon|good evening|good night|thank|
+thanks|thank you|thankyou|thx|ty|tysm|cheers|ok|okay|okey|k|kk|sure|yes|yeah|yep|yup|no|nope|nah|great|cool|nice|
+perfect|awesome|excellent|wonderful|amazing|fantastic|got it|sounds good|will do|done|np|no problem|no worries|
+youre welcome|welcome|bye|goodbye|see you|see ya|later|lgtm|agreed|right|alright|all right|understood|makes sense|
+there|all|everyone|folks|team|so much|a lot|very much|again|indeed|fine|good|wow|haha|lol|please|pls|sir|mate|
+buddy|man|thats it|that helps|that works|exactly|correct|true|go ahead|continue|proceed|go on|lets go|
+yes please""".replace("\n", "").split("|"))
+# the ones that greet or thank someone, who may be named right after ("Hey Gina!", "Thanks so much, Caroline!")
+_GREETINGS = frozenset("hi|hello|hey|heya|howdy|good morning|good afternoon|good evening|good night|thank|thanks|"
+                       "thank you|thx|ty|cheers|bye|goodbye|see you|see ya|welcome back".split("|"))
+_WORD = re.compile(r"[\w']+")
+_MAX_PLEASANTRY_WORDS = 40  # past this, something is being said
+
+
+def _runs(words: Sequence[str], phrases: frozenset[str] = _PLEASANTRY_PHRASES) -> list[bool]:
+    """``reach[i]``: ``words[:i]`` is nothing but ``phrases``. Linear: a regex with the phrases as alternatives
+    ("yes", "please", "yes please") backtracks exponentially on a long run of them."""
+    reach = [True] + [False] * len(words)
+    for i in range(len(words)):
+        if reach[i]:
+            for n in (1, 2, 3):
+                if i + n <= len(words) and " ".join(words[i:i + n]) in phrases:
+                    reach[i + n] = True
+    return reach
+
+
+def _pleasantry(plain: str) -> bool:
+    """Only pleasantries, or a greeting or thanks addressed to one person by name ("Hey Gina!"): no more said
+    than "Hey!" (a session summary that opened with it quoted nothing). The name comes right after the greeting
+    with no full stop between, so "ok, Redis." (a choice) and "Thanks! Use Redis." stay."""
+    tokens = list(_WORD.finditer(plain))
+    if not tokens or len(tokens) > _MAX_PLEASANTRY_WORDS:
+        return False
+    words = [t.group(0).lower().replace("'", "") for t in tokens]
+    before = _runs(words)
+    if before[-1]:
+        return True
+    for i, name in enumerate(tokens):
+        if not name.group(0)[0].isupper() or not _only(words[i + 1:]):
+            continue
+        for k in range(i):  # a greeting words[k:g], then pleasantries up to the name
+            for g in range(k + 1, min(k + 3, i) + 1):
+                if before[k] and " ".join(words[k:g]) in _GREETINGS and _only(words[g:i]) and not re.search(
+                        r"[.!?]", plain[tokens[g - 1].end():name.start()]):
+                    return True
+    return False
+
+
+def _only(words: Sequence[str]) -> bool:
+    return _runs(words)[-1]
+
+
 _SYSTEM_RE = re.compile(
     r"^(?:you are|you're) (?:a|an|the|my|chatgpt|claude)\b|^as an ai\b|^your (?:task|role|job|goal|purpose) is\b|"
     r"^system(?: prompt)?:|^<\s*system|^(?:instructions|rules|guidelines):|^you (?:must|should) always\b", re.I)
@@ -77,8 +113,7 @@ def check_admission(text: Any) -> Admission:
         if "Traceback (most recent call last)" in s or len(_TRACE_LINE_RE.findall(s)) >= 2:
             return Admission(False, "stack_trace")
         return Admission(False, "too_long")
-    plain = re.sub(r"[^\w\s',.!?:;()\-~*]", " ", s).strip() or "ok"
-    if _PLEASANTRY_RE.match(plain) or _ADDRESSED_RE.match(plain):
+    if _pleasantry(re.sub(r"[^\w\s',.!?:;()\-~*]", " ", s).strip() or "ok"):
         return Admission(False, "pleasantry")
     if _PLACEHOLDER_RE.search(s) and len(content_words(_PLACEHOLDER_RE.sub(" ", s))) < 3:
         return Admission(False, "only_redacted")  # "User's key is [REDACTED:...]" helps no one
