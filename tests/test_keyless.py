@@ -485,3 +485,28 @@ def test_a_choice_keeps_its_reason_told_after_a_question_or_in_the_same_breath()
                                   "Just so you know, I've been busy with the move lately."])
 def test_a_friendly_heads_up_is_no_fact(said: str) -> None:
     assert not [c for c in memories([U(said)]) if c.kind == "fact"], memories([U(said)])
+
+
+@pytest.mark.parametrize("session", [
+    [U("Errors: 2 failed, 40 passed in 3.1s")], [U("logs: 2025-02-03 09:12:44 WARN retry budget low")],
+    [U("PR: https://example.com/org/repo/pull/77 ready for review")], [U("Answers: see above")],
+    [U("My aunt uses honey over sugar in her tea.")], [U("ok final call: let me sleep on it")],
+    [U("my call: dunno yet")], [U("memory leak: still investigating, no idea yet")],
+    [U("Found out my cousin is moving to Oslo!")], [U("i use neovim, same way as everyone else")],
+])
+def test_labels_and_phrasings_that_say_nothing_kept_are_no_memory(session: list[dict[str, Any]]) -> None:
+    """What this round's rules must not take: a status, log or link after a label; a relative's habit; a call
+    not made yet; an investigation with no cause; news; "nvm, I found it"."""
+    got = [c for c in memories(session) if c.kind != "fact" or "Oslo" not in c.text]
+    assert not [c for c in got if c.kind in ("preference", "decision", "lesson")], got
+
+
+def test_nvm_is_a_correction_only_when_it_says_what_it_was() -> None:
+    got = memories([U("I always lose my badge."), A("Happens to everyone!"), U("nvm, I found it")])
+    assert not [c for c in got if "found it" in c.text], got
+
+
+def test_a_question_after_the_assistant_asks_is_no_reason() -> None:
+    got = memories([U("Let's use Postgres for the ledger."), A("Want me to draft the schema?"),
+                    U("why not MySQL though? not sure")])
+    assert [c.kind for c in got] == ["decision"] and "MySQL" not in got[0].text, got

@@ -313,7 +313,8 @@ class KeylessDistiller:
                 if after and after[0].turn.role != it.turn.role and after[-1].text.rstrip().endswith("?") \
                         and k + 2 < len(order):
                     told = by_turn[order[k + 2]]
-                if told and told[0].turn.role == it.turn.role and REASON_LABEL_RE.match(told[0].text):
+                if told and told[0].turn.role == it.turn.role and REASON_LABEL_RE.match(told[0].text) \
+                        and not QUESTION_RE.search(told[0].text):
                     self._join("decision", it, told[0], glue=" Reason: ")  # "picking axum" / "reason is ..."
                     continue
                 if THEN_RE.match(it.cand.text) and len(it.text.split()) <= 6 and any(

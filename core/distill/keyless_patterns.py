@@ -138,7 +138,8 @@ PATTERNS: tuple[Pattern, ...] = (
        r"you know\s*,(?!\s*i(?:'ve| have|'ll| will)\b))"
        r"\s*(?!here(?:'s| is| are)\b|see\b|below\b|the (?:build|ci|tests?) (?:is|are)\b)\S", min_words=5, labelled=True),
     _p("decision", 0.95, _UA, r"^(?:(?:ok(?:ay)?|so|right)[,.]?\s+)?(?:final\s+|the\s+)?(?:decision|decided|verdict|"
-       r"resolution|choice|(?:final|our|my) call|"
+       r"resolution|choice|(?:final|our|my) call(?=\s*:\s*(?!\s|let me|i'?ll|i need|dunno|not sure|no idea|idk|tbd|"
+       r"undecided|pending|still|later\b))|"
        r"we(?:'ll| will) go with|(?:ground|house|team) rule(?:\s+for\s+[^:]{1,40})?)\s*(?:made\s*)?[:\-\u2013\u2014]\s*\S",
        min_words=3, labelled=True),
     _p("lesson", 0.9, _UA, r"^found (?:it|the (?:bug|problem|issue|culprit|cause|leak))\s*[:\-\u2013\u2014]\s*\S",
@@ -165,11 +166,13 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("decision", 0.8, _UA, r"\b(?:we|i)\s+went with\b|^(?:(?:ok(?:ay)?|fine|then|agreed|yes|yeah|alright|sure|great|good|sounds good)[,.!]?\s+)?go with\s+(?!it\b|"
        r"that\b|this\b|them\b|the (?:first|second|third|last|other|former|latter)\b|whatever\b|your)|"
        r"\b(?:we|i)(?:'ve| have)?\s+agreed\s+(?:to|on|that)\b|\bagreed (?:to|on)\b|"
-       r"^(?:[\w ./-]{1,30}:\s+)?(?:opted for|settled on|sticking with|staying on|not (?:migrating|moving|switching|"
+       r"^(?:[\w ./-]{1,30}:\s+)?(?:opted for|settled on|sticking with|not (?:migrating|moving|switching|"
        r"upgrading) to|holding off on)\b|"
        r"\b(?:chose|chosen|choosing|picked|picking|selected|selecting)\s+\S+(?:\s+\S+){0,3}\s+(?:over|instead of|"
        r"rather than)\b"),
-    _p("decision", 0.7, _U, r"\buses?\s+[\w.+#-]+\s+(?:instead of|rather than|over)\s+[\w.+#-]+"),
+    _p("decision", 0.7, _U, r"\b(?:service|app|api|backend|frontend|project|repo|codebase|team|stack|pipeline|library|"
+       r"lib|crate|cli|db|database|module|job|worker|we)s?\s+(?:now\s+|also\s+)?uses?\s+[\w.+#-]+\s+(?:instead of|"
+       r"rather than)\s+[\w.+#-]+"),
     # a choice said in two words after an argument: "ok sold, sqlite it is", "monthly then, agreed" (kept only
     # with the argument it answers: see CHOICE_RE)
     _p("decision", 0.75, _U, _CHOICE),
@@ -202,8 +205,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("event", 0.75, _UA, r"\b(?:we|i)\s+had\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+)?(?:incident|outage|downtime|sev-?\d|"
        r"p\d)\s+(?:on|last|this|in)\s+\S", min_words=5),
     _p("event", 0.78, _UA, r"\b(?:freeze|maintenance(?: window)?|downtime|outage|cut-?over|migration|launch|"
-       r"release|rollout|upgrade|switch(?:over)?)\b[^.!?]{0,40}?\b(?:from|on|between|happened|took place|went live|was done)\b[^.!?]{0,40}?"
-       r"[\s(]" + _DATE, min_words=4),
+       r"release|rollout|upgrade|switch(?:over)?)\b[^.!?]{0,40}?\b(?:from(?=\s+\S+\s+\S+\s+(?:to|until|till)\b)|on|between|"
+       r"happened|took place|went live|was done)\b[^.!?]{0,40}?[\s(]" + _DATE, min_words=4),
     _p("event", 0.8, _U, r"^(?:i'?m|i am|we'?re|we are)\s+(?:off|out|away|on (?:leave|holiday|vacation|pto))\s+"
        r"(?:from|between|until|till)\s+" + _DATE, min_words=5),
     # outcomes with numbers: "p95 latency dropped from 900 ms to 120 ms"
@@ -229,9 +232,9 @@ PATTERNS: tuple[Pattern, ...] = (
        r".*\bbecause\b"),
     # a cause found and told in one breath: "figured out the missing emails: jobs got enqueued inside the
     # transaction, so ...", "data leakage: the scaler was fit on the full dataset"
-    _p("lesson", 0.86, _UA, r"^(?:(?:ok|so|fyi|update|finally)[,:]?\s+)*(?:figured (?:it )?out|found out|tracked (?:it )?"
-       r"down)\b(?=.*(?:`|\b(?:so|because|since|was|were)\b))|\b(?:data |memory )?leak(?:age)?\s*:\s*\S|"
-       r"\b(?:race condition|deadlock|off-by-one|root cause)\s*:\s*\S"),
+    _p("lesson", 0.86, _UA, r"^(?:(?:ok|so|fyi|update|finally)[,:]?\s+)*(?:figured (?:it )?out|tracked (?:it )?down)\b"
+       r"(?=.*(?:`|\b(?:so|because|since)\b))|\b(?:(?:data |memory )?leak(?:age)?|race condition|deadlock|off-by-one|"
+       r"root cause)\s*:\s*(?!\s|still\b|no idea|not sure|unclear|unknown|tbd|investigating|looking)\S"),
     # decisions: more verbs after "let's", decisions in progress ("we're self-hosting X"), targets, imperatives
     _p("decision", 0.75, _UA, r"\blet'?s\s+(?:store|do|make|put|run|build|split|shard|add|remove|deprecate|cache|"
        r"host|deploy|ship|target|require|limit|keep|use|partition|swap|index|archive|rewrite|merge|batch|"
@@ -269,9 +272,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.69, _U, r"\bnever\b(?!\s+mind\b)", min_words=4),
     _p("preference", 0.75, _U, r"^(?:when(?:ever)?|each time|every time|any time)\s+you\b"),
     _p("preference", 0.72, _U, r"\b(?:i|we)\s+(?:always\s+|only\s+)?use\b(?=.*\b(?:match (?:that|this|my|our)|follow "
-       r"(?:that|this|my|our)|in (?:anything|everything|all (?:the )?code) you write|(?:the )?same (?:style|way))\b)"),
-    _p("preference", 0.8, _U, r"^(?:commit (?:msgs?|messages?)|prs?|pr titles?|pull requests?|branch(?:es| names?)|"
-       r"code style|naming|formatting|comments|docstrings|changelogs?|logs?|errors?|replies|answers)\s*:\s*\S",
+       r"(?:that|this|my|our)|in (?:anything|everything|all (?:the )?code) you write)\b)"),
+    _p("preference", 0.8, _U, r"^(?:commit (?:msgs?|messages?)|pr titles?|branch names?|code style|naming|formatting|"
+       r"docstrings|changelog entries)\s*:\s*(?![^,.]*(?:https?://|\d{2}:\d{2}|ready for review|see above))\S",
        min_words=3, labelled=True),
     # a rule for how the assistant writes: "Keep explanations short", "make your answers concise"
     _p("preference", 0.8, _U, r"^(?:please\s+)?(?:keep|make)\s+(?:your\s+|the\s+|all\s+)?(?:explanations?|answers?|"
@@ -410,7 +413,7 @@ REASON_HINT_RE = re.compile(
     r"\b(?:under|below|less than|only) \d+(?:\.\d+)?%", re.I)
 """Words that make a sentence a reason for the decision next to it."""
 CORRECTION_LEAD_RE = re.compile(
-    r"^(?:wait|sorry|oops|hmm)[,!.]*\s+no\b[,!.]*\s*[\u2014\u2013:;-]*\s*|^(?:nvm|never ?mind)[,!.]*\s+(?=\S)|^no[,!.]*\s+wait\b[,!.]*\s*[\u2014\u2013:;-]*\s*|"
+    r"^(?:wait|sorry|oops|hmm)[,!.]*\s+no\b[,!.]*\s*[\u2014\u2013:;-]*\s*|^(?:nvm|never ?mind)[,!.]*\s+(?=.*\b(?:actually|turns out|instead|it was|it's|the real)\b)|^no[,!.]*\s+wait\b[,!.]*\s*[\u2014\u2013:;-]*\s*|"
     r"^(?:oh|hmm|wait)[,!.]*\s+actually\b[,:]?\s*|^actually[,!.]*\s+no\b[,!.]*\s*|"
     r"^(?:sorry|oops|whoops|wait|my bad)[,!.]*\s+i mean(?:t)?\b[,:]?\s*|"
     r"^(?:(?:sorry|oops|whoops|my bad|wait|hmm|actually)[,!.]*\s+)*(?:(?:correction|update|to correct (?:myself|that)|"
