@@ -401,8 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--pending", action="store_true", help="only memories stored while the provider failed")
     r.set_defaults(func=cmd_reembed)
 
-    sub.add_parser("compact", parents=[common], help="rewrite the store's files with what it holds now, so "
-                   "forgotten memories are gone from disk too (backs up first)").set_defaults(func=cmd_compact)
+    sub.add_parser("compact", parents=[common], help="rewrite the embedded store's files with what it holds "
+                   "now, so forgotten memories are gone from disk too").set_defaults(func=cmd_compact)
 
     sub.add_parser("doctor", parents=[common], help="what remem chose and whether it works").set_defaults(func=cmd_doctor)
 

@@ -181,8 +181,8 @@ class MemoryOperations:
 
     @operation(slow=True, local=("progress",))
     def compact(self, *, progress: Callable[[int], None] | None = None) -> int:
-        """Rewrite the store's files with the memories it holds now, so what was forgotten or edited is gone from
-        disk too (Qdrant keeps deleted bytes until it rewrites its files); backs up first, embeds nothing."""
+        """Rewrite the embedded store's files with the memories it holds now, so what was forgotten or edited is
+        gone from disk too (Qdrant keeps deleted bytes until it rewrites its files); embeds nothing."""
         raise NotImplementedError
 
     @operation(slow=True, retryable=True)

@@ -3,51 +3,57 @@
 Qdrant keeps a deleted or overwritten point's bytes in its write-ahead log and segment files until it rewrites
 them, which it does on its own schedule: the words of a forgotten memory (or of an edited one, or of a
 neighbour's context before the forget rewrote it) stay on disk after ``forget`` answered. :func:`compact`
-reads every live point (payload and its stored dense vector), backs the store up, recreates the collection and
-writes them back: nothing is embedded again (``reembed`` does that, at the embedder's speed), and the deleted
-bytes are gone with the old files. Backups taken before still hold what they held: delete those too.
+builds a new shard beside the live one from every live point (its payload and its stored dense vector: nothing
+is embedded again, as ``reembed`` would), puts it in the live one's place and deletes the old files. The live
+shard answers reads until the swap, and a crash leaves one whole shard (``EdgeBackend.rewrite``).
+
+Only the embedded store: on a Qdrant server other processes write to the same collection, and the server
+compacts its own segments (its vacuum optimizer) and WAL.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..types import RememError
-from .backends.base import FilterSpec
+from .backends.base import FilterSpec, PointData
 from .records import from_payload
 
 if TYPE_CHECKING:
     from .engine import Engine
 
-CHUNK = 256
+PAGE = 256
 
 
 def compact(engine: "Engine", *, progress: Callable[[int], None] | None = None) -> int:
-    """Rewrite the store with its live records only (see the module doc); returns how many. Holds the write
-    lock throughout: no write lands in the old files while they are read, or is lost with them."""
-    from .transfer import backup
-
+    """Rewrite the embedded store with its live records only (see the module doc); returns how many. Holds the
+    write lock throughout, so no write lands in the old files while they are read."""
     engine.check_usable()
-    if engine.mismatch:
-        raise RememError(f"the store's vectors were made by another embedder ({engine.mismatch}): run "
-                         "`remem reembed`, which rewrites the store too")
+    rewrite = getattr(engine.backend, "rewrite", None)
+    if rewrite is None:
+        raise RememError("compact() rewrites the embedded store's files; a Qdrant server compacts its own "
+                         "(its vacuum optimizer), and other processes write to it")
+    done = 0
+
+    def pages() -> Iterator[list[PointData]]:
+        nonlocal done
+        offset = None
+        while True:
+            found, offset = engine.backend.scroll(FilterSpec(), limit=PAGE, offset=offset)
+            recs = [from_payload(f.id, f.payload) for f in found]
+            dense = engine.backend.dense_vectors([r.id for r in recs])
+            yield [engine.point(replace(r, embedded=r.id in dense or not engine.dense), dense.get(r.id))
+                   for r in recs]
+            done += len(recs)
+            if progress and recs:
+                progress(len(recs))
+            if offset is None or not found:
+                return
+
     with engine.write_lock:
-        recs = [from_payload(f.id, f.payload) for f in engine.scan(FilterSpec())]
-        dense: dict[str, list[float]] = {}
-        for start in range(0, len(recs), CHUNK):
-            dense.update(engine.backend.dense_vectors([r.id for r in recs[start:start + CHUNK]]))
-        if recs:
-            backup(engine)  # read back above; if writing them fails below, this export restores them
-        engine.backend.recreate(engine.embedder.dim)
-        for start in range(0, len(recs), CHUNK):
-            chunk = recs[start:start + CHUNK]
-            engine.backend.upsert([engine.point(replace(r, embedded=r.id in dense or not engine.dense),
-                                                dense.get(r.id)) for r in chunk])
-            if progress:
-                progress(len(chunk))
-        engine.backend.optimize()  # the store's remem.json is kept: its recipe is what reembed would change
-    return len(recs)
+        rewrite(pages(), engine.embedder.dim)
+    return done
 
 
 __all__ = ["compact"]

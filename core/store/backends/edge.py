@@ -7,7 +7,7 @@ import os
 import shutil
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import qdrant_edge as qe
 
@@ -18,6 +18,8 @@ from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, C
                    PointData, PrefetchSpec)
 
 SHARD_DIR = "shard"
+NEW_SHARD_DIR = "shard.new"  # a rewrite being built (compaction); the live shard is untouched until it is whole
+OLD_SHARD_DIR = "shard.old"  # the shard a finished rewrite replaced, removed right after the swap
 OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait for the shard to grow by a quarter
 OPTIMIZE_GROWTH = 0.25
 
@@ -93,8 +95,18 @@ class EdgeBackend:
         sparse = {name: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf) for name in SPARSE_VECTORS}
         return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse)
 
+    def _recover(self) -> None:
+        """Finish or undo a rewrite a crash interrupted: a half-built new shard is dropped; if the live one was
+        moved aside and the new one not yet in its place, the old one goes back; a replaced one is removed."""
+        live, new, old = (self.folder / d for d in (SHARD_DIR, NEW_SHARD_DIR, OLD_SHARD_DIR))
+        if not live.exists() and old.exists():
+            os.rename(old, live)
+        shutil.rmtree(new, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+
     def ensure(self, dense_dim: int) -> None:
         shard_dir = self.folder / SHARD_DIR
+        self._recover()
         try:
             with private_umask():  # Edge creates its WAL and segment files now: 0600, not 0644
                 if (shard_dir / "edge_config.json").exists():
@@ -114,19 +126,50 @@ class EdgeBackend:
                 ) from exc
             raise
 
-    def _create_indexes(self, skip: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    def _create_indexes(self, skip: set[str] = frozenset(), shard: Any = None) -> None:  # type: ignore[assignment]
+        shard = shard or self._shard
         for key in KEYWORD_FIELDS:
             if key in skip:
                 continue
             params = qe.KeywordIndexParams(is_tenant=True) if key == "tenant" else None
             if params is not None:
-                self._shard.update(qe.UpdateOperation.create_field_index(key, params))
+                shard.update(qe.UpdateOperation.create_field_index(key, params))
             else:
-                self._shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
+                shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
         for key in FLOAT_FIELDS:
             if key in skip:
                 continue
-            self._shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float))
+            shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float))
+
+    def rewrite(self, pages: Iterable[Sequence[PointData]], dense_dim: int) -> None:
+        """A new shard built from ``pages`` beside the live one, then put in its place, and the old one's files
+        deleted (with them, the bytes of every point deleted from it). Until the swap the live shard is untouched
+        and still answers reads; a crash leaves one whole shard (see :meth:`_recover`). The caller holds its
+        write lock throughout: a write in between would be lost with the old shard."""
+        new, live, old = (self.folder / d for d in (NEW_SHARD_DIR, SHARD_DIR, OLD_SHARD_DIR))
+        shutil.rmtree(new, ignore_errors=True)
+        with private_umask():
+            private_dir(new)
+            shard = qe.EdgeShard.create(str(new), self._config(dense_dim))
+            try:
+                self._create_indexes(shard=shard)
+                for page in pages:
+                    if page:
+                        shard.update(qe.UpdateOperation.upsert_points([qe.Point(p.id, _vectors(p), p.payload)
+                                                                       for p in page]))
+                shard.optimize()
+                shard.flush()
+            except BaseException:
+                shard.close()
+                shutil.rmtree(new, ignore_errors=True)
+                raise
+            shard.close()
+        with self._lock:
+            self._shard.close()
+            self._shard = None
+            os.rename(live, old)
+            os.rename(new, live)
+            self.ensure(dense_dim)  # opens the new shard, removes the old one
 
     def recreate(self, dense_dim: int) -> None:
         with self._lock:
