@@ -238,6 +238,7 @@ def test_a_forget_whose_neighbour_cannot_be_rewritten_is_refused_whole_and_can_b
     for attempt in (lambda: any_mem.forget(m2.id, scope=DANA),
                     lambda: any_mem.forget(scope=DANA, where={"message_id": ["m2"]}, dry_run=False),
                     lambda: any_mem.update(m2.id, text="I would rather not say", scope=DANA)):
+        around = any_mem.get(m1.id, scope=DANA).context
         try:
             attempt()
         except ErasureIncompleteError as exc:
@@ -246,7 +247,36 @@ def test_a_forget_whose_neighbour_cannot_be_rewritten_is_refused_whole_and_can_b
             raise AssertionError("a forget that left the words in a neighbour was accepted")
         assert "narcolepsy" in any_mem.get(m2.id, scope=DANA).text  # nothing of it was written
         assert "narcolepsy" in any_mem.get(m3.id, scope=DANA).context
+        assert "rather not say" not in any_mem.get(m1.id, scope=DANA).context  # a refused edit: no trace of it
+    assert any_mem.get(m1.id, scope=DANA).context == around  # restored as it was before the edit
     backend.set_vectors = write  # type: ignore[method-assign]
     assert any_mem.forget(m2.id, scope=DANA) is True
     assert "narcolepsy" not in contexts(any_mem) and episodes_found(any_mem, "narcolepsy") == set()
     assert "Postgres 16" in any_mem.get(m1.id, scope=DANA).context
+
+
+def test_a_redaction_rescan_redacts_a_message_whose_neighbour_cannot_be_rewritten(memory_factory) -> None:  # noqa: ANN001
+    """`remem redact --store` when a neighbour's write fails: the message's own secret still goes (the scan
+    redacts each neighbour's context itself); the failure is counted."""
+    key = "ghp_" + "A1b2C3d4" * 4 + "Zz9y"
+    mem = memory_factory("none")
+    mem.remember([{"role": "user", "content": "We deploy billing with ArgoCD.", "id": "a"},
+                  {"role": "user", "content": "CI pushes with the token TOKENHERE for now.", "id": "b"},
+                  {"role": "assistant", "content": "Understood, I will rotate it after the release.", "id": "c"}],
+                 scope=DANA, session="s1", distiller="keyless")
+    backend = mem._connection.local.backend
+    for rec in mem.iter_records(DANA):  # the key as a store written before its rule existed holds it
+        backend.set_payload([rec.id], {"text": rec.text.replace("TOKENHERE", key),
+                                       "context": (rec.context or "").replace("TOKENHERE", key)})
+    said, after = episode(mem, "b"), episode(mem, "c")
+    assert key in said.text and key in after.context
+    write = backend.set_vectors
+
+    def full_disk(points):  # type: ignore[no-untyped-def]
+        if any(p.id == after.id for p in points):
+            raise OSError(28, "No space left on device")
+        return write(points)
+
+    backend.set_vectors = full_disk  # type: ignore[method-assign]
+    done = mem.rescan_redactions(scope=DANA, dry_run=False)
+    assert key not in mem.get(said.id, scope=DANA).text and done["failed"] >= 1

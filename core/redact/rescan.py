@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..store.erasure import place_keys, redact_place
-from ..types import RememError, Scope
+from ..store.erasure import neighbours_left_alone, place_keys, redact_place
+from ..types import ErasureIncompleteError, RememError, Scope
 
 
 def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
@@ -51,21 +51,27 @@ def redact_store(memory: Any, redactor: Any, *, scope: Scope | None = None, dry_
         if dry_run:
             continue
         moved = {k for k in place_keys(rec) if meta.get(k) != rec.metadata.get(k)}
+        edit = dict(text=text.text if text.changed else None,
+                    metadata={k: v for k, v in meta.items() if k not in moved}, replace_metadata=True,
+                    tags=tags if tag_counts else None, sources=sources if source_counts else None,
+                    context=context.text if context is not None and context.changed else None)
         try:
-            memory.update(rec.id, scope=rec.scope, text=text.text if text.changed else None,
-                          metadata={k: v for k, v in meta.items() if k not in moved}, replace_metadata=True,
-                          tags=tags if tag_counts else None, sources=sources if source_counts else None,
-                          context=context.text if context is not None and context.changed else None)
+            try:
+                memory.update(rec.id, scope=rec.scope, **edit)
+            except ErasureIncompleteError:  # a neighbour cannot be rewritten: the record's own secret goes
+                failed += 1                 # anyway (the scan redacts each neighbour's context itself)
+                with neighbours_left_alone():
+                    memory.update(rec.id, scope=rec.scope, **edit)
             if moved or (source is not None and source.changed):
                 placed.append((rec, meta, source.text if source is not None and source.changed else None))
-        except (RememError, ValueError, TypeError):
+        except (RememError, ValueError, TypeError, OSError):
             failed += 1  # counted, never shown: the next records are still scanned
     # where messages were said is redacted last: until then an edited text still finds its neighbours by the
     # thread or session they were stored under, and their context is rewritten without the old words
     for rec, meta, source_text in placed:
         try:
             redact_place(memory, rec, meta, source=source_text)
-        except (RememError, ValueError, TypeError):
+        except (RememError, ValueError, TypeError, OSError):
             failed += 1
     return {"scanned": scanned, "changed": changed, "failed": failed, "kinds": kinds, "ids": ids,
             "dry_run": dry_run}

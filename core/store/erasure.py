@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from dataclasses import replace
-from typing import Any, ContextManager, Mapping, Sequence
+from typing import Any, ContextManager, Iterator, Mapping, Sequence
 
 from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, conversation, links, message_id
 from ..types import ErasureIncompleteError, MemoryRecord
@@ -50,12 +51,29 @@ def one_write(engine: Any) -> ContextManager[Any]:
     return lock if lock is not None else contextlib.nullcontext()
 
 
+_QUIET = threading.local()
+
+
+@contextlib.contextmanager
+def neighbours_left_alone() -> Iterator[None]:
+    """Edits made in this thread inside the block leave the neighbours' context as it is: for the redaction
+    re-scan, which redacts every record's context itself, when a neighbour cannot be rewritten (the record's
+    own secret must not stay in its text for it)."""
+    _QUIET.on = True
+    try:
+        yield
+    finally:
+        _QUIET.on = False
+
+
 def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | None]]) -> int:
     """Before messages are forgotten (new text ``None``) or edited: their neighbours' recall context rewritten
     without their old words (see the module doc), under the write lock the caller holds across this and its own
     write. Returns how many neighbours were rewritten. Every neighbour is tried; if one cannot be rewritten (or
     they cannot be looked up), :class:`~remem.core.types.ErasureIncompleteError` is raised and the caller writes
     nothing: the forget or edit is refused whole, and calling it again retries."""
+    if getattr(_QUIET, "on", False):
+        return 0
     by_conv: dict[Key, tuple[MemoryRecord, str | None]] = {}
     for rec, new_text in changed:
         for conv, mid in said_as(rec):
@@ -63,7 +81,7 @@ def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | 
     if not by_conv:
         return 0
     pending = {rec.id: new_text for rec, new_text in changed}
-    done, failed = 0, []
+    done, failed, rewritten = 0, [], []
     first: Exception | None = None
     with one_write(engine):  # as one: a capture extending a neighbour meanwhile cannot write the words back
         try:
@@ -74,24 +92,39 @@ def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | 
             if rec.id in pending and pending[rec.id] is None:
                 continue  # forgotten in the same call
             try:
-                done += _rewrite(engine, rec, by_conv, pending)
+                if _rewrite(engine, rec, by_conv, pending):
+                    done += 1
+                    rewritten.append(rec)
             except Exception as exc:  # noqa: BLE001 - an I/O error keeps the words as surely as a bad value
                 log.warning("could not rewrite the context of %s: %s", rec.id, exc)
                 failed.append(rec.id)
                 first = first or exc
+        if first is not None and any(text is not None for _, text in changed):
+            _restore(engine, rewritten)  # a refused edit leaves no trace of its new words either
     if first is not None:
         raise _incomplete(changed, failed, first) from first
     return done
 
 
+def _restore(engine: Any, recs: Sequence[MemoryRecord]) -> None:
+    """Neighbours back to the context they had (an edit was refused after some were rewritten)."""
+    for rec in recs:
+        try:
+            engine.update(rec.id, scope=rec.scope, context=rec.context or "")
+        except Exception as exc:  # noqa: BLE001 - the edit is refused either way; say what is left
+            log.warning("could not restore the context of %s: %s", rec.id, exc)
+
+
 def _incomplete(changed: Sequence[tuple[MemoryRecord, str | None]], failed: Sequence[str],
                 exc: Exception) -> ErasureIncompleteError:
-    what = "forgotten" if all(text is None for _, text in changed) else "changed"
+    forget = all(text is None for _, text in changed)
     where = (f"{len(failed)} message(s) said around it ({', '.join(failed[:5])})" if failed
              else "the messages said around it")
+    done = ("none deleted (the other messages around them no longer hold their words)" if forget
+            else "nothing of the edit written")
     return ErasureIncompleteError(
-        f"{len(changed)} memory(ies) not {what}, nothing written: the recall context of {where} could not be "
-        f"rewritten without their words ({type(exc).__name__}: {exc}); try again")
+        f"{len(changed)} memory(ies) not {'forgotten' if forget else 'changed'}, {done}: the recall context of "
+        f"{where} could not be rewritten without their words ({type(exc).__name__}: {exc}); try again")
 
 
 def place_keys(rec: MemoryRecord) -> tuple[str, ...]:
@@ -186,4 +219,4 @@ def redact_place(engine: Any, rec: MemoryRecord, meta: Mapping[str, Any], source
         engine.backend.set_payload([rec.id], {"meta": dict(meta), **({"source": source} if source else {})})
 
 
-__all__ = ["kept_in_place", "one_write", "place_keys", "redact_place", "rewrite_neighbours"]
+__all__ = ["kept_in_place", "neighbours_left_alone", "one_write", "place_keys", "redact_place", "rewrite_neighbours"]
