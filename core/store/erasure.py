@@ -10,8 +10,10 @@ message's words cut out, or replaced by the edited text. When they cannot be fou
 redaction that reads differently in the longer text), the context is rebuilt from the neighbour's neighbours as
 stored now, which cannot hold them. Message ids stay in ``follows``, so a passage still shows the gap ("…").
 The neighbours are rewritten first, then the message is deleted or edited, under one write lock: when a
-neighbour cannot be rewritten, nothing is written and the caller gets an ``ErasureIncompleteError`` (a forget
-that answered yes while the words stayed stored would be a lie; calling it again retries).
+neighbour cannot be rewritten, the message is not deleted or edited and the caller gets an
+``ErasureIncompleteError`` (a forget that answered yes while the words stayed stored would be a lie; calling it
+again retries). The other neighbours of a refused edit get their context back; those of a refused forget stay
+without the words.
 Both links are keyword indexes (a forget in a tenant of 7,000 records: 98 ms without them, 5 ms with them).
 A dated note merged into another by de-duplication is named by its neighbours under its own message id: the
 note it was merged into keeps that id (``metadata["merged_messages"]``), and its forget or edit reaches them too.
@@ -70,8 +72,8 @@ def rewrite_neighbours(engine: Any, changed: Sequence[tuple[MemoryRecord, str | 
     """Before messages are forgotten (new text ``None``) or edited: their neighbours' recall context rewritten
     without their old words (see the module doc), under the write lock the caller holds across this and its own
     write. Returns how many neighbours were rewritten. Every neighbour is tried; if one cannot be rewritten (or
-    they cannot be looked up), :class:`~remem.core.types.ErasureIncompleteError` is raised and the caller writes
-    nothing: the forget or edit is refused whole, and calling it again retries."""
+    they cannot be looked up), :class:`~remem.core.types.ErasureIncompleteError` is raised and the caller does
+    not delete or edit the message (an edit's rewritten neighbours are restored); calling it again retries."""
     if getattr(_QUIET, "on", False):
         return 0
     by_conv: dict[Key, tuple[MemoryRecord, str | None]] = {}
