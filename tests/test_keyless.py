@@ -510,3 +510,63 @@ def test_a_question_after_the_assistant_asks_is_no_reason() -> None:
     got = memories([U("Let's use Postgres for the ledger."), A("Want me to draft the schema?"),
                     U("why not MySQL though? not sure")])
     assert [c.kind for c in got] == ["decision"] and "MySQL" not in got[0].text, got
+
+
+@pytest.mark.parametrize("exchange, words", [
+    ([U("the search box always queries the first filter value no matter how often you change it, wtf"),
+      A("The debounced callback closes over `filter` from the first render. Keep it in a ref and read "
+        "`filterRef.current` inside the callback."),
+      U("ref version works. so the callback was holding the first render's value")], ("no matter how",
+                                                                                     "filterRef.current")),
+    ([U("the app crashes on the settings screen: 'Modifying state during view update'"),
+      A("The `onAppear` closure writes to `@Published` state while SwiftUI renders. Defer it with `Task { }`."),
+      U("wrapped it in Task {} and the crash is gone")], ("crashes", "crash is gone")),
+])
+def test_a_fix_confirmed_as_working_or_gone_is_one_lesson(exchange: list[dict[str, Any]],
+                                                          words: tuple[str, ...]) -> None:
+    got = memories(exchange)
+    assert [c.kind for c in got] == ["lesson"] and all(w in got[0].text for w in words), got
+
+
+@pytest.mark.parametrize("said, kind, kept", [
+    ("note for the team: the latency creep in the search api was the regex cache evicting. fix was raising its "
+     "size to 4096", "lesson", "regex cache evicting"),
+    ("We launched the billing portal on 4 March. support tickets have been flat since", "event", "4 March"),
+    ("for the incident review: on 2024-07-02 checkout was down for 12 minutes because the db failed over",
+     "event", "2024-07-02"),
+    ("Decision from the planning meeting: mobile builds move to Bitrise, no more self-hosted macs", "decision",
+     "Bitrise"),
+    ("The audit tables will use ULIDs not serial ids. We need ids that sort by time across regions", "decision",
+     "sort by time"),
+    ("context: i'm on a one-person team here, skip the release notes", "fact", "one-person team"),
+    ("it's a Django monolith with 40 apps, mostly DRF", "fact", "Django monolith"),
+    ("relevant for the backfill: the clicks table is ~900 million rows on PG 16", "fact", "900 million rows"),
+    ("the web and mobile clients share a typescript sdk for auth", "fact", "typescript sdk"),
+    ("ok, but from now on write docstrings for every public function", "preference", "docstrings"),
+    ("Could you put units in SI in the examples from now on, our users are in Europe.", "preference",
+     "units in SI"),
+    ("on Friday (May 3) we rotated the database passwords after the laptop was stolen", "event", "May 3"),
+    ("the team agreed that all new services ship with OpenTelemetry tracing", "decision", "OpenTelemetry"),
+])
+def test_what_this_round_found_missing_on_unseen_sessions(said: str, kind: str, kept: str) -> None:
+    """A problem in a place ("the creep in X was ..."); "flat since" is time, not a cause; a dated outage is an
+    event; "Decision from ...:"; "will use X not Y" with its need; a fact under "context:", a named monolith, a
+    table's size, clients that share a module; "ok, but from now on"; "could you ... from now on"; a date in
+    parentheses before what was done; "the team agreed that"."""
+    got = memories([U(said)])
+    assert any(c.kind == kind and kept in c.text for c in got), got
+
+
+def test_corrections_opened_with_misspoke_earlier_or_ugh_actually() -> None:
+    region = memories([U("Sorry, I misspoke earlier — the prod db is in us-east-2, not us-east-1.")])
+    assert [c.kind for c in region] == ["fact"] and "us-east-2" in region[0].text, region
+    fmt = memories([U("When you show a change, paste the whole function."), A("Will do."),
+                    U("Ugh, actually, only the changed lines please. whole functions are too long on my phone")])
+    assert any(c.kind == "preference" and "only the changed lines" in c.text.lower() for c in fmt), fmt
+
+
+def test_a_reason_told_after_the_assistant_asks_why() -> None:
+    got = memories([U("ok decided: the api moves to Hono on Bun."),
+                    A("Nice. What was the main driver — cold starts, DX, cost? It changes how I set up the build."),
+                    U("mostly cold starts. the express lambdas took 900ms to boot")])
+    assert [c.kind for c in got] == ["decision"] and "900ms to boot" in got[0].text, got

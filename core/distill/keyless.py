@@ -20,10 +20,11 @@ from .admission import admit, content_words
 from .artifacts import FENCE_RE, error_lines, extract_identifiers
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
-from .keyless_patterns import (AGREE_RE, CHOICE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE,
-                               PATTERNS, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, TO_LISTENER_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
-                               Pattern)
 from .keyless_exchange import PROBLEM_RE, confirmed_fix_lessons, problem_before_cause
+from .keyless_listener import TO_LISTENER_RE
+from .keyless_patterns import (AGREE_RE, ASKED_WHY_RE, CHOICE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE,
+                               FIX_RE, PATTERNS, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, VAGUE_OBJECT_RE,
+                               VAGUE_WORDS, Pattern)
 from .keyless_said import QUESTION_RE, Said, clip_words, ended, content_words_of, entities, is_cause, is_reason, plain_run
 from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, WITH_ME_RE, first_person_to_user
 from ..store.records import normalize_text
@@ -310,11 +311,13 @@ class KeylessDistiller:
                 before = by_turn[order[k - 1]] if k > 0 else []
                 after = by_turn[order[k + 1]] if k + 1 < len(order) else []
                 told = after  # the reason told next, or after the other side's question ("want me to start?")
-                if after and after[0].turn.role != it.turn.role and after[-1].text.rstrip().endswith("?") \
-                        and k + 2 < len(order):
+                asked = after and after[0].turn.role != it.turn.role and any(x.text.rstrip().endswith("?")
+                                                                             for x in after)
+                if asked and k + 2 < len(order):
                     told = by_turn[order[k + 2]]
-                if told and told[0].turn.role == it.turn.role and REASON_LABEL_RE.match(told[0].text) \
-                        and not QUESTION_RE.search(told[0].text):
+                why = asked and any(x.text.rstrip().endswith("?") and ASKED_WHY_RE.search(x.text) for x in after)
+                if told and told[0].turn.role == it.turn.role and not QUESTION_RE.search(told[0].text) and (
+                        REASON_LABEL_RE.match(told[0].text) or why and told is not after):
                     self._join("decision", it, told[0], glue=" Reason: ")  # "picking axum" / "reason is ..."
                     continue
                 if THEN_RE.match(it.cand.text) and len(it.text.split()) <= 6 and any(

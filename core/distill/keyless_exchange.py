@@ -23,7 +23,9 @@ CONFIRMED_RE = re.compile(
     r"\b(?:rule|change|flag|fix|setting|patch|bump|pin|that|this)\s+did it\b|"
     r"\b(?:release|build|ci|deploy|it|everything) works\b|\bsorted it\b|\b(?:it'?s|it is|all|is|are) (?:fixed|sorted)"
     r"(?: now)?\b|\bback to normal\b|\b(?:green|passing|working) everywhere\b|\b(?:passes|flat|fast|clean) now\b|"
-    r"\b(?:took|brought|got) (?:it|them|that|this) (?:down |back )?to ~?\d", re.I)
+    r"\b(?:took|brought|got) (?:it|them|that|this) (?:down |back )?to ~?\d|\b(?:version|approach|fix|change|one|"
+    r"variant) works\b|\b(?:crash|error|warning|leak|issue|bug|problem|flake|hang|freeze)(?:e?s)? (?:is|are) gone\b|"
+    r"\bholds? ~?\d[\d.,]*\s*k? \w+ now\b", re.I)
 """The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
 _FIXED_RE = re.compile(r"\b(?:fixed it|solved it|(?:that|this) was it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
                        r"\s+did it|sorted it|(?:it'?s|it is) (?:fixed|sorted)|back to normal)\b", re.I)
@@ -33,7 +35,7 @@ PROBLEM_RE = re.compile(
     r"not found|exceptions?|timeouts?|timing out|timed out|hangs|hanging|doubling|duplicat\w*|throws?|throwing|"
     r"thrown|panic\w*|oom\w*|out of memory|flak\w*|race|deadlock\w*|refused|denied|kept (?:wanting|trying|"
     r"restarting|failing|crashing|timing)|[45]\d\d|freez\w*|stuck|off by (?:one|a day|an hour|\d+)|"
-    r"takes? \d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hours?))\b", re.I)
+    r"takes? \d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hours?)|no matter (?:how|what)|wtf)\b", re.I)
 """Words of a problem report (a system failing, not "I can't remember the command" or "my bread keeps coming
 out dense"): without one, "write me a handler" / code / "that works" is no lesson."""
 _ASKING_RE = re.compile(r"^(?:user:\s*)?(?:how|what|what's|where|which|who|can|could|is there|i (?:need|want|would "

@@ -60,8 +60,11 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:prefer|like|love|enjoy|hate|dislike|can'?t stand|despise|avoid)\b"),
     _p("preference", 0.85, _U, r"\b(?:i|we)\s+(?:don'?t|do not|never)\s+(?:like|want|use|enjoy)\b"),
     _p("preference", 0.85, _U, r"\b(?:i|we)(?:'d| would)\s+(?:rather|prefer|like)\b|\b(?:my|our) (?:all-time |absolute |very |current |new )?(?:favou?rite|preferred)\b"),
-    _p("preference", 0.8, _U, r"^(?:please\s+)?(?:always|never(?!\s+mind\b)|don'?t ever|do not ever|"
+    _p("preference", 0.8, _U, r"^(?:(?:ok(?:ay)?|looks (?:good|fine|great)|fine|great|nice|sure|thanks)[,!.]*\s+(?:but\s+)?)?"
+       r"(?:please\s+)?(?:always|never(?!\s+mind\b)|don'?t ever|do not ever|"
        r"make sure (?:to|you)|from now on|going forward|in (?:the )?future)\b"),
+    _p("preference", 0.8, _U, r"^(?:could|can|would|will) you\s+(?:please\s+)?(?:always\s+)?(?:use|write|keep|stop|avoid|"
+       r"put|format|add)\b(?=.*\b(?:from now on|going forward|in future|from here on)\b)"),
     _p("preference", 0.8, _U, r"\b(?:i|we)\s+(?:always|never|usually|rarely|only)\s+(?!know\b|remember\b|have\b|had\b|"
        r"got\b|get\b|need\b|needed\b|found\b|saw\b|see\b)\w+"),
     _p("preference", 0.75, _U, r"\b(?:always|never)\s+(?:use|run|write|add|put|commit|push|ask|call|format|"
@@ -134,11 +137,11 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("event", 0.6, _UA, r"\b(?:it|that|this)\s+(?:worked|works now|did the trick|fixed it|solved it)\b|"
        r"\b(?:deployed|released|shipped|published)\b"),
     # labelled statements ("Decision: ...", "Root cause: ..."), common in assistants' answers and ADR-style notes
-    _p("fact", 0.7, _U, r"^(?:(?:for (?:future )?reference|for the record|good to know|just so you know|heads up)\s*:|just so "
+    _p("fact", 0.7, _U, r"^(?:(?:for (?:future )?reference|for the record|good to know|just so you know|heads up|context)\s*:|just so "
        r"you know\s*,(?!\s*i(?:'ve| have|'ll| will)\b))"
        r"\s*(?!here(?:'s| is| are)\b|see\b|below\b|the (?:build|ci|tests?) (?:is|are)\b)\S", min_words=5, labelled=True),
     _p("decision", 0.95, _UA, r"^(?:(?:ok(?:ay)?|so|right)[,.]?\s+)?(?:final\s+|the\s+)?(?:decision|decided|verdict|"
-       r"resolution|choice|(?:final|our|my) call(?=\s*:\s*(?!\s|let me|i'?ll|i need|dunno|not sure|no idea|idk|tbd|"
+       r"resolution|choice|decision (?:from|of|in|at|after) [^:]{1,40}|(?:final|our|my) call(?=\s*:\s*(?!\s|let me|i'?ll|i need|dunno|not sure|no idea|idk|tbd|"
        r"undecided|pending|still|later\b))|"
        r"we(?:'ll| will) go with|(?:ground|house|team) rule(?:\s+for\s+[^:]{1,40})?)\s*(?:made\s*)?[:\-\u2013\u2014]\s*\S",
        min_words=3, labelled=True),
@@ -165,7 +168,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # decisions: more ways to say a choice was made
     _p("decision", 0.8, _UA, r"\b(?:we|i)\s+went with\b|^(?:(?:ok(?:ay)?|fine|then|agreed|yes|yeah|alright|sure|great|good|sounds good)[,.!]?\s+)?go with\s+(?!it\b|"
        r"that\b|this\b|them\b|the (?:first|second|third|last|other|former|latter)\b|whatever\b|your)|"
-       r"\b(?:we|i)(?:'ve| have)?\s+agreed\s+(?:to|on|that)\b|\bagreed (?:to|on)\b|"
+       r"\b(?:we|i|the team|everyone)(?:'ve| have)?\s+agreed\s+(?:to|on|that)\b|\bagreed (?:to|on)\b|"
        r"^(?:[\w ./-]{1,30}:\s+)?(?:opted for|settled on|sticking with|not (?:migrating|moving|switching|"
        r"upgrading) to|holding off on)\b|"
        r"\b(?:chose|chosen|choosing|picked|picking|selected|selecting)\s+\S+(?:\s+\S+){0,3}\s+(?:over|instead of|"
@@ -173,6 +176,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("decision", 0.7, _U, r"\b(?:service|app|api|backend|frontend|project|repo|codebase|team|stack|pipeline|library|"
        r"lib|crate|cli|db|database|module|job|worker|we)s?\s+(?:now\s+|also\s+)?uses?\s+[\w.+#-]+\s+(?:instead of|"
        r"rather than)\s+[\w.+#-]+"),
+    _p("decision", 0.75, _U, r"\b(?:will|shall|are going to|is going to)\s+(?:be|use|go over|go through|run on)\s+"
+       r"[\w.+#-]+(?:\s+[\w.+#-]+)?,?\s+(?:not|instead of|rather than)\s+[\w.+#-]+"),
     # a choice said in two words after an argument: "ok sold, sqlite it is", "monthly then, agreed" (kept only
     # with the argument it answers: see CHOICE_RE)
     _p("decision", 0.75, _U, _CHOICE),
@@ -196,12 +201,15 @@ PATTERNS: tuple[Pattern, ...] = (
        r"shuts? down|goes? (?:away|live|out)|went (?:live|out)|ships?|shipped|released?|launch(?:es|ed)?|deprecates?|expires?|"
        r"starts?|ends?)\b[^.!?]{0,60}?\s+on|(?:starts?|begins?|ends?|kicks? off|is due|are due|lands?))\s+"
        + _DATE, min_words=5),
+    _p("event", 0.85, _UA, r"\b(?:on|since)\s+" + _DATE + r"[^.!?]{0,80}?\b(?:was|were|went)\s+down\b|\b(?:was|were|went)\s+"
+       r"down\b[^.!?]{0,40}?\bon\s+" + _DATE, min_words=5),
     _p("event", 0.75, _UA, r"\b(?:was|were|went|been)\s+down\s+for\s+(?:about\s+|almost\s+|over\s+)?\d+\s*"
        r"(?:min(?:ute)?s?|h(?:ours?|rs?)?|seconds?|days?)\b|^(?:fyi\s+)?inc-?\d+\s*:", min_words=5),
     _p("event", 0.75, _UA, r"\b\d+\s*(?:min(?:ute)?s?|h(?:ours?|rs?)?)\s+(?:outage|downtime|incident)\b|\b(?:outage|"
        r"incident|downtime)\s+(?:on|at)\s+" + _DATE),
-    _p("event", 0.8, _UA, r"\b(?:we|i)\s+(?:cut over|migrated|switched|moved|upgraded|rolled out)\b[^.!?]{0,80}?(?:"
-       r"\bon\s+|\(\s*)" + _DATE),
+    _p("event", 0.8, _UA, r"\b(?:we|i)\s+(?:cut over|migrated|switched|moved|upgraded|rolled out|rotated)\b[^.!?]{0,80}?(?:"
+       r"\bon\s+|\(\s*)" + _DATE + r"|(?:\bon\s+|\(\s*)" + _DATE + r"\s*\)?,?\s+(?:we|i)\s+(?:cut over|migrated|switched|"
+       r"moved|upgraded|rolled out|rotated|deployed|released|shipped|launched)\b"),
     _p("event", 0.75, _UA, r"\b(?:we|i)\s+had\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+)?(?:incident|outage|downtime|sev-?\d|"
        r"p\d)\s+(?:on|last|this|in)\s+\S", min_words=5),
     _p("event", 0.78, _UA, r"\b(?:freeze|maintenance(?: window)?|downtime|outage|cut-?over|migration|launch|"
@@ -216,13 +224,15 @@ PATTERNS: tuple[Pattern, ...] = (
     # lessons: causes said without the words "root cause" ("X failed because Y", "the flake was Y", "it was an
     # N+1 query"), and fixes explained by their cause ("I added X because Y")
     _p("lesson", 0.8, _UA, r"\b(?:the\s+)?(?:[\w-]+\s+){0,3}(?:flake|flakiness|failures?|crash(?:es)?|bug|issue|"
-       r"problem|errors?|timeouts?|hang|leak|slowness|outage|regression|segfault|\d{3}s|oom|flaky\s+(?:[\w-]+\s+){0,2}"
-       r"(?:tests?|jobs?|builds?|checks?|suites?))\s+(?:was|were|came from|"
-       r"comes from|(?:is|was|were) caused by)\b"),
+       r"problem|errors?|timeouts?|hang|leak|slowness|creep|slowdown|outage|regression|segfault|\d{3}s|oom|"
+       r"flaky\s+(?:[\w-]+\s+){0,2}"
+       r"(?:tests?|jobs?|builds?|checks?|suites?))(?:\s+(?:in|on|of|for|from)\s+(?:the\s+|our\s+)?(?:[\w-]+\s+){0,2}?"
+       r"[\w-]+)?\s+(?:was|were|came from|comes from|(?:is|was|were) caused by)\b"),
     _p("lesson", 0.8, _UA, r"\b(?:fail(?:ed|s|ing)?|crash(?:ed|es)?|broke|hung|hangs|deadlocked|stopped|timed out|"
        r"couldn'?t|can'?t|didn'?t|wasn'?t|weren'?t|mangled|blocked|leak(?:ed|ing)|retried|duplicated|spiked|"
        r"lost|dropped|oom-?killed|evicted|throttled|(?:was|were) (?:slow|down|stale|"
-       r"wrong|empty|missing|lost)|saw stale|got killed|kept \w+ing)\b[^.]*\b(?:because|since|due to|as)\b"),
+       r"wrong|empty|missing|lost)|saw stale|got killed|kept \w+ing)\b[^.]*\b(?:because|since(?!\s*(?:[.,;!?]|$|then\b|"
+       r"yesterday\b|last\b|the (?:deploy|release|upgrade)\b|\d))|due to|as)\b"),
     _p("lesson", 0.8, _UA, r"^(?:it|that|this)(?:'s| was| is)\s+an?\s+(?:[\w+-]+\s+){0,2}(?:query|import|bug|race|"
        r"leak|deadlock|typo|regression|mismatch|conflict|cycle|off-by-one)\b", min_words=4),
     _p("lesson", 0.8, _UA, r"\bknown (?:bug|issue|problem)\b|^confirmed:|\b(?:the\s+)?fix was\b|\bnote (?:for|to) "
@@ -268,6 +278,11 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("fact", 0.65, _U, r"^(?:(?:fwiw|btw|fyi|also|and|so)[,:]?\s+)*(?:(?:i|we)(?:'re| are)\s+(?:still\s+|now\s+|"
        r"currently\s+|all\s+)?on\s+[\w.+#-]+|(?:this|it|everything)(?:'s| is)\s+(?:all\s+)?(?:on\s+|in\s+|written in\s+)?"
        r"(?-i:[A-Z])[\w.+#-]*)\s+v?\d", anchored=True),
+    _p("fact", 0.7, _U, r"^(?:(?:so|and|fyi|btw|fwiw)[,:]?\s+)*(?:it'?s|it is|this is|we'?re|we are)\s+an?\s+(?-i:[A-Z])"
+       r"[\w.+#-]*\s+(?:monorepo|monolith|app|project|shop|codebase|stack|service|backend|frontend|repo|cluster)\b"),
+    _p("fact", 0.7, _U, r"\b(?:the|our)\s+[\w-]+\s+(?:table|collection|index|topic|bucket|db|database)\s+(?:is|has|holds)\s+"
+       r"~?\d[\d.,]*\s*(?:[kmb]|thousand|million|billion)?\s*(?:rows|records|documents|messages|events|objects|gb|tb)\b"),
+    _p("fact", 0.65, _U, r"\b(?:the|our)\s+(?:[\w-]+\s+){0,3}(?:apps|services|clients|backends)\s+(?:share|both use|all use)\s+\S"),
     # standing instructions said other ways: "..., never tabs", "when you review, ...", "X should look like Y"
     _p("preference", 0.69, _U, r"\bnever\b(?!\s+mind\b)", min_words=4),
     _p("preference", 0.75, _U, r"^(?:when(?:ever)?|each time|every time|any time)\s+you\b"),
@@ -295,59 +310,6 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.7, _U, r"\b(?:should|must)\s+(?:always\s+|never\s+)?(?:look like|be named|be called|use|"
        r"follow|start with|end with|include|go in|live in)\b", min_words=4),
 )
-# ---------------------------------------------------------------------------------------------- said to the listener
-TO_LISTENER_RE = re.compile(
-    # encouragement: "keep going", "don't give up", "don't let X bring you down", "you've got this"
-    r"\bkeep (?:going|it up|up the (?:good|great|amazing|awesome|hard) work|chasing|pushing|on (?:going|pushing|"
-    r"trying)|at it|trying|believing|smiling|shining|rocking|learning|growing|dreaming|each other going)"
-    r"(?=\s*(?:[,.!:;\u2014\u2013-]|$|and\b|you\b|(?:my )?(?:friend|pal|buddy|mate)\b))|"
-    r"\b(?:don'?t|do not|never) (?:ever )?(?:give up|quit|stop (?:believing|trying|dreaming|being (?:yourself|you))|"
-    r"doubt yourself|let (?:\w+\s+){0,5}(?:stop|get|bring|hold|keep) you(?: down| back)?(?=\s*(?:[,.!;]|$))|"
-    r"let anyone tell you)|\byou(?:'ve| have)? got this\b|\byou can do (?:it|this)\b|\bproud of you\b|"
-    r"\bbelieve in yourself\b|\b(?:chas(?:e|ing)|follow(?:ing)?|go after|go for) your (?:dreams?|heart|passion)\b|"
-    # compliments and sympathy: "love how you ...", "you never shy away", "that must have been hard for you"
-    r"\b(?:love|like|admire|appreciate|adore)\s+(?:how|that|the way)\s+you\b|"
-    r"^(?:\w+,\s*)?you(?:'re| are| were)?\s+(?:always|never|so|such|really|truly|the best|amazing|awesome|"
-    r"incredible|inspiring|brave|strong)\b(?!.*\b(?:should|must|need|needs|allowed|supposed|have to|to (?:use|run|"
-    r"commit|push|merge|deploy)|use|run|write|add|commit|push|merge|deploy|install|test|ask|call|format|include|"
-    r"mention|reply|answer|respond|forget|break|skip|miss)\b)|"
-    r"\b(?:must|might) (?:have been|be) (?:\w+\s+){0,2}(?:hard|tough|rough|stressful|scary|difficult|awful|"
-    r"exhausting|amazing|wonderful|fun|exciting) for you\b|\b(?:glad|happy|sorry) (?:that )?(?:your?|to hear)\b|"
-    r"\balways (?:here|there) (?:for|if) you\b|\balways here to (?:help|cheer you on|support you|listen)\b|"
-    r"\bglad (?:i|we) have you\b|\b(?:have|got) each other(?:'s backs?)?\b|"
-    # promises to the listener: "I'll let you know how it goes", "can't wait to hear how it turns out"
-    r"\b(?:i'?ll|i will|we'?ll|we will)\s+(?:make sure to\s+|be sure to\s+|definitely\s+|totally\s+)?(?:let you know|"
-    r"tell you (?:all )?(?:about|later|more|everything|on the phone|when)|fill you in|update you|keep you (?:posted|"
-    r"updated|in the loop))\b|\b(?:photo|picture|pic|shot|video|post|painting|drawing)s?\s+(?:[\w-]+\s+){0,4}"
-    r"(?:you|u)\s+(?:posted|shared|sent|took|made|painted|drew)\b|"
-    r"\bcan'?t wait to (?:hear|see how|see what)\b|\b(?:a|such a|some|big) (?:\w+ )?(?:story|news|gossip) for you\b|"
-    # their things and deeds: "your enthusiasm is contagious", "your support means a lot", "I love your garden"
-    r"\byour\s+(?:[\w-]+\s+){0,4}(?:is|are|was|were)\s+(?:so\s+|really\s+|truly\s+|just\s+)?(?:contagious|"
-    r"inspiring|infectious|amazing|awesome|incredible|admirable|impressive|wonderful)\b|"
-    r"\byour (?:support|help|kindness|words|friendship|encouragement|advice|message)\s+(?:really\s+|truly\s+)?"
-    r"(?:means?|meant)\b|^(?:\w+,\s*)?i (?:really |just |absolutely )?(?:love|adore) your\b|"
-    # admiring the listener's things: "That bowl is awesome, Mel!"
-    r"^(?:that|this|your|those|these) (?:\w+ ){1,2}(?:is|are|looks?|sounds?) (?:so |really |just )?(?:awesome|"
-    r"amazing|great|beautiful|gorgeous|lovely|cool|stunning|incredible|adorable|cute)\b[^.?]*!$|"
-    r"\bthanks? (?:you )?for (?:always|being)\b|"
-    r"\blet'?s make (?:tomorrow|today|tonight)(?![\w'])|\blet'?s make (?:a difference|(?:\w+\s+){0,2}memories)\b|"
-    # cheering each other on: "let's keep spreading positivity", "keep doing what you're doing", "keep me posted"
-    r"\b(?:let'?s|we'?ll|we will|gonna) keep (?:on )?(?:spreading (?:the )?(?:love|positivity|kindness|awareness|"
-    r"good vibes|joy)|\w+ing (?:each other|one another)|chasing (?:our|your|those) dreams|reaching for (?:our|your|"
-    r"the) (?:dreams|stars|goals)|making (?:a |an )?(?:difference|impact)|making (?:great |good |awesome )?memories|"
-    r"mov(?:ing|in'?) forward(?=\s*(?:[,.!;]|$|together\b))|going after (?:our|your) (?:dreams|goals)|"
-    r"rooting for you|being (?:positive|kind|awesome|amazing|strong)(?=\s*(?:[,.!;]|$)))|"
-    r"\bkeep (?:on )?doing what (?:you'?re doing|you are doing|you love|makes you happy)\b|\bkeep (?:on )?being (?:positive|kind|you|yourself|"
-    r"awesome|amazing|strong)(?=\s*(?:[,.!;]|$|and\b))|\bkeep going\b(?=\s*(?:with it\b|after (?:your|our)\b))|"
-    r"\bkeep (?:you|me|us) posted\b|"
-    r"\blet'?s make (?:a|some) (?:real |positive |big )?(?:change|difference|impact)"
-    r"(?=\s*(?:[,.!;]|$|in (?:the|our|your|this) (?:world|community|neighbou?rhood|town|city|lives)\b))|"
-    # a reaction: "Wow, Caroline, that painting is awesome!" (not "Wow, we moved the API to Go!")
-    r"^(?:wow|omg|oh wow|aww+|yay)\b(?!,?\s+(?:i|we|my|our|i'm|we're|i've|we've)\b)[^.?]*!$",
-    re.I)
-"""What one person says to the other about the moment (encouragement, compliments, sympathy, reactions): not a
-memory of either of them (the episode keeps it as said). A sentence that goes on after such a clause ("Glad you
-caught that: the bug was ...") keeps the rest; one that names something concrete is kept whole."""
 CLAUSE_BREAK_RE = re.compile(r"[:;,\u2014\u2013]\s*|\s+-\s+|\s+(?:and|but|so)\s+")
 """Where a sentence's clauses meet: a listener clause before one ("Happy to hear that, we'll keep Postgres 16")
 is cut off, the rest is scored."""
@@ -361,6 +323,8 @@ VAGUE_OBJECT_RE = re.compile(
 """A short like or a never whose object is a pronoun ("I love it!", "never been to anything like that"): who
 knows, later, what "it" was."""
 
+ASKED_WHY_RE = re.compile(r"\b(?:why|reasons?|drivers?|motivation|what (?:made|drove|prompted)|what'?s behind)\b", re.I)
+"""The other side asking why a choice was made: what the user says next is its reason."""
 REASON_LABEL_RE = re.compile(r"^(?:(?:yes|yeah|yep|ok(?:ay)?|so|and|fwiw|btw|also)[,.!]*\s+)*(?:the\s+)?(?:reasons?|why|"
                              r"rationale|because|motivation)\b(?:\s+(?:is|was|being)\b)?\s*:?\s*\S", re.I)
 
@@ -414,10 +378,10 @@ REASON_HINT_RE = re.compile(
 """Words that make a sentence a reason for the decision next to it."""
 CORRECTION_LEAD_RE = re.compile(
     r"^(?:wait|sorry|oops|hmm)[,!.]*\s+no\b[,!.]*\s*[\u2014\u2013:;-]*\s*|^(?:nvm|never ?mind)[,!.]*\s+(?=.*\b(?:actually|turns out|instead|it was|it's|the real)\b)|^no[,!.]*\s+wait\b[,!.]*\s*[\u2014\u2013:;-]*\s*|"
-    r"^(?:oh|hmm|wait)[,!.]*\s+actually\b[,:]?\s*|^actually[,!.]*\s+no\b[,!.]*\s*|"
+    r"^(?:oh|hmm|wait|ugh|argh|ah)[,!.]*\s+actually\b[,:]?\s*|^actually[,!.]*\s+no\b[,!.]*\s*|"
     r"^(?:sorry|oops|whoops|wait|my bad)[,!.]*\s+i mean(?:t)?\b[,:]?\s*|"
     r"^(?:(?:sorry|oops|whoops|my bad|wait|hmm|actually)[,!.]*\s+)*(?:(?:correction|update|to correct (?:myself|that)|"
-    r"scratch that|i misspoke|i was wrong|i got (?:it|that) wrong|i mixed (?:it|them|that) up|"
+    r"scratch that|i misspoke(?: earlier| before| above)?|i was wrong|i got (?:it|that) wrong|i mixed (?:it|them|that) up|"
     r"i misread(?: (?:the|my|our) \w+)?)\s*[:!.,;\u2014\u2013-]+\s*|(?:actually|sorry|my bad|oops)\s*[,:\u2014]\s*)",
     re.I)
 """How a correction opens ("Sorry, I misread the dashboard: ...", "Correction: ...", "Wait no —", "Actually scratch
