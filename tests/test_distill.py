@@ -114,6 +114,13 @@ def test_a_chat_session_summary_quotes_what_was_said_not_the_greeting(mem: Memor
     assert "shut down my bank account" in res.summary.text
 
 
+def test_a_framework_named_like_a_file_is_no_file_of_the_session(mem: Memory) -> None:
+    said = [{"role": "user", "content": "The storefront is Next.js 15 and the admin is Vue.js. Can you fix the "
+                                        "redirect in next.config.js?"}]
+    res = mem.remember(said, scope=SCOPE, session="files-1", distiller="keyless")
+    assert res.summary is not None and res.summary.metadata["files"] == ["next.config.js"]
+
+
 def test_session_summary_is_updated_not_duplicated(mem: Memory) -> None:
     first = mem.remember(CODING_CONVERSATION, scope=SCOPE, session="s1")
     again = mem.remember(CODING_CONVERSATION, scope=SCOPE, session="s1")  # nothing new: nothing written

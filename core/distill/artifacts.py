@@ -8,8 +8,10 @@ from typing import Any, Iterable, Mapping, Sequence
 from .conversation import Turn
 
 
+# frameworks named like files ("Next.js 15 on the front"): a file of that name is a path or a config beside it
+_NOT_FILES = r"(?!(?:next|nuxt|node|vue|express|three|d3|chart|ember|backbone|alpine|solid|nest|koa|p5)\.js(?![\w/-]|\.\w))"
 _FILE_RE = re.compile(
-    r"(?<![\w/.-])(?:~|\.{1,2})?/?(?:[\w@+-][\w.@+-]*/)*[\w@+-][\w.@+-]*\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|rs|go|java|"
+    r"(?<![\w/.-])" + _NOT_FILES + r"(?:~|\.{1,2})?/?(?:[\w@+-][\w.@+-]*/)*[\w@+-][\w.@+-]*\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|rs|go|java|"
     r"kt|rb|php|c|h|cc|cpp|hpp|cs|swift|md|rst|json|jsonl|ya?ml|toml|ini|cfg|conf|env|sh|bash|zsh|sql|txt|csv|html|"
     r"css|scss|vue|svelte|lock|gradle|xml|proto|tf|dockerfile|ipynb)\b(?![\w/])", re.I)
 _CLI_WORDS = ("pip", "pip3", "python", "python3", "pytest", "uv", "poetry", "npm", "npx", "pnpm", "yarn", "node",
