@@ -56,6 +56,10 @@ def _vectors(p: PointData) -> dict[str, Any]:
     return vec
 
 
+def _upsert(points: Sequence[PointData]) -> Any:
+    return qe.UpdateOperation.upsert_points([qe.Point(p.id, _vectors(p), p.payload) for p in points])
+
+
 def _found(p: Any, score: float = 0.0) -> Found:
     return Found(id=str(p.id), payload=dict(p.payload or {}), score=float(getattr(p, "score", score) or 0.0))
 
@@ -155,8 +159,7 @@ class EdgeBackend:
                 self._create_indexes(shard=shard)
                 for page in pages:
                     if page:
-                        shard.update(qe.UpdateOperation.upsert_points([qe.Point(p.id, _vectors(p), p.payload)
-                                                                       for p in page]))
+                        shard.update(_upsert(page))
                 shard.optimize()
                 shard.flush()
             except BaseException:
@@ -206,10 +209,9 @@ class EdgeBackend:
     def upsert(self, points: Sequence[PointData]) -> None:
         if not points:
             return
-        eps = [qe.Point(p.id, _vectors(p), p.payload) for p in points]
         with self._lock:
-            self._shard.update(qe.UpdateOperation.upsert_points(eps))
-            self._wrote(len(eps))
+            self._shard.update(_upsert(points))
+            self._wrote(len(points))
 
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
         if ids:
