@@ -9,7 +9,9 @@ left alone. Real stores (Qdrant Edge, qdrant-client local mode).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+from typing import Iterator
 
 from remem import ErasureIncompleteError, Memory, Scope
 
@@ -40,6 +42,24 @@ def episodes_found(mem: Memory, query: str, scope: Scope = DANA) -> set[str]:
 
 def contexts(mem: Memory, scope: Scope = DANA) -> str:
     return " ".join(r.context or "" for r in mem.iter_records(scope))
+
+
+@contextlib.contextmanager
+def disk_full_for(mem: Memory, record_id: str) -> Iterator[None]:
+    """Within the block, the store's disk is full whenever a write re-indexes ``record_id`` (a neighbour)."""
+    backend = mem._connection.local.backend
+    write = backend.set_vectors
+
+    def full_disk(points):  # type: ignore[no-untyped-def]
+        if any(p.id == record_id for p in points):
+            raise OSError(28, "No space left on device")
+        return write(points)
+
+    backend.set_vectors = full_disk  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        backend.set_vectors = write  # type: ignore[method-assign]
 
 
 def test_a_forgotten_message_is_not_found_through_the_messages_around_it(any_mem: Memory) -> None:
@@ -226,30 +246,21 @@ def test_a_forget_whose_neighbour_cannot_be_rewritten_is_refused_whole_and_can_b
     the neighbour's context; once the disk works again, calling it again forgets."""
     remember(any_mem)
     m1, m2, m3 = (episode(any_mem, m) for m in ("m1", "m2", "m3"))
-    backend = any_mem._connection.local.backend
-    write = backend.set_vectors
-
-    def full_disk(points):  # type: ignore[no-untyped-def]
-        if any(p.id == m3.id for p in points):
-            raise OSError(28, "No space left on device")
-        return write(points)
-
-    backend.set_vectors = full_disk  # type: ignore[method-assign]
-    for attempt in (lambda: any_mem.forget(m2.id, scope=DANA),
-                    lambda: any_mem.forget(scope=DANA, where={"message_id": ["m2"]}, dry_run=False),
-                    lambda: any_mem.update(m2.id, text="I would rather not say", scope=DANA)):
-        around = any_mem.get(m1.id, scope=DANA).context
-        try:
-            attempt()
-        except ErasureIncompleteError as exc:
-            assert m3.id in str(exc) and "No space left" in str(exc)
-        else:
-            raise AssertionError("a forget that left the words in a neighbour was accepted")
-        assert "narcolepsy" in any_mem.get(m2.id, scope=DANA).text  # nothing of it was written
-        assert "narcolepsy" in any_mem.get(m3.id, scope=DANA).context
-        assert "rather not say" not in any_mem.get(m1.id, scope=DANA).context  # a refused edit: no trace of it
-    assert any_mem.get(m1.id, scope=DANA).context == around  # restored as it was before the edit
-    backend.set_vectors = write  # type: ignore[method-assign]
+    with disk_full_for(any_mem, m3.id):
+        for attempt in (lambda: any_mem.forget(m2.id, scope=DANA),
+                        lambda: any_mem.forget(scope=DANA, where={"message_id": ["m2"]}, dry_run=False),
+                        lambda: any_mem.update(m2.id, text="I would rather not say", scope=DANA)):
+            around = any_mem.get(m1.id, scope=DANA).context
+            try:
+                attempt()
+            except ErasureIncompleteError as exc:
+                assert m3.id in str(exc) and "No space left" in str(exc)
+            else:
+                raise AssertionError("a forget that left the words in a neighbour was accepted")
+            assert "narcolepsy" in any_mem.get(m2.id, scope=DANA).text  # nothing of it was written
+            assert "narcolepsy" in any_mem.get(m3.id, scope=DANA).context
+            assert "rather not say" not in any_mem.get(m1.id, scope=DANA).context  # a refused edit: no trace
+        assert any_mem.get(m1.id, scope=DANA).context == around  # restored as it was before the edit
     assert any_mem.forget(m2.id, scope=DANA) is True
     assert "narcolepsy" not in contexts(any_mem) and episodes_found(any_mem, "narcolepsy") == set()
     assert "Postgres 16" in any_mem.get(m1.id, scope=DANA).context
@@ -270,13 +281,6 @@ def test_a_redaction_rescan_redacts_a_message_whose_neighbour_cannot_be_rewritte
                                        "context": (rec.context or "").replace("TOKENHERE", key)})
     said, after = episode(mem, "b"), episode(mem, "c")
     assert key in said.text and key in after.context
-    write = backend.set_vectors
-
-    def full_disk(points):  # type: ignore[no-untyped-def]
-        if any(p.id == after.id for p in points):
-            raise OSError(28, "No space left on device")
-        return write(points)
-
-    backend.set_vectors = full_disk  # type: ignore[method-assign]
-    done = mem.rescan_redactions(scope=DANA, dry_run=False)
+    with disk_full_for(mem, after.id):
+        done = mem.rescan_redactions(scope=DANA, dry_run=False)
     assert key not in mem.get(said.id, scope=DANA).text and done["failed"] >= 1
