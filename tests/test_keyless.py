@@ -52,7 +52,9 @@ def test_labelled_set_precision_and_recall_by_kind(kind: str) -> None:
     fresh8-* (60, blind) 0.500 / 0.727 (35/60) before them and 0.500 / 0.649 (36/60) with them, 56/60 after its own;
     fresh9-* (60, blind) 0.347 / 0.696 (28/60) two rounds of rules before, 0.469 / 0.733 (34/60) after them, 55/60
     after its own; fresh10-* (60, blind) 0.404 / 0.619 (27/60), 0.481 / 0.625 (31/60) after the fresh9-* rules,
-    48/60 after its own. ``python -m remem.bench.keyless_labelled --show-errors`` lists what is still missed."""
+    48/60 after its own; fresh11-* (60, blind) 0.340 / 0.500 (23/60) three rounds of rules before, 0.500 / 0.614
+    (31/60) before its own, 57/60 after. ``python -m remem.bench.keyless_labelled --show-errors`` lists what is
+    still missed."""
     s = REPORT.by_kind[kind]
     least = 0.85 if kind == "event" else 0.9
     assert s.expected >= 9 and s.recall >= least and s.precision >= 0.9, (kind, s, REPORT.errors)
@@ -198,6 +200,14 @@ def test_a_correction_in_the_next_message_replaces_what_it_corrects() -> None:
     ("use ? with anyhow everywhere outside of tests. unwrap in prod code makes me nervous.", "preference", "anyhow"),
     ("can you move the cron to 6am? I'm in Lisbon, so that's WET.", "fact", "Lisbon"),
     ("our clusters run EKS 1.29 and we use Karpenter for node autoscaling", "fact", "EKS 1.29"),
+    ("the new intern reads only English, so from now on commit messages in English", "preference", "commit messages"),
+    ("send me just the patch, no walkthrough unless I ask", "preference", "just the patch"),
+    ("Before you touch the schema, show me the migration and wait for my ok.", "preference", "wait for my ok"),
+    ("every new go package needs table-driven tests and has to pass `golangci-lint`.", "preference",
+     "table-driven tests"),
+    ("In the Kotlin code I want sealed interfaces for results, not exceptions.", "preference", "sealed interfaces"),
+    ("no mocks please. Real Postgres through testcontainers.", "preference", "testcontainers"),
+    ("Deploys for us = ArgoCD 2.9, owned by the platform team.", "fact", "ArgoCD 2.9"),
 ])
 def test_standing_rules_and_facts_said_in_passing(said: str, kind: str, kept: str) -> None:
     """A rule that holds everywhere is a preference, not a decision made once; where the user is, said while
@@ -293,6 +303,9 @@ def test_a_lesson_told_in_lower_case_sentences_keeps_problem_cause_and_fix(said:
      "preference", "spaces in the python files"),
     ("we're on python 3.10 in the data jobs. hmm no, the Dockerfile says python:3.12-slim", "fact",
      "python:3.12-slim"),
+    ("I told you last week to use yarn. that's outdated: we moved to pnpm, so use that", "preference", "pnpm"),
+    ("quick correction to the bucket I gave you: all our backups live in s3://acme-bk-eu, not the us one", "fact",
+     "s3://acme-bk-eu"),
 ])
 def test_more_ways_a_correction_opens(said: str, kind: str, kept: str) -> None:
     got = memories([U(said)])
@@ -370,6 +383,14 @@ def test_facts_rules_decisions_and_events_said_the_way_developers_type(said: str
     assert any(c.kind == kind and kept in c.text for c in got), got
 
 
+def test_never_said_of_someone_else_is_no_rule() -> None:
+    """"never" is a standing rule when the user says it of what to do, not of what others did or what never ends."""
+    assert not [c for c in memories([U("the vendor never released a build for arm64, they have no plans to.")])
+                if c.kind == "preference"]
+    assert not [c for c in memories([U("Volume is ~50k PDFs a month; they're read in the first week and then "
+                                       "basically never.")]) if c.kind == "preference"]
+
+
 def test_lets_keep_in_touch_is_no_decision() -> None:
     assert not memories([U("Thanks, Dave! let's keep in touch, take care!")])
 
@@ -418,6 +439,16 @@ def test_an_answered_question_or_chit_chat_is_no_lesson(exchange: list[dict[str,
     ([U("the app crashes on the settings screen: 'Modifying state during view update'"),
       A("The `onAppear` closure writes to `@Published` state while SwiftUI renders. Defer it with `Task { }`."),
       U("wrapped it in Task {} and the crash is gone")], ("crashes", "crash is gone")),
+    ([U("why do the invoice totals show twice for some customers?"),
+      A("The view joins `payments` without a unique key, so a customer with two payment methods doubles."),
+      U("right, two payment methods. rewrote the view with DISTINCT ON customer_id and the totals match now")],
+     ("twice", "DISTINCT ON customer_id")),
+    ([U("the consumer keeps getting kicked from the group, poll timeout expired in the logs"),
+      A("Processing a batch takes longer than `max.poll.interval.ms`. Fetch fewer records per poll."),
+      U("set max.poll.records to 20 and the rebalances stopped")], ("poll timeout", "max.poll.records to 20")),
+    ([U("we lost a day of uploads from the queue, nothing in the logs"),
+      A("If that Redis uses an LRU eviction policy it drops queue keys silently under memory pressure."),
+      U("it was volatile-lru. we've given the queue its own Redis with noeviction")], ("lost", "noeviction")),
 ])
 def test_a_fix_confirmed_in_other_words_is_one_lesson(exchange: list[dict[str, Any]], words: tuple[str, ...]) -> None:
     """"that fixed it" makes what was reported a problem, whatever its words; "ci is green" and "X did it" confirm a

@@ -17,56 +17,32 @@ import re
 from typing import Any, Mapping, Sequence
 
 from .admission import admit, content_words
-from .artifacts import FENCE_RE, error_lines, extract_identifiers
+from .artifacts import error_lines
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
-from .keyless_exchange import PROBLEM_RE, confirmed_fix_lessons, problem_before_cause
+from .keyless_exchange import DONE_RE, PROBLEM_RE, confirmed_fix_lessons, problem_before_cause
 from .keyless_listener import TO_LISTENER_RE
-from .keyless_patterns import (AGREE_RE, ASKED_WHY_RE, CHOICE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE,
+from .keyless_patterns import (AGREE_RE, ASKED_WHY_RE, CHOICE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, NOT_CHOSEN_RE,
                                FIX_RE, PATTERNS, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, VAGUE_OBJECT_RE,
                                VAGUE_WORDS, Pattern)
-from .keyless_said import QUESTION_RE, Said, clip_words, ended, content_words_of, entities, is_cause, is_reason, plain_run
+from .keyless_said import (NOT_WANTED_RE, QUESTION_RE, Said, clip_words, ended, content_words_of, entities, is_cause,
+                           is_reason, plain_run, split_sentences)
+from .keyless_summary import merge_parts, render_summary, summary_parts
 from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, WITH_ME_RE, first_person_to_user
 from ..store.records import normalize_text
-from ..recall.tokens import truncate_to_tokens
 
 
-_SENT_SPLIT_RE = re.compile(
-    r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[])|"
-    # "works locally?? it fails in CI": a question or exclamation ends a sentence in lower case too (not "with ?")
-    r"(?:(?<=[a-z0-9][?!])|(?<=[a-z0-9][?!][?!]))\s+(?=[a-z])|"
-    # a correction opens a sentence of its own ("use 4 spaces. sorry, I meant 2"); any other lower-case start
-    # after a full stop does not: it cut causes from their fixes on unseen sessions
-    r"(?<=[.!?])\s+(?=(?:sorry|oops|whoops|wait|hmm|actually|scratch that|no wait|correction|update)\b)|"
-    # and so does a question: "we're on airflow 2.7 on MWAA. why would a task sit in queued forever?"
-    r"(?<=[.!])\s+(?=[a-z][^.!?\n]*\?)|"
-    r"(?<=[.!?])\s*\n|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
-_BULLET_RE = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|#+)\s*")
 _AGREED_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b"
                         r"[\s,.!:;\u2014\u2013-]*", re.I)
 _REASON_PREFIX_RE = re.compile(r"^(?:(?:fwiw|btw|also|and)[,]?\s+)*(?:the\s+)?(?:reasons?|why|rationale|motivation)"
                                r"(?:\s*:|\s+(?:is|was|being)\b:?)\s*", re.I)
+_NO_X_RE = re.compile(r"^(?:(?:for|in)\s+[^:,]{2,40}[:,]\s*)?(?:no\s+[\w-]+s\b|(?:please\s+)?(?:don'?t|do not|never)\s+"
+                      r"use\b)", re.I)
+_INSTEAD_RE = re.compile(r"^(?:just\s+|only\s+)?[\w`.+#-]+(?:\s+[\w`.+#-]+){0,3}\s+(?:through|via|with|using|instead)\b",
+                         re.I)
+"""What to use instead, said after a thing not to use ("No ORMs please. Raw SQL through sqlx."): one preference."""
 _REASON_RE = re.compile(r"\b(?:because|since|so that|due to|as it|otherwise|which means|in order to)\b", re.I)
 
-
-
-def split_sentences(text: str) -> list[str]:
-    """Prose sentences and bullet items, with code blocks removed."""
-    prose = FENCE_RE.sub("\n\n", text or "")
-    out = []
-    for part in _SENT_SPLIT_RE.split(prose):
-        part = _BULLET_RE.sub("", part.strip()).strip()
-        part = re.sub(r"\s+", " ", part.replace("**", "")).strip(" *_")
-        if part:
-            out.append(part)
-    return out
-
-
-_REQUEST_RE = re.compile(r"\?\s*$|\b(?:can|could|would|will) you\b|\bplease\b|\bhelp\b|\bhow (?:do|can|to|should)\b|"
-                         r"\bi (?:want|need|would like|'d like)\b|^(?:let'?s|fix|add|write|create|make|implement|build|"
-                         r"update|change|remove|delete|refactor|explain|find|show|run|set up|setup|install|debug|"
-                         r"review|rename|move|convert|generate|test|check|investigate|deploy|migrate|tell me|why|what|"
-                         r"where|when|which|who)\b", re.I)
 
 
 def _capitalised(text: str) -> str:
@@ -184,8 +160,9 @@ class KeylessDistiller:
             if len(clauses) > 1 and with_me and clauses[0].lower() == f"my {with_me.group(1)}".lower():
                 clauses[:2] = [f"{clauses[0]} and {clauses[1]}"]  # "my team and I use Go": one subject
             said = sum(1 for c in clauses if self._says(c)) if len(clauses) > 1 else 2
-            whole = self._says(sent) if said < 2 else None
-            keep = whole is not None and (whole[1].kind in ("decision", "lesson") or whole[1].kind == "preference"
+            whole = self._says(sent) if said < 2 or DONE_RE.search(sent) else None
+            keep = whole is not None and (whole[1].kind in ("decision", "lesson") and (said < 2 or whole[1].kind == "lesson"
+                                                                                and DONE_RE.search(sent)) or whole[1].kind == "preference"
                                           and not any(re.match(r"(?i)(?:my|i|i'm|we|our)\b", c) for c in clauses[1:])
                                           or whole[1].kind == "fact" and all(  # "our clusters run EKS 1.29 and
                                               self._says(c) or re.search(r"\d", c) for c in clauses))  # we use X"
@@ -277,10 +254,13 @@ class KeylessDistiller:
             if FIX_RE.search(it.text) and prev is not None and is_cause(prev) and not (
                     kind == "decision" and DECISION_FIX_RE.search(it.text)):
                 self._join("lesson", prev, it)
+            elif kind == "decision" and nxt is not None and NOT_CHOSEN_RE.search(it.text) and nxt.cand is not None \
+                    and nxt.cand.kind == "decision":
+                self._join("decision", it, nxt)  # "we're NOT going with SQS after all. Going with MSK because ..."
             elif kind == "decision":
                 clauses = plain_run(items, i + 1, it.ti)
-                if nxt is not None and is_reason(nxt) and (REASON_LABEL_RE.match(nxt.text) or not nxt.cand
-                                                             or nxt.cand.kind in ("fact", "event", "lesson")):
+                if nxt is not None and is_reason(nxt) and (REASON_LABEL_RE.match(nxt.text) or not nxt.cand or nxt.cand.kind
+                                                             in ("fact", "event", "lesson") or NOT_WANTED_RE.match(nxt.text)):
                     self._join("decision", it, nxt)
                 elif len(clauses) > 1 and any(is_reason(x) for x in clauses):  # "The data is single-user and
                     for x in clauses:                                            # we don't want a DB server."
@@ -288,6 +268,9 @@ class KeylessDistiller:
                 elif prev is not None and is_reason(prev) and prev.cand is None and not REASON_HINT_RE.search(
                         it.cand.text):
                     self._join("decision", it, prev, glue=" Reason: ")
+            elif kind == "preference" and nxt is not None and nxt.cand is None and _NO_X_RE.match(it.text) \
+                    and _INSTEAD_RE.match(nxt.text) and not QUESTION_RE.search(nxt.text):
+                self._join("preference", it, nxt)  # "no ORMs please. Raw SQL through sqlx."
             elif kind == "lesson" and not FIX_RE.search(it.text) and nxt is not None and FIX_RE.search(nxt.text) \
                     and not QUESTION_RE.search(nxt.text):
                 self._join("lesson", it, nxt)
@@ -377,64 +360,9 @@ class KeylessDistiller:
             self._join("lesson", causes[-1], fix)
 
     # ------------------------------------------------------------------ summary
-    def summary_parts(self, turns: Sequence[Turn]) -> dict[str, Any]:
-        """Structured pieces of the session summary (kept in its metadata so later captures can extend it)."""
-        requests: list[str] = []
-        for t in turns:
-            if t.role != "user" or not admit(t.text.strip()[:600]):
-                continue
-            sents = [LEAD_RE.sub("", x).strip() for x in split_sentences(t.text) if admit(x)]
-            asks = [x for x in sents if _REQUEST_RE.search(x)]
-            picked = sents[:1] + [a for a in asks[:1] if a not in sents[:1]]  # context + the actual ask
-            req = " ".join(clip_words(x, 25) for x in picked)
-            if req and req not in requests:
-                requests.append(req)
-        outcome = ""
-        for t in reversed(turns):
-            if t.role == "assistant":
-                sents = [s for s in split_sentences(t.text) if admit(s)]
-                if sents:
-                    outcome = clip_words(" ".join(sents[:2]), 45)
-                    break
-        return {"requests": requests, "outcome": outcome, **extract_identifiers(turns)}
-
-    @staticmethod
-    def merge_parts(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[str, Any]:
-        if not old:
-            return dict(new)
-        out: dict[str, Any] = {}
-        for key in ("requests", "files", "commands", "errors", "tools"):
-            merged: list[str] = []
-            for item in [*(old.get(key) or []), *(new.get(key) or [])]:
-                if isinstance(item, str) and item not in merged:
-                    merged.append(item)
-            out[key] = merged
-        out["outcome"] = new.get("outcome") or old.get("outcome") or ""
-        return out
-
-    @staticmethod
-    def render_summary(parts: Mapping[str, Any], max_tokens: int = 300) -> str | None:
-        requests = list(parts.get("requests") or [])
-        if not requests and not parts.get("outcome"):
-            return None
-        bits = []
-        if requests:
-            verb = "asked" if _REQUEST_RE.search(requests[0]) else "said"
-            bits.append(f"Session summary. The user {verb}: {ended(requests[0])}")
-            later = requests[1:]
-            if len(later) > 3:
-                later = [later[0], "…", *later[-2:]]
-            if later:
-                bits.append("Then: " + " ".join(ended(r) for r in later))
-        else:
-            bits.append("Session summary.")
-        if parts.get("outcome"):
-            bits.append(f"Outcome: {ended(parts['outcome'])}")
-        for key, label, n in (("files", "Files", 8), ("commands", "Commands", 5), ("errors", "Errors seen", 3)):
-            items = list(parts.get(key) or [])[:n]
-            if items:
-                bits.append(f"{label}: " + ", ".join(f"`{i}`" if key == "commands" else i for i in items) + ".")
-        return truncate_to_tokens(" ".join(bits), max_tokens, keep="head")
+    summary_parts = staticmethod(summary_parts)
+    merge_parts = staticmethod(merge_parts)
+    render_summary = staticmethod(render_summary)
 
     def distill(self, turns: Sequence[Turn], *, context_turns: Sequence[Turn] | None = None,
                 previous: Mapping[str, Any] | None = None) -> Distillation:

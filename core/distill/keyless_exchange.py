@@ -25,7 +25,10 @@ CONFIRMED_RE = re.compile(
     r"(?: now)?\b|\bback to normal\b|\b(?:green|passing|working) everywhere\b|\b(?:passes|flat|fast|clean) now\b|"
     r"\b(?:took|brought|got) (?:it|them|that|this) (?:down |back )?to ~?\d|\b(?:version|approach|fix|change|one|"
     r"variant) works\b|\b(?:crash|error|warning|leak|issue|bug|problem|flake|hang|freeze)(?:e?s)? (?:is|are) gone\b|"
-    r"\bholds? ~?\d[\d.,]*\s*k? \w+ now\b", re.I)
+    r"\bholds? ~?\d[\d.,]*\s*k? \w+ now\b|\b(?:rebalanc\w*|crash(?:es)?|errors?|timeouts?|restarts?|alerts?|failures?|"
+    r"faults?|flakes?|retries|evictions?|leaks?|spikes?|ooms?|dupes|duplicates)\s+(?:have\s+|has\s+)?(?:stopped|went away|"
+    r"disappeared|vanished)\b|\brunning for \d+\s*\w+ without an?\b|\b(?:totals?|counts?|numbers) (?:now )?match\b",
+    re.I)
 """The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
 _FIXED_RE = re.compile(r"\b(?:fixed it|solved it|(?:that|this) was it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
                        r"\s+did it|sorted it|(?:it'?s|it is) (?:fixed|sorted)|back to normal)\b", re.I)
@@ -33,7 +36,7 @@ _FIXED_RE = re.compile(r"\b(?:fixed it|solved it|(?:that|this) was it|(?:rule|ch
 PROBLEM_RE = re.compile(
     r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|mismatch|"
     r"not found|exceptions?|timeouts?|timing out|timed out|hangs|hanging|doubling|duplicat\w*|throws?|throwing|"
-    r"thrown|panic\w*|oom\w*|out of memory|flak\w*|race|deadlock\w*|refused|denied|kept (?:wanting|trying|"
+    r"thrown|panic\w*|oom\w*|out of memory|doubled|lost|vanish\w*|disappear\w*|(?:hard )?faults?|flak\w*|race|deadlock\w*|refused|denied|kept (?:wanting|trying|"
     r"restarting|failing|crashing|timing)|[45]\d\d|freez\w*|stuck|off by (?:one|a day|an hour|\d+)|"
     r"takes? \d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hours?)|no matter (?:how|what)|wtf)\b", re.I)
 """Words of a problem report (a system failing, not "I can't remember the command" or "my bread keeps coming
@@ -45,14 +48,25 @@ doubling?"): its answer is no lesson."""
 _BUT_RE = re.compile(r"\b(?:but|still|except|however)\b", re.I)  # "that fixed it but now X fails": not over
 _FILLER_RE = re.compile(r"^(?:sure|ok(?:ay)?|great|good|nice|ah|oh|right|yes|yeah|got it|thanks|happy to help)\b"
                         r"[^.!?]{0,30}[.!]?$", re.I)
-PROBLEM_WORDS, REPLY_WORDS, CONFIRM_WORDS = 30, 45, 25
+_TOLD_WHY_RE = re.compile(
+    r"^(?:(?:yep|yeah|yes|right|got it|exactly|correct|bingo|spot on|good call|ah|oh|ugh|ok(?:ay)?)\b[,.!:\u2014-]*\s*)+"
+    r"(?=\S|$)|^(?:it|that) was\s+`?[\w-]*[-_.`\d]", re.I)
+"""A reply that agrees with the diagnosis, or names what it was ("right, unmerged parts.", "it was allkeys-lru")."""
+DONE_RE = re.compile(
+    r"(?:^|[.;:,]\s+|\b(?:and|so)\s+)(?:(?:i|we)(?:'ve| have)?\s+)?(?:now\s+|just\s+)?(?:rewrote|moved|dropped|"
+    r"switched|replaced|pinned|added|removed|bumped|raised|lowered|set|gave|given|dedup\w*|wrapped|capped|disabled|"
+    r"enabled|split|increased|reduced|changed|upgraded|downgraded)\b", re.I)
+"""What was done about it, said in the reply: with :data:`_TOLD_WHY_RE`, the reply confirms the diagnosis."""
+_WHY_ASKED_RE = re.compile(r"\bwhy\b[^.!]*\?", re.I)
+PROBLEM_WORDS, REPLY_WORDS, CONFIRM_WORDS = 30, 45, 40
 
 
 def _concrete(reply: str) -> bool:
-    """A technical reply names something: an identifier or code (not "Sounds rough! Maybe a walk?")."""
+    """A technical reply names something: an identifier, code, an acronym or an address (not "Sounds rough!
+    Maybe a walk?")."""
     from ..recall.lexical import identifiers
 
-    return "`" in reply or bool(identifiers(reply))
+    return "`" in reply or bool(identifiers(reply)) or bool(re.search(r"\b(?:[A-Z]{3,}[A-Z0-9]*|0x[0-9a-fA-F]+)\b", reply))
 
 
 def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str]], score: float) -> None:
@@ -69,12 +83,14 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
                 or any(x.consumed for x in asked + reply + confirm):
             continue
         first = split(confirm[0].turn.text)[:2]  # "there were 312 dupes. deduped and ..., counts match now"
-        if not first or not any(CONFIRMED_RE.search(x) and not _BUT_RE.search(x) for x in first) \
+        told = bool(first) and bool(_TOLD_WHY_RE.match(first[0])) and bool(DONE_RE.search(confirm[0].turn.text))
+        if not first or not (told or any(CONFIRMED_RE.search(x) and not _BUT_RE.search(x) for x in first)) \
                 or CONFIRMED_RE.search(asked[0].turn.text):
             continue
         fixed = any(_FIXED_RE.search(x) for x in first)
-        problem = next((x for x in asked if (fixed or PROBLEM_RE.search(x.text)) and not _ASKING_RE.match(x.text)),
-                       None)
+        why = any(_WHY_ASKED_RE.search(x.text) for x in asked)  # "My row count went from 120k to 310k. Why??"
+        problem = next((x for x in asked if (fixed or why or PROBLEM_RE.search(x.text)) and not _ASKING_RE.match(
+            x.text)), None)
         explained = [s for s in split(reply[0].turn.text) if not _FILLER_RE.match(s)]
         if problem is None or not explained or not _concrete(" ".join(explained)):
             continue
@@ -110,4 +126,4 @@ def problem_before_cause(items: list[Said], join: Callable[[str, Said, Said], No
         join("lesson", prev, it)
 
 
-__all__ = ["CAUSE_AFTER_RE", "CONFIRMED_RE", "PROBLEM_RE", "confirmed_fix_lessons", "problem_before_cause"]
+__all__ = ["CAUSE_AFTER_RE", "CONFIRMED_RE", "DONE_RE", "PROBLEM_RE", "confirmed_fix_lessons", "problem_before_cause"]

@@ -72,7 +72,10 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("fact", 0.85, _U, r"\bmy name(?:'s| is)\b|\bcall me\b|\bi(?:'m| am) called\b"),
     # where the user is, said in passing: "I'm in Lisbon, so that's WET", "we're based in Porto"
     _p("fact", 0.7, _U, r"^(?:so\s+|btw,?\s+|fyi,?\s+)?(?:i|we)(?:'m|'re| am| are)\s+(?:based\s+|located\s+|"
-       r"now\s+)?in\s+(?-i:[A-Z])[\w-]+(?:\s+(?-i:[A-Z])[\w-]+)?\s*(?:[,;.!]|$|\s(?:so|and|but)\b)"),
+       r"now\s+)?in\s+(?-i:[A-Z])[\w-]+(?:\s+(?-i:[A-Z])[\w-]+)?(?:\s*\([^)]{1,24}\))?\s*(?:[,;.!]|$|\s(?:so|and|but)\b)"),
+    # "Airflow for us = Cloud Composer 2", "Priya joined last wk as a second backend dev"
+    _p("fact", 0.7, _U, r"^[\w .-]{2,30}\s+for (?:us|me)\s*(?:=|is\s+(?-i:[A-Z]))\s*\S|^(?!(?:we|they|i|you|he|she|it)\b)(?-i:[A-Z])[a-z]+\s+(?:just\s+|recently\s+)?"
+       r"joined\s+(?:last|this|the|our|us)\b"),
     _p("fact", 0.8, _U, r"\bi\s+(?:work|worked|am working)\s+(?:at|for|on|as|in)\b|"
        r"\bi(?:\s+start|\s+started|\s+begin|\s+began|'m starting| am starting)\s+(?:work(?:ing)?\s+)?(?:at|as)\s+\S|\bi(?:'m| am) (?:based|located) in\b|"
        r"\bi\s+(?:live|lived|moved)\s+(?:in|to|at)\b|\bi(?:'m| am) from\b"),
@@ -122,7 +125,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"write|run|host|deploy|move|store|put|split|partition|shard)\b(?!\s+(?:it|that|this|them|the (?:first|second|third|other|same|last|former|latter)|(?:that|this|it) (?:one|way)|the (?:\w+\s+)?ones?)\b)|"
        r"\bthe plan is\b|\bwe should (?:use|switch|keep|pin|drop)\b"),
     _p("decision", 0.6, _UA, r"\b(?:switched|migrated|moved|changed|upgraded|downgraded|pinned)\s+(?:\w+\s+){0,3}"
-       r"(?:to|from)\b|\binstead of\b"),
+       r"(?:to|from)\b|\binstead of\b(?!\s+~?\d)"),
     _p("decision", 0.75, _UA, r"\b(?:we|i)\s+(?:moved|changed|switched|bumped|shifted)\s+(?:our|the)\s+"
        r"[\w-]+(?:\s+[\w-]+)?\s+to\b(?!\s+(?:origin|main|master|remote|github|the remote)\b)|"
        r"\bwe(?:'ll| will)\s+do\s+(?:the|a|our)\s+[\w-]+\s+(?:at|on)\s+(?-i:[A-Z])"),
@@ -135,7 +138,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("lesson", 0.75, _UA, r"\b(?:didn'?t|did not|doesn'?t|does not|won'?t|will not|can'?t|cannot)\s+work\b|"
        r"\bfailed because\b|\bbreaks? (?:when|if|because)\b|\bmake sure (?:to|that)\b|\bneeds? to be\b"),
     _p("event", 0.6, _UA, r"\b(?:it|that|this)\s+(?:worked|works now|did the trick|fixed it|solved it)\b|"
-       r"\b(?:deployed|released|shipped|published)\b"),
+       r"(?<!\bare )(?<!\bis )\b(?:deployed|released|shipped|published)\b"),
     # labelled statements ("Decision: ...", "Root cause: ..."), common in assistants' answers and ADR-style notes
     _p("fact", 0.7, _U, r"^(?:(?:for (?:future )?reference|for the record|good to know|just so you know|heads up|context)\s*:|just so "
        r"you know\s*,(?!\s*i(?:'ve| have|'ll| will)\b))"
@@ -162,13 +165,13 @@ PATTERNS: tuple[Pattern, ...] = (
        r"second\b)\w+"),
     _p("fact", 0.65, _U, r"\b(?:i|we)\s+(?:deploy|host|ship|publish|run)\s+(?:it\s+|everything\s+)?"
        r"(?:to|on|in|via|as)\s+\S"),
-    _p("fact", 0.7, _U, r"^(?:(?:also|and|btw|oh|fyi|so)[,:]?\s+)*(?:the|our|my)\s+(?:[\w-]+\s+){0,3}(?:is|are|lives|"
-       r"runs|sits)\s+(?:at\s+|on\s+|in\s+|called\s+|named\s+)?[`'\"]?(?=[\w-]*(?:[a-z][\w-]*\d|\d[\w-]*[a-z]|"
+    _p("fact", 0.7, _U, r"^(?:(?:also|and|btw|oh|fyi|so)[,:]?\s+)*(?:all\s+)?(?:the|our|my)\s+(?:[\w-]+\s+){0,3}(?:is|are|lives?|"
+       r"runs?|sits?)\s+(?:at\s+|on\s+|in\s+|called\s+|named\s+)?[`'\"]?(?=[\w-]*(?:[a-z][\w-]*\d|\d[\w-]*[a-z]|"
        r"[./:@_][\w/]))"),
     # decisions: more ways to say a choice was made
     _p("decision", 0.8, _UA, r"\b(?:we|i)\s+went with\b|^(?:(?:ok(?:ay)?|fine|then|agreed|yes|yeah|alright|sure|great|good|sounds good)[,.!]?\s+)?go with\s+(?!it\b|"
        r"that\b|this\b|them\b|the (?:first|second|third|last|other|former|latter)\b|whatever\b|your)|"
-       r"\b(?:we|i|the team|everyone)(?:'ve| have)?\s+agreed\s+(?:to|on|that)\b|\bagreed (?:to|on)\b|"
+       r"\b(?:we|i|the team|everyone)(?:'ve| have)?\s+agreed\s+(?:to|on|that|(?:as a team|with [\w-]+(?: team)?)\s*:)|\bagreed (?:to|on)\b|"
        r"^(?:[\w ./-]{1,30}:\s+)?(?:opted for|settled on|sticking with|not (?:migrating|moving|switching|"
        r"upgrading) to|holding off on)\b|"
        r"\b(?:chose|chosen|choosing|picked|picking|selected|selecting)\s+\S+(?:\s+\S+){0,3}\s+(?:over|instead of|"
@@ -177,7 +180,11 @@ PATTERNS: tuple[Pattern, ...] = (
        r"lib|crate|cli|db|database|module|job|worker|we)s?\s+(?:now\s+|also\s+)?uses?\s+[\w.+#-]+\s+(?:instead of|"
        r"rather than)\s+[\w.+#-]+"),
     _p("decision", 0.75, _U, r"\b(?:will|shall|are going to|is going to)\s+(?:be|use|go over|go through|run on)\s+"
-       r"[\w.+#-]+(?:\s+[\w.+#-]+)?,?\s+(?:not|instead of|rather than)\s+[\w.+#-]+"),
+       r"[\w.+#-]+(?:\s+[\w.+#-]+)?,?\s+(?:not|instead of|rather than)\s+[\w.+#-]+|\b(?:will|shall) be\s+\w+ed\s+(?:with|in|"
+       r"on|via|using|through)\s+[^,.;]{1,40},?\s+(?:not|instead of|rather than)\s+[\w.+#-]+"),
+    # "new admin panel: Pinia, not Vuex"; "let's do that, but Hot for 30 days then Cool"
+    _p("decision", 0.75, _U, r"^[^:]{2,40}:\s*(?-i:[A-Z])[\w.+#-]*(?:\s+[\w.+#-]+)?,\s+not\s+[\w.+#-]+|"
+       r"^(?:ok(?:ay)?[,.!]?\s+)?let'?s do (?:that|this|it)\s*,?\s+but\s+\S"),
     # a choice said in two words after an argument: "ok sold, sqlite it is", "monthly then, agreed" (kept only
     # with the argument it answers: see CHOICE_RE)
     _p("decision", 0.75, _U, _CHOICE),
@@ -201,7 +208,8 @@ PATTERNS: tuple[Pattern, ...] = (
        r"shuts? down|goes? (?:away|live|out)|went (?:live|out)|ships?|shipped|released?|launch(?:es|ed)?|deprecates?|expires?|"
        r"starts?|ends?)\b[^.!?]{0,60}?\s+on|(?:starts?|begins?|ends?|kicks? off|is due|are due|lands?))\s+"
        + _DATE, min_words=5),
-    _p("event", 0.85, _UA, r"\b(?:on|since)\s+" + _DATE + r"[^.!?]{0,80}?\b(?:was|were|went)\s+down\b|\b(?:was|were|went)\s+"
+    _p("event", 0.85, _UA, r"\b(?:on|since)\s+" + _DATE + r"[^.!?]{0,80}?\b(?:(?:was|were|went)\s+down|ran out of|crashed|"
+       r"filled up|was lost|were lost)\b|\b(?:was|were|went)\s+"
        r"down\b[^.!?]{0,40}?\bon\s+" + _DATE, min_words=5),
     _p("event", 0.75, _UA, r"\b(?:was|were|went|been)\s+down\s+for\s+(?:about\s+|almost\s+|over\s+)?\d+\s*"
        r"(?:min(?:ute)?s?|h(?:ours?|rs?)?|seconds?|days?)\b|^(?:fyi\s+)?inc-?\d+\s*:", min_words=5),
@@ -214,7 +222,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"p\d)\s+(?:on|last|this|in)\s+\S", min_words=5),
     _p("event", 0.78, _UA, r"\b(?:freeze|maintenance(?: window)?|downtime|outage|cut-?over|migration|launch|"
        r"release|rollout|upgrade|switch(?:over)?)\b[^.!?]{0,40}?\b(?:from(?=\s+\S+\s+\S+\s+(?:to|until|till)\b)|on|between|"
-       r"happened|took place|went live|was done)\b[^.!?]{0,40}?[\s(]" + _DATE, min_words=4),
+       r"(?:scheduled|planned|set) for|happened|took place|went live|was done)\b[^.!?]{0,40}?[\s(]" + _DATE, min_words=4),
     _p("event", 0.8, _U, r"^(?:i'?m|i am|we'?re|we are)\s+(?:off|out|away|on (?:leave|holiday|vacation|pto))\s+"
        r"(?:from|between|until|till)\s+" + _DATE, min_words=5),
     # outcomes with numbers: "p95 latency dropped from 900 ms to 120 ms"
@@ -238,6 +246,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("lesson", 0.8, _UA, r"\bknown (?:bug|issue|problem)\b|^confirmed:|\b(?:the\s+)?fix was\b|\bnote (?:for|to) "
        r"(?:future )?(?:me|myself|self)\b|\bthe reason (?:why\s+)?(?:[\w'.-]+\s+){1,8}?"
        r"(?:was|were|is|kept|failed|broke|crashed|timed out)\b[^.]{0,80}?\b(?:was|were)\b"),
+    _p("lesson", 0.8, _UA, r"\bthe reason\b(?:[^:.!?]|\.(?=\w)){3,120}?\b(?:kept|keeps|was|were|is|failed|fails|broke|did)\b"
+       r"(?:[^:.!?]|\.(?=\w)){0,80}:\s*\S"),
     _p("lesson", 0.8, _UA, r"^(?:i|we)\s+(?:added|changed|set|removed|wrapped|made|capped|disabled|enabled)\b"
        r".*\bbecause\b"),
     # a cause found and told in one breath: "figured out the missing emails: jobs got enqueued inside the
@@ -263,10 +273,10 @@ PATTERNS: tuple[Pattern, ...] = (
     # facts: roles, versions stuck on, release cadence, and concrete declaratives ("X listens on port 8081")
     _p("fact", 0.65, _U, r"^(?:(?:yeah|yes|fwiw|btw|fyi|so|and)[,:]?\s+)*(?:everything|it all|all of it)\s+(?:runs?|lives|"
        r"sits|is deployed|is hosted)\s+(?:on|in)\s+\S", anchored=True),
-    _p("fact", 0.7, _U, r"^(?:(?:fwiw|btw|fyi|also|so|and)[,:]?\s+)*i(?:'m| am) the\s+\w+|\bwe(?:'re| are) (?:stuck|still) on\b|"
+    _p("fact", 0.7, _U, r"^(?:(?:fwiw|btw|fyi|also|so|and)[,:]?\s+)*i(?:'m| am) the\s+\w+|\bwe(?:'re| are) (?:stuck|still) on\b|\b(?:is|are) stuck on\b|"
        r"\bwe\s+(?:release|ship|deploy|publish)\s+(?:every|each|weekly|daily|monthly|nightly|on)\b"),
     _p("fact", 0.65, _U, r"^(?!(?:can|could|would|will|should|do|does|did|is|are|was|how|what|why|which|where|when|"
-       r"who|if|please|let'?s|just|then|so|write|fix|add|create|make|implement|build|update|change|remove|delete|"
+       r"who|if|please|let'?s|we'?ll|i'?ll|just|then|so|write|fix|add|create|make|implement|build|update|change|remove|delete|"
        r"refactor|explain|find|show|run|set|install|debug|review|rename|move|convert|generate|test|check|"
        r"investigate|deploy|migrate|tell|give|help|use|keep|put|try|ask)\b)(?:[\w'.,/:-]+\s+){1,7}(?:still\s+)?(?:is|are|runs|uses|listens|reads|"
        r"lives|owns|calls|stores|sits|holds|has|have|goes|points|runs|maintains|manages|leads|handles|reviews|"
@@ -284,7 +294,24 @@ PATTERNS: tuple[Pattern, ...] = (
        r"~?\d[\d.,]*\s*(?:[kmb]|thousand|million|billion)?\s*(?:rows|records|documents|messages|events|objects|gb|tb)\b"),
     _p("fact", 0.65, _U, r"\b(?:the|our)\s+(?:[\w-]+\s+){0,3}(?:apps|services|clients|backends)\s+(?:share|both use|all use)\s+\S"),
     # standing instructions said other ways: "..., never tabs", "when you review, ...", "X should look like Y"
-    _p("preference", 0.69, _U, r"\bnever\b(?!\s+mind\b)", min_words=4),
+    _p("preference", 0.69, _U, r"(?<!\bthey )(?<!\bit )(?<!\bhe )(?<!\bshe )(?<!\bhas )(?<!\bhad )(?<!\bwas )"
+       r"\bnever\b(?!\s+mind\b)(?!\s+(?!(?:need|allowed|supposed|expected|permitted|required)\b)(?:\w+ed|did|was|were|had|came|got|went|gave|made|saw|knew|took|ran|wrote|said|"
+       r"told|found|heard|paid|sent|built|left|been)\b)(?=\s*[\w`'\"(])", min_words=4),
+    # a standing rule said in passing: "..., so from now on comments in English", "no prose unless I ask",
+    # "Before you write any code, give me a plan", "new python code needs full type hints", "I want DTOs as
+    # records, not classes", "I told you to format with black" (read with its correction)
+    _p("preference", 0.8, _U, r"\b(?:so|and)\s+(?:from now on|going forward|from here on)\b|\bunless (?:i|we) (?:ask|say "
+       r"so|tell you)\b|^(?:before|after|until)\s+you\s+\w+(?![^:]{0,60}:)|\bi (?:told|asked) you\b[^.]{0,40}?\bto\s+(?:use|format|"
+       r"write|run|put|keep|name|add|indent|avoid|reply|answer)\b|\b(?:i|we)\s+want\s+(?!to\b|you\b|it\b|this\b|that\b)"
+       r"[^.,]{2,60},\s+not\s+\w+"),
+    _p("preference", 0.75, _U, r"^(?:(?:all|any|new|every)\s+)?(?:[\w.+#-]+\s+){0,2}(?:code|files?|modules?|functions?|"
+       r"tests?|prs?|commits?|endpoints?|classes|components?|packages?|services?|crates?|handlers?|migrations?|scripts?)\s+"
+       r"(?:needs?|has to|have to|must|should)\s+(?!be fixed\b)\w+"
+       + _NOT_ONE_OFF, min_words=5),
+    _p("preference", 0.8, _U, r"\b(?:this|our)\s+(?:repo|project|team|codebase|org)\s+(?:uses|follows|prefers|sticks to)\s+"
+       r"(?=[^.]{0,30}\b(?:gitmoji|conventional commits|commit|style|convention|naming|tabs|spaces|indentation|"
+       r"prettier|black|ruff|eslint|format))|^(?:(?:for|in)\s+[^:,]{2,40}[:,]\s*)?no\s+[\w-]+s\s+(?:please|pls|plz|"
+       r"ever|at all)\b"),
     _p("preference", 0.75, _U, r"^(?:when(?:ever)?|each time|every time|any time)\s+you\b"),
     _p("preference", 0.72, _U, r"\b(?:i|we)\s+(?:always\s+|only\s+)?use\b(?=.*\b(?:match (?:that|this|my|our)|follow "
        r"(?:that|this|my|our)|in (?:anything|everything|all (?:the )?code) you write)\b)"),
@@ -325,8 +352,9 @@ knows, later, what "it" was."""
 
 ASKED_WHY_RE = re.compile(r"\b(?:why|reasons?|drivers?|motivation|what (?:made|drove|prompted)|what'?s behind)\b", re.I)
 """The other side asking why a choice was made: what the user says next is its reason."""
-REASON_LABEL_RE = re.compile(r"^(?:(?:yes|yeah|yep|ok(?:ay)?|so|and|fwiw|btw|also)[,.!]*\s+)*(?:the\s+)?(?:reasons?|why|"
-                             r"rationale|because|motivation)\b(?:\s+(?:is|was|being)\b)?\s*:?\s*\S", re.I)
+REASON_LABEL_RE = re.compile(r"^(?:(?:yes|yeah|yep|ok(?:ay)?|so|and|fwiw|btw|also)[,.!]*\s+)*(?:the\s+)?(?:(?:main|"
+                             r"real|big|biggest|one|primary|other)\s+)?(?:reasons?|why|rationale|because|motivation|"
+                             r"blockers?)\b(?:\s+(?:is|was|being)\b)?\s*:?\s*\S", re.I)
 
 # ---------------------------------------------------------------------------------------------- joining cues
 TECH_NOUNS = (
@@ -382,7 +410,10 @@ CORRECTION_LEAD_RE = re.compile(
     r"^(?:sorry|oops|whoops|wait|my bad)[,!.]*\s+i mean(?:t)?\b[,:]?\s*|"
     r"^(?:(?:sorry|oops|whoops|my bad|wait|hmm|actually)[,!.]*\s+)*(?:(?:correction|update|to correct (?:myself|that)|"
     r"scratch that|i misspoke(?: earlier| before| above)?|i was wrong|i got (?:it|that) wrong|i mixed (?:it|them|that) up|"
-    r"i misread(?: (?:the|my|our) \w+)?)\s*[:!.,;\u2014\u2013-]+\s*|(?:actually|sorry|my bad|oops)\s*[,:\u2014]\s*)",
+    r"i misread(?: (?:the|my|our) \w+)?|(?:that'?s|that is|this is) (?:outdated|out of date|no longer (?:true|right|the case)|"
+    r"not (?:true|right) any ?more)|(?:small |quick |one )?correction (?:to|on|re|about) [^:.]{2,60}|(?:please\s+)?"
+    r"(?:ignore|disregard|forget) what i said (?:abt|about|re) [^:.\u2014\u2013]{2,60})\s*[:!.,;\u2014\u2013-]+\s*|"
+    r"(?:actually|sorry|my bad|oops)\s*[,:\u2014]\s*)",
     re.I)
 """How a correction opens ("Sorry, I misread the dashboard: ...", "Correction: ...", "Wait no —", "Actually scratch
 that —"): the rest is what to keep."""
@@ -393,6 +424,8 @@ STATUS_RE = re.compile(
     r"^ran \d+ tests?\b|^no (?:errors|failures|warnings)\b|^all set\b|\bready for review\b|"
     r"^(?:done|finished)\b|^i (?:opened|pushed|merged|committed)\b", re.I)
 """Outcome reports ("All 48 tests pass now"): the session summary keeps the outcome; they are never memories."""
+NOT_CHOSEN_RE = re.compile(r"\b(?:not|n't)\s+(?:going with|using|doing|moving to|switching to|adopting)\b", re.I)
+"""A choice turned down: the choice made instead, said next, is one decision with it."""
 AGREE_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b", re.I)
 THEN_RE = re.compile(r"^(?:user:\s*)?(?:(?:yeah|yes|yep)[,!.]?\s+)?(?:then|so|ok(?:ay)?|in that case|fine|agreed|"
                      r"alright|great|sounds good|good point|fair enough|makes sense|convinced|sold)\b|\bthen[.!]?$|"

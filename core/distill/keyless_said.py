@@ -1,5 +1,6 @@
-"""One sentence of a conversation while the keyless distiller picks and joins memories, and what it may be to the
-sentences next to it: a reason for a decision, the cause of a fix, words it shares with another."""
+"""The sentences of a conversation while the keyless distiller picks and joins memories: how a message splits into
+them, and what one may be to the sentences next to it (a reason for a decision, the cause of a fix, words it
+shares with another)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,37 @@ import re
 from dataclasses import dataclass, field
 
 from .admission import admit
+from .artifacts import FENCE_RE
 from .candidates import Candidate
 from .conversation import Turn
 from .keyless_patterns import FIX_RE, REASON_HINT_RE, REASON_LABEL_RE
 
 QUESTION_RE = re.compile(r"\?\s*$")
+
+
+_SENT_SPLIT_RE = re.compile(
+    r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[])|"
+    # "works locally?? it fails in CI": a question or exclamation ends a sentence in lower case too (not "with ?")
+    r"(?:(?<=[a-z0-9][?!])|(?<=[a-z0-9][?!][?!]))\s+(?=[a-z])|"
+    # a correction opens a sentence of its own ("use 4 spaces. sorry, I meant 2"); any other lower-case start
+    # after a full stop does not: it cut causes from their fixes on unseen sessions
+    r"(?<=[.!?])\s+(?=(?:sorry|oops|whoops|wait|hmm|actually|scratch that|no wait|correction|update)\b)|"
+    # and so does a question: "we're on airflow 2.7 on MWAA. why would a task sit in queued forever?"
+    r"(?<=[.!])\s+(?=[a-z][^.!?\n]*\?)|"
+    r"(?<=[.!?])\s*\n|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+_BULLET_RE = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|#+)\s*")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Prose sentences and bullet items, with code blocks removed."""
+    prose = FENCE_RE.sub("\n\n", text or "")
+    out = []
+    for part in _SENT_SPLIT_RE.split(prose):
+        part = _BULLET_RE.sub("", part.strip()).strip()
+        part = re.sub(r"\s+", " ", part.replace("**", "")).strip(" *_")
+        if part:
+            out.append(part)
+    return out
 
 
 @dataclass
@@ -54,11 +81,17 @@ def is_reason(it: Said) -> bool:
         it.text) and admit(it.text)
 
 
+NOT_WANTED_RE = re.compile(r"^(?:and\s+)?(?:we|i)\s+(?:don'?t|do not)\s+want\s+to\b", re.I)
+"""A clause after a choice saying what it spares ("..., and we don't want to manage IAM roles"): its reason."""
+
+
 def plain_run(items: list[Said], start: int, ti: int, most: int = 3) -> list[Said]:
-    """The sentences (or clauses) from ``start`` on, still in message ``ti``, that are no memory themselves."""
+    """The sentences (or clauses) from ``start`` on, still in message ``ti``, that are no memory themselves (or
+    only a wish not to do something, :data:`NOT_WANTED_RE`)."""
     run: list[Said] = []
     for x in items[start:start + most]:
-        if x.ti != ti or x.cand is not None or x.consumed or QUESTION_RE.search(x.text):
+        if x.ti != ti or x.cand is not None and not NOT_WANTED_RE.match(x.text) or x.consumed \
+                or QUESTION_RE.search(x.text):
             break
         run.append(x)
     return run
@@ -89,4 +122,5 @@ def entities(text: str) -> set[str]:
     return caps | set(identifiers(text))
 
 
-__all__ = ["QUESTION_RE", "Said", "clip_words", "content_words_of", "ended", "entities", "is_cause", "is_reason", "plain_run"]
+__all__ = ["NOT_WANTED_RE", "QUESTION_RE", "Said", "clip_words", "content_words_of", "ended", "entities", "is_cause",
+           "is_reason", "plain_run", "split_sentences"]

@@ -1,0 +1,89 @@
+"""The keyless session summary: what the user asked, how it ended, and the files, commands and errors touched.
+
+Kept as structured parts in the summary's metadata, so a later capture of the same session extends them
+(:func:`merge_parts`) instead of summarising again from what it alone saw.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from .admission import admit
+from .artifacts import extract_identifiers
+from .conversation import Turn
+from .keyless_said import clip_words, ended, split_sentences
+from .third_person import LEAD_RE
+from ..recall.tokens import truncate_to_tokens
+
+_REQUEST_RE = re.compile(r"\?\s*$|\b(?:can|could|would|will) you\b|\bplease\b|\bhelp\b|\bhow (?:do|can|to|should)\b|"
+                         r"\bi (?:want|need|would like|'d like)\b|^(?:let'?s|fix|add|write|create|make|implement|build|"
+                         r"update|change|remove|delete|refactor|explain|find|show|run|set up|setup|install|debug|"
+                         r"review|rename|move|convert|generate|test|check|investigate|deploy|migrate|tell me|why|what|"
+                         r"where|when|which|who)\b", re.I)
+"""A sentence that asks for something: the summary says "The user asked" rather than "said"."""
+
+
+def summary_parts(turns: Sequence[Turn]) -> dict[str, Any]:
+    """Structured pieces of the session summary (kept in its metadata so later captures can extend it)."""
+    requests: list[str] = []
+    for t in turns:
+        if t.role != "user" or not admit(t.text.strip()[:600]):
+            continue
+        sents = [LEAD_RE.sub("", x).strip() for x in split_sentences(t.text) if admit(x)]
+        asks = [x for x in sents if _REQUEST_RE.search(x)]
+        picked = sents[:1] + [a for a in asks[:1] if a not in sents[:1]]  # context + the actual ask
+        req = " ".join(clip_words(x, 25) for x in picked)
+        if req and req not in requests:
+            requests.append(req)
+    outcome = ""
+    for t in reversed(turns):
+        if t.role == "assistant":
+            sents = [s for s in split_sentences(t.text) if admit(s)]
+            if sents:
+                outcome = clip_words(" ".join(sents[:2]), 45)
+                break
+    return {"requests": requests, "outcome": outcome, **extract_identifiers(turns)}
+
+
+def merge_parts(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[str, Any]:
+    """``old`` parts (a stored summary's) extended with ``new`` ones: lists joined without repeats, the newest outcome."""
+    if not old:
+        return dict(new)
+    out: dict[str, Any] = {}
+    for key in ("requests", "files", "commands", "errors", "tools"):
+        merged: list[str] = []
+        for item in [*(old.get(key) or []), *(new.get(key) or [])]:
+            if isinstance(item, str) and item not in merged:
+                merged.append(item)
+        out[key] = merged
+    out["outcome"] = new.get("outcome") or old.get("outcome") or ""
+    return out
+
+
+def render_summary(parts: Mapping[str, Any], max_tokens: int = 300) -> str | None:
+    """The summary as one text within ``max_tokens``: the first request, the later ones, the outcome, what was touched."""
+    requests = list(parts.get("requests") or [])
+    if not requests and not parts.get("outcome"):
+        return None
+    bits = []
+    if requests:
+        verb = "asked" if _REQUEST_RE.search(requests[0]) else "said"
+        bits.append(f"Session summary. The user {verb}: {ended(requests[0])}")
+        later = requests[1:]
+        if len(later) > 3:
+            later = [later[0], "…", *later[-2:]]
+        if later:
+            bits.append("Then: " + " ".join(ended(r) for r in later))
+    else:
+        bits.append("Session summary.")
+    if parts.get("outcome"):
+        bits.append(f"Outcome: {ended(parts['outcome'])}")
+    for key, label, n in (("files", "Files", 8), ("commands", "Commands", 5), ("errors", "Errors seen", 3)):
+        items = list(parts.get(key) or [])[:n]
+        if items:
+            bits.append(f"{label}: " + ", ".join(f"`{i}`" if key == "commands" else i for i in items) + ".")
+    return truncate_to_tokens(" ".join(bits), max_tokens, keep="head")
+
+
+__all__ = ["merge_parts", "render_summary", "summary_parts"]
