@@ -61,6 +61,40 @@ def test_a_crafted_import_cannot_move_another_tenants_record(mem: Memory, tmp_pa
     assert mem.count(scope={"tenant": "acme"}) == 0
 
 
+def test_a_crafted_import_cannot_take_another_users_record_of_the_same_tenant(mem: Memory, tmp_path: Path) -> None:
+    """A user-scoped import rewrites records in its own scope only: reusing a colleague's id is refused, and
+    the whole file is refused before anything of it is written."""
+    alice, mallory = Scope(tenant="acme", user="alice"), Scope(tenant="acme", user="mallory")
+    victim = mem.add("Alice's recovery hint: the blue heron", scope=alice)
+    crafted = tmp_path / "crafted.jsonl"
+    lines = [{"id": "0b5e3f7a-0000-4000-8000-000000000001", "text": "an honest line", "scope": mallory.as_dict()},
+             {"id": victim.id, "text": "pwned by mallory", "scope": mallory.as_dict()}]
+    crafted.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for scope in (mallory, {"tenant": "acme"}):
+        with pytest.raises(ScopeError, match="another scope"):
+            mem.import_(crafted, scope=scope)
+    assert mem.get(victim.id, scope=alice).text == "Alice's recovery hint: the blue heron"
+    assert mem.count(scope=mallory) == 0
+
+
+def test_a_tenant_wide_conversation_never_reads_or_writes_a_users_of_the_same_name(mem: Memory) -> None:
+    """remember() continues a session from its own earlier messages only: a user's conversation stored under the
+    same session name is not its past, is not given its words as context, and keeps none after a forget."""
+    tenant, alice = Scope(tenant="acme"), Scope(tenant="acme", user="alice")
+    mem.remember([{"role": "user", "content": "We agreed the release train leaves on Thursdays."},
+                  {"role": "assistant", "content": "Noted, Thursday releases."}], scope=tenant, session="standup")
+    mem.remember([{"role": "user", "content": "My therapist appointment is at the Harborview clinic."},
+                  {"role": "assistant", "content": "I'll keep that private."}], scope=alice, session="standup")
+    mem.remember([{"role": "user", "content": "The budget codeword for the merger is PELICANFALLS."},
+                  {"role": "assistant", "content": "Understood."}], scope=tenant, session="standup")
+    alices = mem.list(scope=alice, limit=100)
+    assert alices and not [r for r in alices if "PELICANFALLS" in (r.context or "")]
+    assert not mem.search("PELICANFALLS", scope=alice)
+    tenants = [r for r in mem.list(scope=tenant, limit=100) if r.scope == tenant]
+    assert not [r for r in tenants if "Harborview" in (r.context or "")]
+    assert [r for r in tenants if "Thursdays" in (r.context or "")], "the tenant's own past is still its context"
+
+
 def test_quota_holds_under_concurrent_saves_and_supersede(memory_factory) -> None:
     mem = memory_factory("none", tenant_quota=3)
 

@@ -126,7 +126,7 @@ def _stored_ids(engine: Any, scope: Scope, ids: Sequence[str], where: Mapping[st
         chunk = list(ids[start:start + 256])
         try:
             recs = engine.list(scope=scope, kind=EPISODE_KIND, limit=len(chunk) * 2,
-                               where={"sources": chunk, **where})
+                               where={"sources": chunk, **where}, exact_scope=True)
         except (RememError, ValueError) as exc:  # a lookup failure must not lose the capture: store them
             log.debug("episode lookup failed: %s", exc)
             continue
@@ -139,7 +139,9 @@ def earlier_episodes(engine: Any, scope: Scope, session: str) -> list[MemoryReco
     """The last episodes stored for ``session`` by earlier captures, in the order said: the past of a capture
     that only sends what is new (hooks, framework adapters), and the ones still waiting for what follows."""
     try:
-        recs = engine.list(scope=scope, kind=EPISODE_KIND, where={"meta.session": session}, limit=CONTEXT_TURNS * 2)
+        # this scope's own: a tenant-wide session must not read (and then write into) a user's of the same name
+        recs = engine.list(scope=scope, kind=EPISODE_KIND, where={"meta.session": session}, limit=CONTEXT_TURNS * 2,
+                           exact_scope=True)
     except (RememError, ValueError) as exc:
         log.debug("episode context lookup failed: %s", exc)
         return []

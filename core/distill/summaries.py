@@ -27,8 +27,8 @@ def summary_sources(ids: Sequence[str | None]) -> list[str]:
 def find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None:
     """The session's current summary in ``scope``, if there is one."""
     found = engine.list(scope=scope, kind="summary", where={"meta.session": session}, limit=5,
-                        include_superseded=False)
-    found = [r for r in found if r.scope == scope and r.superseded_by is None]
+                        include_superseded=False, exact_scope=True)  # not a user's summary of the same name
+    found = [r for r in found if r.superseded_by is None]
     return found[0] if found else None
 
 

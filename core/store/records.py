@@ -131,6 +131,14 @@ def scope_conditions(scope: Scope) -> list[Cond]:
     return conds
 
 
+def exact_conditions(scope: Scope) -> list[Cond]:
+    """Only ``scope``'s own records: what it leaves unset must be unset too (a tenant's scope also holds its
+    users', agents' and sessions' records, and a lookup that reads or rewrites "its" records must not take
+    theirs)."""
+    return [*scope_conditions(scope), *(Cond(key, empty=True) for key in ("user", "agent", "session")
+                                        if getattr(scope, key) is None)]
+
+
 def valid_at(ts: float) -> list[Cond]:
     return [Cond("valid_from_ts", lte=ts), Cond("valid_until_ts", gt=ts)]
 
@@ -204,8 +212,11 @@ def build_filter(
     since: Any = None,
     until: Any = None,
     valid_ts: float | None = None,
+    exact: bool = False,
 ) -> FilterSpec:
-    must = scope_conditions(scope) if scope is not None else []  # None: every tenant (the engine's admin switch)
+    """The filter of ``scope`` (``None``: every tenant, the engine's admin switch) and the conditions; ``exact``:
+    only ``scope``'s own records (:func:`exact_conditions`)."""
+    must = [] if scope is None else exact_conditions(scope) if exact else scope_conditions(scope)
     if kind is not None:
         kinds = (kind,) if isinstance(kind, str) else tuple(kind)
         must.append(Cond("kind", eq=kinds[0]) if len(kinds) == 1 else Cond("kind", any_of=kinds))

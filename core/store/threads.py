@@ -89,9 +89,8 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
     within ``gap`` of ``at``."""
     try:  # a date at the end of the calendar has no window around it: the note starts a thread
         where: dict[str, Any] = {"thread": name} if name else {"occurred_at": {"$gte": at - gap, "$lte": at + gap}}
-        flt = engine.filter(scope, kind=THREAD_KIND, where=where)
         # this scope's own notes: a tenant's scope also holds its users' (and they may have said more since)
-        flt.must.extend(Cond(key, empty=True) for key in ("user", "agent", "session") if getattr(scope, key) is None)
+        flt = engine.filter(scope, kind=THREAD_KIND, where=where, exact=True)
         found = engine.backend.newest(flt, LOOKUP_LIMIT)
     except (RememError, ValueError, OverflowError) as exc:  # a failed lookup costs the context, never the write
         log.debug("thread lookup failed: %s", exc)
