@@ -19,7 +19,7 @@ from ..config import private_dir, private_file
 from ..scope import ALL_TENANTS, coerce_scope
 from ..types import MemoryRecord, ScopeError, utcnow
 from .plan import EmbedDocuments, Plan
-from .records import content_hash
+from .records import content_hash, from_payload
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -81,6 +81,7 @@ def import_plan(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = 
         if not in_scope(rec, wanted):
             raise ScopeError(f"record {rec.id} belongs to {rec.scope}, outside the scope of this import "
                              f"({wanted}); import with that scope, or scope=ALL_TENANTS to restore every tenant")
+    _refuse_moves(engine, records)  # before anything is written (and again, under the write lock, per batch)
     n = 0
     for start in range(0, len(records), BATCH):
         batch = [_checked(engine, r) for r in records[start:start + BATCH]]
@@ -99,13 +100,29 @@ def _checked(engine: "Engine", r: MemoryRecord) -> MemoryRecord:
     return replace(r, content_hash=content_hash(r.text, r.scope))
 
 
+def _refuse_moves(engine: "Engine", recs: Sequence[MemoryRecord]) -> dict[str, Any]:
+    """The scopes of the ``recs`` ids stored already; a ScopeError if one is stored in another scope (an id
+    names one record in one scope: an import rewrites it there, never moves it, not even between the users of
+    one tenant)."""
+    existing: dict[str, Any] = {}
+    for start in range(0, len(recs), BATCH):
+        chunk = recs[start:start + BATCH]
+        existing.update((f.id, from_payload(f.id, f.payload).scope)
+                        for f in engine.backend.retrieve([r.id for r in chunk]))
+    for r in recs:
+        was = existing.get(r.id)
+        if was is not None and was.stored_tenant != r.scope.stored_tenant:
+            raise ScopeError(f"record {r.id} already exists in another tenant; an import cannot move it")
+        if was is not None and was != r.scope:
+            raise ScopeError(f"record {r.id} already exists in another scope of this tenant; an import cannot "
+                             "move it")
+    return existing
+
+
 def _write(engine: "Engine", recs: Sequence[MemoryRecord], vectors: Sequence[list[float] | None]) -> int:
     with engine.write_lock:
         engine.check_usable()
-        existing = {f.id: f.payload.get("tenant") for f in engine.backend.retrieve([r.id for r in recs])}
-        for r in recs:
-            if r.id in existing and existing[r.id] != r.scope.stored_tenant:
-                raise ScopeError(f"record {r.id} already exists in another tenant; an import cannot move it")
+        existing = _refuse_moves(engine, recs)
         by_tenant: dict[Any, int] = {}
         for r in recs:
             if r.id not in existing:
