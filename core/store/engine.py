@@ -403,16 +403,18 @@ class Engine:
 
     def list(self, *, scope: Any = None, limit: int = 50, offset: int = 0, kind: Any = None,
              tags: Iterable[str] | None = None, where: Mapping[str, Any] | None = None, since: Any = None,
-             until: Any = None, include_superseded: bool = True, exact_scope: bool = False) -> list[MemoryRecord]:
-        """The newest records of ``scope`` (``exact_scope``: of exactly it, not of the narrower scopes inside)."""
+             until: Any = None, include_superseded: bool = True) -> list[MemoryRecord]:
         self.check_usable()
         check_limit("limit", limit, high=10_000)
         check_limit("offset", offset, low=0, high=10_000_000)
-        flt = self.filter(scope, kind=kind, tags=tags, where=where, since=since, until=until, exact=exact_scope)
+        flt = self.filter(scope, kind=kind, tags=tags, where=where, since=since, until=until)
         if not include_superseded:
             flt.must.append(Cond("valid_until_ts", gt=time.time()))
-        found = self.backend.newest(flt, limit + offset)
-        return [from_payload(f.id, f.payload) for f in found[offset:offset + limit]]
+        return self.newest(flt, limit + offset)[offset:]
+
+    def newest(self, flt: FilterSpec, limit: int) -> list[MemoryRecord]:
+        """The newest ``limit`` records ``flt`` matches (``filter(scope, exact=True)``: a scope's own)."""
+        return [from_payload(f.id, f.payload) for f in self.backend.newest(flt, limit)]
 
     def count(self, *, scope: Any = None, kind: Any = None, tags: Iterable[str] | None = None,
               where: Mapping[str, Any] | None = None) -> int:
