@@ -64,6 +64,13 @@ def in_scope(rec: MemoryRecord, scope: Scope | AllTenants) -> bool:
                for k in ("user", "agent", "session"))
 
 
+def own_records(scope: Scope) -> dict[str, Any]:
+    """``where`` conditions for ``scope``'s own records only: what the scope leaves unset, they leave unset too.
+    A tenant's scope also holds its users', agents' and sessions' records; a lookup that reads or rewrites what
+    a scope itself said before (a conversation's past, its summary, a thread) must not take theirs."""
+    return {key: {"$exists": False} for key in ("user", "agent", "session") if getattr(scope, key) is None}
+
+
 def resolve_scope(spec: ScopeSpec, *context: Any) -> Scope | None:
     """The scope of one adapter call: a fixed scope as it is (``None`` = the global space), or what a callable
     returns for this call's ``context`` (``None`` from a callable = no scope: the memory step does not run).
@@ -88,5 +95,5 @@ def check_scope_spec(spec: Any) -> ScopeSpec:
     return Scope.coerce(spec)
 
 
-__all__ = ["ALL_TENANTS", "AllTenants", "ScopeLike", "ScopeSpec", "check_scope_spec", "coerce_scope",
+__all__ = ["ALL_TENANTS", "AllTenants", "ScopeLike", "ScopeSpec", "check_scope_spec", "coerce_scope", "own_records",
            "in_scope", "resolve_scope"]

@@ -289,6 +289,16 @@ def test_metadata_where_filters_search_and_list(any_mem: Memory) -> None:
     assert len(any_mem.list(scope=ALICE, where={"team": "core"})) == 2
     assert [r.metadata["sprint"] for r in any_mem.list(scope=ALICE, where={"sprint": {"$ne": 12}})] == [13]
     assert [r.metadata["sprint"] for r in any_mem.list(scope=ALICE, where={"team": {"$nin": ["x", "core"]}})] == []
+    # $exists: a field set or not; "user" unset is a tenant's own records, not its users'
+    any_mem.add("sprint goal: pick the next epic", scope=ALICE, metadata={"sprint": 14})
+    assert [r.metadata["sprint"] for r in any_mem.list(scope=ALICE, where={"team": {"$exists": False}})] == [14]
+    assert len(any_mem.list(scope=ALICE, where={"team": {"$exists": True}})) == 2
+    tenant = Scope(tenant=ALICE.tenant)
+    any_mem.add("tenant-wide: the office closes at six", scope=tenant)
+    own = any_mem.list(scope=tenant, where={"user": {"$exists": False}})
+    assert [r.text for r in own] == ["tenant-wide: the office closes at six"] and len(any_mem.list(scope=tenant)) == 4
+    with pytest.raises(ValueError, match="true or false"):
+        any_mem.list(scope=ALICE, where={"team": {"$exists": "no"}})
 
 
 def test_token_budget_never_overshoots(any_mem: Memory) -> None:

@@ -38,6 +38,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .admission import check_admission
 from .conversation import Turn
 from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, message_id, said_order
+from ..scope import own_records
 from ..types import MemoryRecord, RememError, Scope
 from ..store.erasure import one_write
 
@@ -125,8 +126,8 @@ def _stored_ids(engine: Any, scope: Scope, ids: Sequence[str], where: Mapping[st
     for start in range(0, len(ids), 256):
         chunk = list(ids[start:start + 256])
         try:
-            recs = engine.newest(engine.filter(scope, kind=EPISODE_KIND, where={"sources": chunk, **where},
-                                               exact=True), len(chunk) * 2)
+            recs = engine.list(scope=scope, kind=EPISODE_KIND, limit=len(chunk) * 2,
+                               where={"sources": chunk, **where, **own_records(scope)})
         except (RememError, ValueError) as exc:  # a lookup failure must not lose the capture: store them
             log.debug("episode lookup failed: %s", exc)
             continue
@@ -140,8 +141,8 @@ def earlier_episodes(engine: Any, scope: Scope, session: str) -> list[MemoryReco
     that only sends what is new (hooks, framework adapters), and the ones still waiting for what follows."""
     try:
         # this scope's own: a tenant-wide session must not read (and then write into) a user's of the same name
-        recs = engine.newest(engine.filter(scope, kind=EPISODE_KIND, where={"meta.session": session}, exact=True),
-                             CONTEXT_TURNS * 2)
+        recs = engine.list(scope=scope, kind=EPISODE_KIND, where={"meta.session": session, **own_records(scope)},
+                           limit=CONTEXT_TURNS * 2)
     except (RememError, ValueError) as exc:
         log.debug("episode context lookup failed: %s", exc)
         return []

@@ -7,10 +7,9 @@ its last message, across every capture, so a hit on the summary points at messag
 
 from __future__ import annotations
 
-import time
 from typing import Any, Sequence
 
-from ..store.backends.base import Cond
+from ..scope import own_records
 from ..types import MemoryRecord, Scope
 
 SUMMARY_SOURCES = 16  # message ids a summary names: the session's first requests and its latest ones
@@ -28,9 +27,9 @@ def summary_sources(ids: Sequence[str | None]) -> list[str]:
 
 def find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None:
     """The session's current summary in ``scope``, if there is one."""
-    flt = engine.filter(scope, kind="summary", where={"meta.session": session}, exact=True)  # not a user's
-    flt.must.append(Cond("valid_until_ts", gt=time.time()))                                  # of that name
-    found = [r for r in engine.newest(flt, 5) if r.superseded_by is None]
+    found = engine.list(scope=scope, kind="summary", where={"meta.session": session, **own_records(scope)}, limit=5,
+                        include_superseded=False)  # not a user's summary of a session of the same name
+    found = [r for r in found if r.superseded_by is None]
     return found[0] if found else None
 
 

@@ -410,11 +410,8 @@ class Engine:
         flt = self.filter(scope, kind=kind, tags=tags, where=where, since=since, until=until)
         if not include_superseded:
             flt.must.append(Cond("valid_until_ts", gt=time.time()))
-        return self.newest(flt, limit + offset)[offset:]
-
-    def newest(self, flt: FilterSpec, limit: int) -> list[MemoryRecord]:
-        """The newest ``limit`` records ``flt`` matches (``filter(scope, exact=True)``: a scope's own)."""
-        return [from_payload(f.id, f.payload) for f in self.backend.newest(flt, limit)]
+        found = self.backend.newest(flt, limit + offset)
+        return [from_payload(f.id, f.payload) for f in found[offset:offset + limit]]
 
     def count(self, *, scope: Any = None, kind: Any = None, tags: Iterable[str] | None = None,
               where: Mapping[str, Any] | None = None) -> int:

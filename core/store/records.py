@@ -131,14 +131,6 @@ def scope_conditions(scope: Scope) -> list[Cond]:
     return conds
 
 
-def exact_conditions(scope: Scope) -> list[Cond]:
-    """Only ``scope``'s own records: what it leaves unset must be unset too (a tenant's scope also holds its
-    users', agents' and sessions' records, and a lookup that reads or rewrites "its" records must not take
-    theirs)."""
-    return [*scope_conditions(scope), *(Cond(key, empty=True) for key in ("user", "agent", "session")
-                                        if getattr(scope, key) is None)]
-
-
 def valid_at(ts: float) -> list[Cond]:
     return [Cond("valid_from_ts", lte=ts), Cond("valid_until_ts", gt=ts)]
 
@@ -157,8 +149,9 @@ def valid_payload(payload: Mapping[str, Any], ts: float) -> bool:
 def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[Cond]]:
     """``where`` keys: kind/source/tags/user/agent/session, anything else is a metadata field.
 
-    Values: a scalar (equal), a list (any of), or an operator dict: ``$eq``, ``$ne``, ``$in``, ``$nin`` and
-    numeric or datetime ranges ``$gt/$gte/$lt/$lte``. Returns (must, must_not) conditions.
+    Values: a scalar (equal), a list (any of), or an operator dict: ``$eq``, ``$ne``, ``$in``, ``$nin``,
+    ``$exists`` (true: set and not empty; false: unset, null or empty) and numeric or datetime ranges
+    ``$gt/$gte/$lt/$lte``. Returns (must, must_not) conditions.
     """
     must: list[Cond] = []
     must_not: list[Cond] = []
@@ -170,7 +163,7 @@ def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[
         field = (PAYLOAD_ALIASES.get(key) or key if key in TOP_LEVEL_WHERE or key in PAYLOAD_ALIASES
                  else "meta." + key.removeprefix("metadata.").removeprefix("meta."))
         if isinstance(value, Mapping):
-            unknown = set(value) - set(RANGE_OPS) - {"$eq", "$ne", "$in", "$nin"}
+            unknown = set(value) - set(RANGE_OPS) - {"$eq", "$ne", "$in", "$nin", "$exists"}
             if unknown:
                 raise ValueError(f"unsupported operators for {key!r}: {sorted(unknown)}")
             if "$eq" in value:
@@ -181,6 +174,10 @@ def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[
                 must.append(Cond(field, any_of=tuple(value["$in"])))
             if "$nin" in value:
                 must_not.append(Cond(field, any_of=tuple(value["$nin"])))
+            if "$exists" in value:
+                if not isinstance(value["$exists"], bool):
+                    raise ValueError(f"where[{key!r}]['$exists'] must be true or false, got {value['$exists']!r}")
+                (must_not if value["$exists"] else must).append(Cond(field, empty=True))
             bounds = {RANGE_OPS[op]: _as_number(v) for op, v in value.items() if op in RANGE_OPS}
             if bounds:
                 must.append(Cond(field, **bounds))
@@ -212,11 +209,8 @@ def build_filter(
     since: Any = None,
     until: Any = None,
     valid_ts: float | None = None,
-    exact: bool = False,
 ) -> FilterSpec:
-    """The filter of ``scope`` (``None``: every tenant, the engine's admin switch) and the conditions; ``exact``:
-    only ``scope``'s own records (:func:`exact_conditions`)."""
-    must = [] if scope is None else exact_conditions(scope) if exact else scope_conditions(scope)
+    must = scope_conditions(scope) if scope is not None else []  # None: every tenant (the engine's admin switch)
     if kind is not None:
         kinds = (kind,) if isinstance(kind, str) else tuple(kind)
         must.append(Cond("kind", eq=kinds[0]) if len(kinds) == 1 else Cond("kind", any_of=kinds))

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, links, message_id, said_order
-from ..scope import coerce_scope
+from ..scope import coerce_scope, own_records
 from ..types import MemoryRecord, RememError, Scope, to_datetime
 from .backends.base import Cond
 from .dedupe import PROVENANCE_KEYS, THREAD_KEYS, conflicting
@@ -90,7 +90,7 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
     try:  # a date at the end of the calendar has no window around it: the note starts a thread
         where: dict[str, Any] = {"thread": name} if name else {"occurred_at": {"$gte": at - gap, "$lte": at + gap}}
         # this scope's own notes: a tenant's scope also holds its users' (and they may have said more since)
-        flt = engine.filter(scope, kind=THREAD_KIND, where=where, exact=True)
+        flt = engine.filter(scope, kind=THREAD_KIND, where={**where, **own_records(scope)})
         found = engine.backend.newest(flt, LOOKUP_LIMIT)
     except (RememError, ValueError, OverflowError) as exc:  # a failed lookup costs the context, never the write
         log.debug("thread lookup failed: %s", exc)
