@@ -369,14 +369,18 @@ def test_llm_summary_is_updated_on_a_second_capture(mem: Memory, srv: OpenAIServ
 def test_llm_failure_queues_the_capture_and_drain_stores_it(mem: Memory, srv: OpenAIServer,
                                                             llm: LLMDistiller) -> None:
     srv.fail("chat", status=429, code="insufficient_quota")
-    res = mem.remember(CODING_CONVERSATION, scope=SCOPE, session="q1", distiller=llm)
+    # the queue is a file: what goes with the messages is redacted too (metadata, source, tags, message ids)
+    res = mem.remember([*CODING_CONVERSATION, {"role": "user", "id": SECRET, "content": "ok"}], scope=SCOPE,
+                       session="q1", distiller=llm, metadata={"ticket": f"key {SECRET}"}, source=f"ci {GH_SECRET}",
+                       tags=[f"t {GH_SECRET}"])
     assert res.queued and res.error.startswith("quota_exhausted") and res.added == []
     assert res.summary is not None and res.summary.metadata["provisional"] is True  # something stored at once
     assert "can you fix it" in res.summary.text
     assert pending_count(mem) == 1
     entry = queue_for(mem).peek()[0]
     assert entry.data["session"] == "q1" and entry.data["error_kind"] == "quota_exhausted"
-    assert SECRET not in json.dumps(entry.data)  # the queue holds redacted messages only
+    assert SECRET not in json.dumps(entry.data) and GH_SECRET not in json.dumps(entry.data)  # redacted only
+    assert "[REDACTED:" in entry.data["metadata"]["ticket"] and "[REDACTED:" in entry.data["source"]
     for status, code, kind in [(401, "invalid_api_key", "invalid_credential"), (500, None, "bad_response")]:
         srv.fail("chat", status=status, code=code)
         other = mem.remember(f"I prefer status {status} pages to be plain.", scope=SCOPE, session=f"q{status}",

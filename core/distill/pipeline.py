@@ -36,6 +36,7 @@ from .admission import MAX_MEMORY_CHARS, Admission, admit, check_admission, cont
 from .artifacts import extract_identifiers
 from .audit import AuditReport, audit
 from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillation
+from .capture_redaction import redact_capture
 from .conversation import Turn, conversation_turns, normalize_messages, strip_recalled, to_plain_messages
 from .episodes import EPISODE_KIND, assign_ids, keep_episodes, spoken
 from .neighbours import similar_memories
@@ -112,8 +113,9 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
     scope = Scope.coerce(scope)
     redactor = _redactor(pii)
     plain = to_plain_messages(messages)
-    redacted, counts = redactor.redact_messages(plain)
-    result = RememberResult(redactions=dict(counts))
+    capture = redact_capture(redactor, plain, metadata, source, tags)  # every later step reads only this
+    redacted = capture.messages
+    result = RememberResult(redactions=capture.counts)
     turns = conversation_turns(redacted)
     sid = session or scope.session or derive_session_id(turns)
     turns = assign_ids(turns, sid)
@@ -129,8 +131,8 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
             new_turns, continuation = [], True  # an older snapshot of a session already distilled further
     offset = 0 if continuation or previous is None else int(previous.metadata.get("messages") or 0)
     return _Prep(scope=scope, session=sid, messages=redacted, turns=turns, new_turns=new_turns,
-                 continuation=continuation, previous=previous, result=result, metadata=dict(metadata or {}),
-                 source=source or "remember", tags=tuple(tags or ()), redactor=redactor, offset=offset,
+                 continuation=continuation, previous=previous, result=result, metadata=capture.metadata,
+                 source=capture.source or "remember", tags=capture.tags, redactor=redactor, offset=offset,
                  keep_episodes=episodes)
 
 
