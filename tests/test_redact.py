@@ -227,6 +227,16 @@ def test_redact_messages_anthropic_blocks(r: Redactor) -> None:
     assert out[2]["content"][0]["tool_use_id"] == "toolu_01"
 
 
+def test_a_data_url_is_left_alone_but_text_that_starts_with_data_is_redacted(r: Redactor) -> None:
+    """An inline image is bytes; a pasted event stream ("data: {...}") is text and may hold a key."""
+    url = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+    out, counts = r.redact_messages([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
+                                                                  {"type": "text", "text": f"data: {FAKE_AWS_ID}"}]},
+                                     {"role": "user", "content": f'data: {{"aws_key": "{FAKE_AWS_ID}"}}'}])
+    assert out[0]["content"][0]["image_url"]["url"] == url
+    assert FAKE_AWS_ID not in json.dumps(out) and counts == {"aws_access_key_id": 2}
+
+
 # ----------------------------------------------------------------- contract
 
 

@@ -63,6 +63,11 @@ _STRUCTURAL_KEYS = frozenset(
 )
 
 
+_DATA_URL_RE = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,")
+"""An inline image or file (``data:image/png;base64,...``): bytes, not text. Anything else that starts with
+"data:" is text (a pasted event stream: ``data: {"aws_key": ...}``) and is redacted like any."""
+
+
 @dataclass(frozen=True)
 class RedactionResult:
     """Redacted text plus per-kind counts (kinds only, never the values)."""
@@ -230,7 +235,7 @@ class Redactor:
     # ------------------------------------------------------------- messages
     def _walk(self, node: Any, counts: dict[str, int], key: str | None) -> Any:
         if isinstance(node, str):
-            if key in _STRUCTURAL_KEYS or node.startswith("data:"):
+            if key in _STRUCTURAL_KEYS or _DATA_URL_RE.match(node):
                 return node
             res = self.redact(node)
             for k, n in res.counts.items():
