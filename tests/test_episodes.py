@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from typing import Any
+
+import pytest
 
 from openai_server import OpenAIServer
 from remem import Memory, Scope
@@ -172,12 +175,28 @@ def test_a_long_session_summary_names_its_first_and_latest_messages(mem: Memory)
     assert list(res.summary.sources) == ["u0", "u1", "u2", "u3", *(f"u{k}" for k in range(9, 20)), "a19"]
 
 
-def test_episodes_can_be_turned_off_and_bad_timestamps_never_fail_a_capture(mem: Memory) -> None:
-    res = mem.remember([msg("user", "I prefer tabs over spaces in Go files.", "not a date")], scope=SCOPE,
-                       session="x", episodes=False)
+def test_episodes_can_be_turned_off_and_bad_timestamps_never_fail_a_capture(mem: Memory,
+                                                                           caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="remem.distill"):
+        res = mem.remember([msg("user", "I prefer tabs over spaces in Go files.", "not a date")], scope=SCOPE,
+                           session="x", episodes=False)
     assert res.episodes == [] and mem.count(scope=SCOPE, kind="episode") == 0
     [pref] = res.added
     assert pref.occurred_at is None and len(pref.sources) == 1  # a derived message id still names its source
+    assert "message 0 has timestamp 'not a date'" in caplog.text  # kept undated, and said so
+
+
+def test_a_role_remember_cannot_read_is_refused_before_anything_is_stored(mem: Memory) -> None:
+    """A message that would be skipped is a clear error, not a capture that silently keeps less; the shapes
+    SDKs use for the same roles are read ("text" for "content", "chatbot", "developer" as the system prompt)."""
+    with pytest.raises(ValueError, match="message 1 has role 'wizard'"):
+        mem.remember([msg("user", "We deploy on Fridays."), {"role": "wizard", "content": "So be it."}],
+                     scope=SCOPE, session="w")
+    assert mem.count(scope=SCOPE) == 0
+    res = mem.remember([{"role": "developer", "content": "Answer briefly."},
+                        {"role": "user", "text": "Our staging cluster runs on Hetzner."},
+                        {"role": "chatbot", "content": "Noted: staging is on Hetzner."}], scope=SCOPE, session="w")
+    assert [e.text for e in res.episodes] == ["Our staging cluster runs on Hetzner.", "Noted: staging is on Hetzner."]
 
 
 def test_context_says_each_thing_once_and_dates_it_by_event_time(mem: Memory) -> None:

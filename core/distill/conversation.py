@@ -34,7 +34,7 @@ class Turn:
     index: int = -1
 
 
-_ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant",
+_ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant", "chatbot": "assistant",
                  "developer": "system", "function": "tool", "toolmessage": "tool", "humanmessage": "user",
                  "aimessage": "assistant", "systemmessage": "system"}
 _TRANSCRIPT_RE = re.compile(r"^\s*(user|human|assistant|ai|system|tool)\s*:\s*", re.I | re.M)
@@ -102,28 +102,66 @@ def _object_message(msg: Any) -> dict[str, Any]:
     return out
 
 
+_TIME_KEYS = ("timestamp", "created_at")
+SPOKEN_OR_TOOL = ("user", "assistant", "system", "tool")
+
+
+def _time_of(value: Any) -> _dt.datetime:
+    """``value`` (ISO 8601, epoch seconds or milliseconds, or a datetime) as an aware datetime; ValueError if it
+    is none of them."""
+    try:
+        if isinstance(value, bool):
+            raise ValueError("a boolean")
+        if isinstance(value, (int, float)) or (isinstance(value, str) and re.fullmatch(r"\d+(?:\.\d+)?",
+                                                                                       value.strip())):
+            secs = float(value)
+            if secs > 1e11:  # epoch milliseconds (JavaScript clients)
+                secs /= 1000.0
+            return _dt.datetime.fromtimestamp(secs, tz=_dt.timezone.utc)
+        if isinstance(value, _dt.datetime):
+            return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+        if isinstance(value, str):
+            parsed = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            return parsed if parsed.tzinfo else parsed.replace(tzinfo=_dt.timezone.utc)
+    except (OverflowError, OSError) as exc:
+        raise ValueError(str(exc)) from exc
+    raise ValueError(f"a {type(value).__name__}")
+
+
 def message_time(msg: Mapping[str, Any]) -> _dt.datetime | None:
-    """When a message was said: its ``timestamp`` or ``created_at`` (ISO 8601, epoch seconds or
-    milliseconds, or a datetime). None when absent or unreadable: a bad timestamp never fails a capture."""
-    for key in ("timestamp", "created_at"):
+    """When a message was said: its ``timestamp`` or ``created_at``. None when absent or unreadable (a bad
+    timestamp never fails a capture; :func:`check_messages` says which were unreadable)."""
+    for key in _TIME_KEYS:
         value = msg.get(key)
-        if value is None or value == "" or isinstance(value, bool):
+        if value is None or value == "":
             continue
         try:
-            if isinstance(value, (int, float)) or (isinstance(value, str) and re.fullmatch(r"\d+(?:\.\d+)?",
-                                                                                           value.strip())):
-                secs = float(value)
-                if secs > 1e11:  # epoch milliseconds (JavaScript clients)
-                    secs /= 1000.0
-                return _dt.datetime.fromtimestamp(secs, tz=_dt.timezone.utc)
-            if isinstance(value, _dt.datetime):
-                return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
-            if isinstance(value, str):
-                parsed = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-                return parsed if parsed.tzinfo else parsed.replace(tzinfo=_dt.timezone.utc)
-        except (ValueError, OverflowError, OSError):
+            return _time_of(value)
+        except ValueError:
             continue
     return None
+
+
+def check_messages(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Raise a ValueError naming the first message remember() would skip (a role it does not know), before
+    anything is stored: what the caller sent is untouched, so nothing is lost. Return what it will keep without
+    (a timestamp that is no time: the message is kept, undated; a capture never fails for its dates)."""
+    unread: list[str] = []
+    for i, msg in enumerate(messages):
+        role = str(msg.get("role") or msg.get("type") or "user").lower()
+        if _ROLE_ALIASES.get(role, role) not in SPOKEN_OR_TOOL:
+            raise ValueError(f"message {i} has role {role!r}: remember() reads user, assistant, system (or developer) "
+                             "and tool messages (human/ai and the frameworks' message objects too)")
+        for key in _TIME_KEYS:
+            value = msg.get(key)
+            if value is None or value == "":
+                continue
+            try:
+                _time_of(value)
+            except ValueError:
+                unread.append(f"message {i} has {key} {str(value)[:40]!r}, neither ISO 8601 nor epoch seconds: "
+                              "kept without its date")
+    return unread
 
 
 def _message_id(msg: Mapping[str, Any]) -> str | None:
@@ -163,6 +201,8 @@ def _message_turns(msg: Mapping[str, Any], turns: list[Turn], tool_names: dict[s
     role = str(msg.get("role") or msg.get("type") or "user").lower()
     role = _ROLE_ALIASES.get(role, role)
     content = msg.get("content")
+    if content is None and isinstance(msg.get("text"), str):  # {"role": "user", "text": ...}: some SDKs say text
+        content = msg["text"]
     if role == "tool":
         name = msg.get("name") or tool_names.get(str(msg.get("tool_call_id")))
         turns.append(Turn("tool_result", _content_text(content), name=name,
@@ -266,4 +306,4 @@ def _args_text(args: Any) -> str:
     return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
 
 
-__all__ = ["Turn", "conversation_turns", "message_time", "normalize_messages", "strip_recalled", "to_plain_messages"]
+__all__ = ["Turn", "check_messages", "conversation_turns", "message_time", "normalize_messages", "strip_recalled", "to_plain_messages"]

@@ -37,7 +37,8 @@ from .artifacts import extract_identifiers
 from .audit import AuditReport, audit
 from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillation
 from .capture_redaction import redact_capture
-from .conversation import Turn, conversation_turns, normalize_messages, strip_recalled, to_plain_messages
+from .conversation import (Turn, check_messages, conversation_turns, normalize_messages, strip_recalled,
+                           to_plain_messages)
 from .episodes import EPISODE_KIND, assign_ids, keep_episodes, spoken
 from .neighbours import similar_memories
 from .summaries import find_summary, summary_sources
@@ -113,6 +114,8 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
     scope = Scope.coerce(scope)
     redactor = _redactor(pii)
     plain = to_plain_messages(messages)
+    for problem in check_messages(plain):  # a role it cannot read raises here, before anything is stored
+        log.warning("remember(): %s", problem)
     capture = redact_capture(redactor, plain, metadata, source, tags)  # every later step reads only this
     redacted = capture.messages
     result = RememberResult(redactions=capture.counts)
