@@ -105,7 +105,7 @@ def run_memory_save(memory: Any, text: str, scope: Scope | None, *, kind: str = 
     if scope is None:
         return did_not_run("save", NO_SCOPE)
     try:
-        rec = memory.add(text, scope=scope, kind=kind or "note", tags=list(tags) if tags else None,
+        rec = memory.add(text, scope=scope, kind=kind or "note", tags=tags or None,
                          importance=importance, source="agent-tool")
     except (RememError, ValueError, TypeError) as exc:
         return did_not_run("save", _reason(exc))

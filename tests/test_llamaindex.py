@@ -314,7 +314,8 @@ async def test_agent_authors_its_recall_query_on_the_first_step_then_saves(mem: 
         if n == 1:
             return tool_call("memory_search", query="oolong tea preference")
         if n == 2:
-            return tool_call("memory_save", text="Alice wants her tea at 80 degrees C", kind="preference")
+            # a model often sends one tag as a string: it is one tag, not its letters
+            return tool_call("memory_save", text="Alice wants her tea at 80 degrees C", kind="preference", tags="tea")
         return ChatMessage(role="assistant", content="Oolong at 80 C, unsweetened.")
 
     llm = ScriptedLLM(script)
@@ -327,6 +328,7 @@ async def test_agent_authors_its_recall_query_on_the_first_step_then_saves(mem: 
     assert recs["bob"].text not in tool_out[0]
     saved = [r for r in mem.list(scope=ALICE) if "80 degrees" in r.text]
     assert len(saved) == 1 and saved[0].kind == "preference" and saved[0].source == "agent-tool"
+    assert saved[0].tags == ("tea",)
     assert str(result) == "Oolong at 80 C, unsweetened."
 
 
