@@ -127,12 +127,17 @@ def run_memory_forget(memory: Any, memory_id: str, scope: Scope | None) -> str:
     return f"Forgot memory {memory_id}." if existed else f"No memory {memory_id} in this scope; nothing forgotten."
 
 
+RECALL_QUERY_CHARS = 1_500
+"""Auto-recall searches with the head of what the user said: a pasted log is no question, and matching all
+of it would cost the turn (a 1 MB query took 2.9 s)."""
+
+
 def recall_context(memory: Any, query: str, scope: Scope | None, *, token_budget: int = 800) -> str:
     """Context for auto-recall; empty string when nothing fits or recall fails (never raises)."""
     if memory is None or scope is None or not query or not query.strip():
         return ""
     try:
-        return memory.context(query, scope=scope, token_budget=token_budget)
+        return memory.context(query[:RECALL_QUERY_CHARS], scope=scope, token_budget=token_budget)
     except Exception as exc:  # noqa: BLE001
         log.warning("recall failed: %s", exc)
         return ""

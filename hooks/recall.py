@@ -26,6 +26,7 @@ from .digest import CHARS_PER_TOKEN, build_digest, covered, said
 from .injected import Shown
 from remem.core.recall.passages import bracket, passage_lines
 from remem.core.recall.repeats import distinct
+from remem.core.tooling import RECALL_QUERY_CHARS
 
 RECALL_PREAMBLE = ("remem recalled these memories from earlier Claude Code sessions in this project "
                    "(they may be outdated; trust the code and the user over them):")
@@ -35,7 +36,6 @@ _TRIVIAL = {"ok", "okay", "k", "yes", "y", "yep", "yeah", "no", "n", "nope", "th
             "perfect", "good", "do it", "ship it", "retry", "try again", "again", "hi", "hello", "hey", "stop",
             "wait", "please continue", "keep going", "sounds good", "looks good", "makes sense", "agreed"}
 _WORD = re.compile(r"\w+", re.UNICODE)
-MAX_QUERY_CHARS = 1_500
 SEARCH_LIMIT = 20
 MAX_LINE_CHARS = 700
 # the digest draws on distilled memories, never on episodes (the raw messages remember() also keeps)
@@ -181,7 +181,7 @@ def recall(inp: HookInput) -> tuple[str, str]:
     tenant = inp.tenant
     budget = env_int("REMEM_HOOK_RECALL_TOKENS", DEFAULT_RECALL_TOKENS)
     deadline = recall_deadline()
-    query = None if trivial else prompt[:MAX_QUERY_CHARS]
+    query = None if trivial else prompt[:RECALL_QUERY_CHARS]
     status, hits, records = "ok", [], []
     try:
         hits, records = with_deadline(lambda: _gather(query, tenant, budget, want_digest, deadline),

@@ -503,3 +503,20 @@ def test_count_is_scoped_and_filtered(any_mem: Memory) -> None:
     any_mem.add("other tenant", scope=OTHER, kind="fact")
     assert any_mem.count(scope=ALICE) == 2 and any_mem.count(scope=ALICE, kind="fact") == 1
     assert any_mem.count(scope=Scope(tenant="acme")) == 3 and any_mem.count(scope=Scope()) == 0
+
+
+def test_a_query_of_a_documents_size_or_text_that_is_not_unicode_is_a_clear_error(any_mem: Memory) -> None:
+    """A 1 MB query took seconds inside an agent's turn; a lone surrogate (bytes read with surrogateescape)
+    failed deep in the tokenizer or the transport. Both are refused up front, and nothing is written."""
+    any_mem.add("the staging database is Postgres 16", scope=ALICE)
+    with pytest.raises(ValueError, match="query is 40000 characters; the limit is 32000"):
+        any_mem.search("x" * 40_000, scope=ALICE)
+    with pytest.raises(ValueError, match="query is not valid Unicode"):
+        any_mem.context("caf\udce9 database", scope=ALICE)
+    with pytest.raises(ValueError, match="text is not valid Unicode"):
+        any_mem.add("caf\udce9 closes at six", scope=ALICE)
+    with pytest.raises(ValueError, match="context is not valid Unicode"):
+        any_mem.add("the cafe closes at six", scope=ALICE, context="caf\udce9")
+    assert any_mem.count(scope=ALICE) == 1
+    assert any_mem.search("staging database " * 1000, scope=ALICE)  # a long question still works
+

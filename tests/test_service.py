@@ -75,6 +75,10 @@ def test_memory_shares_the_store_through_one_service(svc_store: Path) -> None:
         b.get("00000000-0000-0000-0000-000000000000")
     with pytest.raises(ValueError, match="importance"):
         b.add("x", importance=99)
+    with pytest.raises(ValueError, match="not valid Unicode"):  # not a codec error from the transport
+        b.search("caf\udce9", scope=S)
+    with pytest.raises(ValueError, match="the limit is 32000"):
+        b.context("x" * 40_000, scope=S)
     a.close()
     assert b.forget(new.id, scope=S) is True  # closing one handle leaves the service for the others
 

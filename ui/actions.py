@@ -46,11 +46,12 @@ def recall_preview(mem: Any, prompt: str, scope: Any) -> RecallPreview:
     from remem.hooks.common import DEFAULT_DIGEST_TOKENS, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, env_int
     from remem.hooks.digest import build_digest
     from remem.hooks.injected import Shown
-    from remem.hooks.recall import (DIGEST_KINDS, MAX_QUERY_CHARS, RECALL_PREAMBLE, SEARCH_LIMIT, digest_keep,
-                                    is_trivial, render_chosen, select)
+    from remem.core.tooling import RECALL_QUERY_CHARS
+    from remem.hooks.recall import (DIGEST_KINDS, RECALL_PREAMBLE, SEARCH_LIMIT, digest_keep, is_trivial,
+                                    render_chosen, select)
 
     budget = env_int("REMEM_HOOK_RECALL_TOKENS", DEFAULT_RECALL_TOKENS)
-    query = prompt.strip()[:MAX_QUERY_CHARS]
+    query = prompt.strip()[:RECALL_QUERY_CHARS]
     start = time.perf_counter()
     fitted = mem.search(query, scope=scope, limit=SEARCH_LIMIT, token_budget=budget * 2, reinforce=False)
     fresh = Shown("")  # a session shown nothing yet

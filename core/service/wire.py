@@ -154,8 +154,12 @@ def decode_error(data: Mapping[str, Any]) -> BaseException:
 
 
 def dumps_line(obj: Any) -> bytes:
-    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_reject)
-            + "\n").encode("utf-8")
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_reject) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # what the core would refuse too: say so, not "surrogates not allowed"
+        raise ValueError(f"the request holds text that is not valid Unicode (a lone surrogate at character "
+                         f"{exc.start} of the request): decode the input as UTF-8, or with errors='replace'") from None
 
 
 def loads_line(line: bytes | str) -> Any:

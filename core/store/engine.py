@@ -27,7 +27,7 @@ from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
 from .fields import ADD_FIELDS as _ADD_FIELDS, superseding_spec
 from .records import build_filter, content_hash, from_payload, tally, to_payload, valid_within
-from .validation import MAX_TEXT_CHARS, Validator, check_limit, finite
+from .validation import MAX_TEXT_CHARS, Validator, check_limit, check_query, finite
 
 FORMAT_VERSION = 1
 
@@ -339,8 +339,7 @@ class Engine:
         :func:`~.retrieval.ranked`. Its extra searches (a time window, an anchor event) reuse the question's
         vector: they are the same question, narrowed."""
         self.check_usable()
-        if not isinstance(query, str):
-            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        query = check_query(query)  # a string, of a question's size, that can be written
         check_limit("limit", limit, high=1000)
         if token_budget is not None:
             check_limit("token_budget", token_budget, low=0, high=1_000_000)

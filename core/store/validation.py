@@ -27,6 +27,27 @@ MAX_SOURCE_ID_CHARS = 200
 _KIND_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
+def unicode_text(name: str, value: str) -> str:
+    """``value`` if it can be written as UTF-8; a clear ValueError if not (a lone surrogate: bytes read with
+    ``errors="surrogateescape"``, a Latin-1 file read as UTF-8), instead of a codec error from deep inside."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{name} is not valid Unicode (a lone surrogate at character {exc.start}): decode the "
+                         "input as UTF-8, or with errors='replace'") from None
+    return value
+
+
+def check_query(query: Any) -> str:
+    """A search question: a string of at most ``MAX_TEXT_CHARS`` (a question, not a document to match)."""
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a string, got {type(query).__name__}")
+    if len(query) > MAX_TEXT_CHARS:
+        raise ValueError(f"query is {len(query)} characters; the limit is {MAX_TEXT_CHARS} (search with the "
+                         "question, not the whole document)")
+    return unicode_text("query", query)
+
+
 class Validator:
     """Checks and redacts the fields of a write; ``redact=False`` turns redaction off (never the checks)."""
 
@@ -52,7 +73,7 @@ class Validator:
         if len(stripped) > MAX_TEXT_CHARS:
             raise ValueError(f"text is {len(stripped)} characters; the limit is {MAX_TEXT_CHARS} "
                              f"(distil long content with remember(), or split it)")
-        return self.redact(stripped) or stripped
+        return self.redact(unicode_text("text", stripped)) or stripped
 
     def context(self, context: Any) -> str | None:
         if context is None:
@@ -60,7 +81,7 @@ class Validator:
         if not isinstance(context, str):
             raise TypeError(f"context must be a string, got {type(context).__name__}")
         context = " ".join(context.split())[:MAX_CONTEXT_CHARS]
-        return self.redact(context) if context else None
+        return self.redact(unicode_text("context", context)) if context else None
 
     @staticmethod
     def kind(kind: Any) -> str:

@@ -25,7 +25,7 @@ from llama_index.core.memory import BaseMemoryBlock
 from ...core.recall.rendering import render_context
 from ...core.recall.tokens import count_tokens
 from ...core.scope import check_scope_spec
-from ...core.tooling import BackgroundCapture, call_scope, default_capture, wait_for
+from ...core.tooling import RECALL_QUERY_CHARS, BackgroundCapture, call_scope, default_capture, wait_for
 from ...core.types import Scope
 from ._common import last_user_text, sync_and_async, to_capture_dicts
 
@@ -105,7 +105,7 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
 
     async def _aget(self, messages: Optional[List[ChatMessage]] = None, session_id: Optional[str] = None,
                     **block_kwargs: Any) -> str:
-        query = last_user_text(messages, turns=max(1, self.recall_turns))
+        query = last_user_text(messages, turns=max(1, self.recall_turns))[:RECALL_QUERY_CHARS]
         scope = self.current_scope()
         if self._async is None or not query or scope is None:
             return ""
