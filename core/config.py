@@ -88,8 +88,8 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
 
 def private_opener(path: str, flags: int) -> int:
     """``open(path, mode, opener=private_opener)``: a new file is created 0600, an existing one of ours is
-    tightened to it."""
-    fd = os.open(path, flags, 0o600)
+    tightened to it; a symlink in its place is refused (ELOOP), not followed to wherever it points."""
+    fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         st = os.fstat(fd)
         if _UID is not None and st.st_mode & 0o077 and st.st_uid == _UID:

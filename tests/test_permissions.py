@@ -168,6 +168,7 @@ async def test_a_full_run_leaves_nothing_other_accounts_can_read(tmp_path: Path,
                             {"role": "assistant", "content": "Noted: the export runs at 03:00 UTC."}],
                            scope=S, session="outage-1")
         assert res.queued
+        exports.mkdir(mode=0o700)  # an export goes into a folder that exists (a mistyped one is an error)
         assert mem.export(exports / "all.jsonl", scope=S) >= 1
         backup = mem.backup()
         transcript = tmp_path / "t.jsonl"
@@ -208,3 +209,32 @@ async def test_a_full_run_leaves_nothing_other_accounts_can_read(tmp_path: Path,
                 data += gzip.decompress(data)
             leaked = [s for s in secrets_fed if s.encode() in data]
             assert not leaked, (path, [s[:6] for s in leaked])
+
+
+def test_an_export_writes_a_file_no_one_else_could_plant(mem: Memory, tmp_path: Path) -> None:
+    """An export to a shared folder: a file or symlink planted where a predictable temporary name would be is
+    never written through; the export is a new 0600 file renamed into place, and a missing folder is an error."""
+    mem.add("the deploy key rotates on Mondays", scope=Scope(tenant="acme"))
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    (shared / "all.jsonl.part").symlink_to(victim)
+    assert mem.export(shared / "all.jsonl", scope=Scope(tenant="acme")) == 1
+    assert victim.read_text() == "untouched"
+    assert stat.S_IMODE((shared / "all.jsonl").stat().st_mode) == 0o600
+    assert sorted(p.name for p in shared.iterdir()) == ["all.jsonl", "all.jsonl.part"]  # no temporary left
+    with pytest.raises(FileNotFoundError, match="create it first"):
+        mem.export(tmp_path / "no-such-folder" / "all.jsonl", scope=Scope(tenant="acme"))
+    assert not (tmp_path / "no-such-folder").exists()
+
+
+def test_remems_own_files_are_never_opened_through_a_symlink(tmp_path: Path) -> None:
+    from remem.core.config import private_opener
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    (tmp_path / "log").symlink_to(victim)
+    with pytest.raises(OSError):
+        open(tmp_path / "log", "a", opener=private_opener)
+    assert victim.read_text() == "untouched"

@@ -9,13 +9,15 @@ reuse the id of a memory in another tenant: a crafted file cannot move someone e
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from ..config import private_dir, private_file
+from ..config import private_dir
 from ..scope import ALL_TENANTS, coerce_scope
 from ..types import MemoryRecord, ScopeError, utcnow
 from .plan import EmbedDocuments, Plan
@@ -32,18 +34,25 @@ def export(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = None)
 
     engine.check_usable()
     path = Path(path)
-    private_dir(path.parent)
-    tmp = path.with_name(path.name + ".part")
-    opener = gzip.open if path.suffix == ".gz" else open
+    if not path.parent.is_dir():  # a mistyped folder is an error, not a new folder somewhere
+        raise FileNotFoundError(f"no folder {path.parent} to export into: create it first")
+    # a new file no one else can have planted (a random name, created exclusively, 0600), renamed into place
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     n = 0
-    with private_file(tmp):
-        with opener(tmp, "wt", encoding="utf-8") as fh:  # type: ignore[operator]
-            fh.write(json.dumps({"remem_export": FORMAT_VERSION, **engine.fingerprint(),
-                                 "exported_at": utcnow().isoformat()}) + "\n")
-            for rec in engine.iter_records(scope):
-                fh.write(json.dumps(rec.as_dict(), ensure_ascii=False) + "\n")
-                n += 1
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            text = io.TextIOWrapper(gzip.GzipFile(fileobj=raw, mode="wb") if path.suffix == ".gz" else raw,
+                                    encoding="utf-8")
+            with text as fh:
+                fh.write(json.dumps({"remem_export": FORMAT_VERSION, **engine.fingerprint(),
+                                     "exported_at": utcnow().isoformat()}) + "\n")
+                for rec in engine.iter_records(scope):
+                    fh.write(json.dumps(rec.as_dict(), ensure_ascii=False) + "\n")
+                    n += 1
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
     return n
 
 
@@ -138,7 +147,7 @@ def backup(engine: "Engine", directory: str | os.PathLike[str] | None = None, *,
     """A timestamped, gzipped export of every tenant next to the store (or in ``directory``); keeps ``keep``."""
     base = Path(directory) if directory else default_backup_dir(engine)
     stamp = utcnow().strftime("%Y%m%dT%H%M%S%fZ")
-    path = base / f"remem-{stamp}.jsonl.gz"
+    path = private_dir(base) / f"remem-{stamp}.jsonl.gz"
     export(engine, path, scope=ALL_TENANTS)
     olds = sorted(base.glob("remem-*.jsonl.gz"))
     for stale in olds[:-keep] if keep > 0 else []:
