@@ -229,8 +229,12 @@ def cmd_compact(args: argparse.Namespace) -> int:
         progress, advance = _progress(mem.stats(scope=ALL_TENANTS).count, "compacting")
         with progress:
             n = mem.compact(progress=advance)
+    from .hooks.recall import forget_last_recalls
+
+    forget_last_recalls()  # the hooks' copy of the last text they injected, which may quote what was forgotten
     _emit(args, {"compacted": n}, lambda: out.print(f"rewrote the store with its {n} memories; what was forgotten "
-                                                     "is gone from its files (older backups still hold it)"))
+                                                     "is gone from its files and the hooks' last-recall records "
+                                                     "(older backups still hold it)"))
     return 0
 
 

@@ -235,6 +235,20 @@ def _record(tenant: str, session: str, status: str, text: str, count: int, ms: f
         log("recall", f"could not record the last recall: {exc}")
 
 
+def forget_last_recalls() -> int:
+    """Delete every project's record of its last recall (the text it injected: copies of memories). ``remem
+    compact`` calls it, so the words a forget and a compaction remove from the store leave the hooks' files too;
+    the next prompt records its recall again."""
+    n = 0
+    for path in (last_recall_path("x").parent).glob("*.json"):
+        try:
+            path.unlink()
+            n += 1
+        except OSError as exc:
+            log("recall", f"could not delete {path.name}: {exc}")
+    return n
+
+
 def last_recall(tenant: str) -> dict[str, Any] | None:
     data = read_json(last_recall_path(tenant))
     return data if isinstance(data, dict) else None

@@ -49,7 +49,11 @@ def test_cli_round_trip_with_json(store_factory, tmp_path: Path) -> None:
     assert json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout) == []
     assert json.loads(run("import", str(out), "--tenant", "acme", "--json", store=store).stdout)["imported"] == 1
     assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)) == 1
+    last = store.parent / "hooks" / "last_recall" / "acme.json"  # what the prompt hook injected last (a copy)
+    last.parent.mkdir(parents=True, exist_ok=True)
+    last.write_text(json.dumps({"tenant": "acme", "context": "We pinned stripe-python to v7.4.0"}))
     assert json.loads(run("compact", "--json", store=store).stdout) == {"compacted": 1}  # forgotten bytes gone
+    assert not last.exists()  # and the hooks' copy of what they showed
     assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)) == 1
 
 
