@@ -238,3 +238,14 @@ def test_remems_own_files_are_never_opened_through_a_symlink(tmp_path: Path) -> 
     with pytest.raises(OSError):
         open(tmp_path / "log", "a", opener=private_opener)
     assert victim.read_text() == "untouched"
+
+
+def test_a_script_that_ends_without_close_leaves_no_store_file_open_to_others(tmp_path: Path) -> None:
+    """Under umask 022, Qdrant Edge writes its last files as the shard is dropped at interpreter exit: the store
+    closes itself first, so they are private too."""
+    script = ("import os; os.umask(0o022)\nfrom remem import Memory, Scope\nmem = Memory(service='off')\n"
+              "mem.add('we deploy on Fridays', scope=Scope(tenant='acme'))\nraise SystemExit('no close()')\n")
+    env = {**os.environ, "REMEM_HOME": str(tmp_path / "home"), "REMEM_EMBEDDER": "none"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "no close()" in done.stderr
+    assert open_to_others(every_path(tmp_path / "home")) == []

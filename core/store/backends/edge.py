@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import threading
+import weakref
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -64,6 +66,15 @@ def _found(p: Any, score: float = 0.0) -> Found:
     return Found(id=str(p.id), payload=dict(p.payload or {}), score=float(getattr(p, "score", score) or 0.0))
 
 
+def _close_at_exit(ref: "weakref.ref[EdgeBackend]") -> None:
+    backend = ref()
+    if backend is not None:
+        try:
+            backend.close()
+        except Exception:  # noqa: BLE001 - at exit: what cannot be closed is repaired at the next open
+            pass
+
+
 class EdgeBackend:
     """Qdrant Edge in ``<folder>/shard``; the folder also holds ``remem.json`` (embedder fingerprint etc.)."""
 
@@ -78,6 +89,9 @@ class EdgeBackend:
         self._lock = threading.RLock()
         self._writes_since_optimize = 0
         self._size_at_optimize = 0
+        # a script that ends without close(): Edge writes its last files as the shard is dropped at exit, under
+        # the caller's umask (0644); closed here first, they are written private and checked
+        atexit.register(_close_at_exit, weakref.ref(self))
 
     # -- meta -------------------------------------------------------------------------------------------
     def read_meta(self) -> dict[str, Any] | None:
@@ -183,7 +197,7 @@ class EdgeBackend:
             self.ensure(dense_dim)
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, private_umask():
             if self._shard is not None:
                 try:
                     self._shard.flush()
