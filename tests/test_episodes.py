@@ -300,3 +300,15 @@ def test_reembed_gives_episodes_an_older_remem_stored_their_neighbours(store_fac
         top = mem.search("Kafka retention invoice topics", scope=SCOPE, limit=1)[0]
         assert top.sources[:2] == ("q1", "r1")  # the question comes back with its answer, as one passage
     assert "search index" not in doctor.diagnose(path=path, embedder="none")
+
+
+def test_a_long_message_is_kept_as_its_head_and_tail_and_says_so(mem: Memory) -> None:
+    log = "Build started.\n" + "\n".join(f"step {i}: compiled module_{i}.rs in {i % 7} ms" for i in range(3000))
+    said = [msg("user", "The release build log is below; it ends with the linker error we keep hitting.\n" + log
+                + "\nerror: linking with `cc` failed: undefined reference to `ring_core_0_17_8_`")]
+    [episode] = mem.remember(said, scope=SCOPE, session="big").episodes
+    assert episode.metadata["clipped_from_chars"] == len(said[0]["content"]) > len(episode.text)
+    assert episode.text.startswith("The release build log") and "ring_core_0_17_8_" in episode.text
+    [short] = mem.remember([msg("user", "We ship the release on Thursday.")], scope=SCOPE, session="small").episodes
+    assert "clipped_from_chars" not in short.metadata
+

@@ -218,7 +218,10 @@ def episode_items(turns: Sequence[Turn], new: Sequence[Turn], *, session: str, o
                 meta["follows"] = [mid for _, mid in past if mid]
             if t.speaker:
                 meta["speaker"] = t.speaker
-            items.append({"text": clipped(text, EPISODE_MAX_TOKENS) if len(text) > 4 * EPISODE_MAX_TOKENS else text,
+            kept = clipped(text, EPISODE_MAX_TOKENS) if len(text) > 4 * EPISODE_MAX_TOKENS else text
+            if kept != text:  # said so on the record: its head and tail were kept, not all of it
+                meta["clipped_from_chars"] = len(text)
+            items.append({"text": kept,
                           "kind": EPISODE_KIND, "tags": list(tags), "importance": EPISODE_IMPORTANCE,
                           "metadata": meta, "source": source, "context": ctx, "sources": [t.id],
                           "occurred_at": t.at})
