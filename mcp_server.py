@@ -235,7 +235,7 @@ def install_config(target: str = "project", *, cwd: str | os.PathLike[str] | Non
                    config_path: str | os.PathLike[str] | None = None, server_args: list[str] | None = None,
                    name: str = "remem") -> Path:
     """Add remem to ``.mcp.json`` at the project root (``project``) or to Claude Desktop's config, keeping
-    every other server and setting in the file."""
+    every other server and setting in the file; a ``REMEM_HOME`` set now goes with it."""
     import shutil
 
     root = project_root(cwd)
@@ -254,6 +254,9 @@ def install_config(target: str = "project", *, cwd: str | os.PathLike[str] | Non
             raise ValueError(f"{path} is not a JSON object; not touching it")
     servers = data.setdefault("mcpServers", {})
     servers[name] = {"command": command, "args": args}
+    home = os.environ.get("REMEM_HOME")
+    if home:  # the client starts the server with its own environment: the store this shell uses, not ~/.remem
+        servers[name]["env"] = {"REMEM_HOME": str(Path(home).expanduser().resolve())}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n", "utf-8")

@@ -170,7 +170,7 @@ def test_http_refuses_to_expose_the_memory_without_tokens(mem: Memory) -> None:
     assert parse_tokens("a" * 20 + ":x|y") == {"a" * 20: Token("a" * 20, frozenset({"x", "y"}))}
 
 
-def test_install_merges_into_existing_configs(tmp_path: Path) -> None:
+def test_install_merges_into_existing_configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "proj"
     (project / ".git").mkdir(parents=True)
     (project / "sub").mkdir()
@@ -180,6 +180,9 @@ def test_install_merges_into_existing_configs(tmp_path: Path) -> None:
     data = json.loads(written.read_text())
     assert data["x"] == 1 and data["mcpServers"]["github"] == {"command": "gh-mcp"}
     assert data["mcpServers"]["remem"]["args"][-3:] == ["mcp", "--embedder", "none"]
+    monkeypatch.setenv("REMEM_HOME", str(tmp_path / "home"))  # the store this shell uses goes with the server
+    data = json.loads(install_config("project", cwd=project).read_text())
+    assert data["mcpServers"]["remem"]["env"] == {"REMEM_HOME": str((tmp_path / "home").resolve())}
     desktop = tmp_path / "Claude" / "claude_desktop_config.json"
     desktop.parent.mkdir()
     desktop.write_text(json.dumps({"mcpServers": {"fs": {"command": "fs", "env": {"KEY": "k"}}}, "theme": "dark"}))
