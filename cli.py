@@ -50,12 +50,13 @@ def _records_table(records: Sequence[Any], title: str | None = None,
     table = Table(title=title, show_lines=False)
     if scores is not None:
         table.add_column("score", justify="right")
-    for col in ("id", "date", "kind", "text", "tags", "sources"):
+    table.add_column("id", no_wrap=True)  # whole: it is what `remem get` / `forget` take
+    for col in ("date", "kind", "text", "tags", "sources"):
         table.add_column(col, overflow="fold")
     for i, rec in enumerate(records):
         when = rec.event_time.strftime("%Y-%m-%d")
         status = "" if rec.superseded_by is None else " (superseded)"
-        row = [rec.id[:8], when, rec.kind, rec.text + status, ", ".join(rec.tags), ", ".join(rec.sources)]
+        row = [rec.id, when, rec.kind, rec.text + status, ", ".join(rec.tags), ", ".join(rec.sources)]
         if scores is not None:
             score = scores[i]
             row.insert(0, "" if score is None else f"{score:.3f}")

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 
-def run(*args: str, store: Path, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "REMEM_SERVICE": "off", "REMEM_EMBEDDER": "none", "REMEM_HOME": str(store.parent)}
+def run(*args: str, store: Path, check: bool = True, stdin: str | None = None,
+        env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "REMEM_SERVICE": "off", "REMEM_EMBEDDER": "none", "REMEM_HOME": str(store.parent),
+           **(env_extra or {})}
     proc = subprocess.run([sys.executable, "-m", "remem.cli", *args, "--path", str(store)], input=stdin,
                           capture_output=True, text=True, env=env, timeout=120)
     if check:
@@ -66,6 +68,8 @@ def test_cli_reads_stdin_and_reports_errors_clearly(store_factory) -> None:
     wipe = run("forget", "--kind", "note", "--yes", store=store, check=False)
     assert wipe.returncode == 2 and "--tenant" in wipe.stderr
     assert len(json.loads(run("list", "--global", "--json", store=store).stdout)) == 1
+    shown = run("list", "--global", store=store, env_extra={"COLUMNS": "80"}).stdout  # the id a user copies
+    assert rec["id"] in shown and run("get", rec["id"], "--global", store=store).returncode == 0
 
 
 @pytest.mark.timeout(180)

@@ -89,7 +89,8 @@ def import_plan(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = 
     for rec in records:
         if not in_scope(rec, wanted):
             raise ScopeError(f"record {rec.id} belongs to {rec.scope}, outside the scope of this import "
-                             f"({wanted}); import with that scope, or scope=ALL_TENANTS to restore every tenant")
+                             f"({wanted}); import with that scope, or into every tenant to restore them all "
+                             "(scope=ALL_TENANTS; remem import --all-tenants)")
     _refuse_moves(engine, records)  # before anything is written (and again, under the write lock, per batch)
     n = 0
     for start in range(0, len(records), BATCH):
