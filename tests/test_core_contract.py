@@ -299,6 +299,11 @@ def test_metadata_where_filters_search_and_list(any_mem: Memory) -> None:
     assert [r.text for r in own] == ["tenant-wide: the office closes at six"] and len(any_mem.list(scope=tenant)) == 4
     with pytest.raises(ValueError, match="true or false"):
         any_mem.list(scope=ALICE, where={"team": {"$exists": "no"}})
+    with pytest.raises(TypeError, match="where must be a mapping"):  # not an AttributeError from inside
+        any_mem.search("sprint", scope=ALICE, where="team=core")
+    for bad_id in (None, 42):
+        with pytest.raises(TypeError, match="memory_id must be a string"):
+            any_mem.get(bad_id, scope=ALICE)  # type: ignore[arg-type]
 
 
 def test_token_budget_never_overshoots(any_mem: Memory) -> None:

@@ -123,6 +123,8 @@ class Engine:
         return PointData(id=rec.id, payload=to_payload(rec), dense=dense, sparse=indexing.sparse_vectors(rec))
 
     def _found(self, memory_id: Any) -> Found | None:
+        if not isinstance(memory_id, str):  # a None or a number is a caller's bug, not an id that is absent
+            raise TypeError(f"memory_id must be a string, got {type(memory_id).__name__}")
         try:
             uuid.UUID(str(memory_id))
         except (ValueError, AttributeError, TypeError):

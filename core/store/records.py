@@ -157,6 +157,8 @@ def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[
     must_not: list[Cond] = []
     if not where:
         return must, must_not
+    if not isinstance(where, Mapping):
+        raise TypeError(f"where must be a mapping such as {{'team': 'core'}}, got {type(where).__name__}")
     for key, value in where.items():
         if not isinstance(key, str) or not key:
             raise ValueError(f"where keys must be non-empty strings, got {key!r}")
