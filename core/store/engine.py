@@ -149,7 +149,7 @@ class Engine:
         rec = replace(draft, id=record_id or str(uuid.uuid4()), scope=scope,
                       importance=self.check.importance(importance), metadata=self.check.metadata(metadata),
                       source=self.check.source(source), created_at=created, updated_at=created,
-                      valid_from=record_time(valid_from), valid_until=record_time(valid_until),
+                      valid_from=record_time(valid_from) or created, valid_until=record_time(valid_until),
                       content_hash=content_hash(draft.text, scope), embedded=dense is not None or not self.dense,
                       supersedes=supersedes, sources=self.check.sources(sources),
                       occurred_at=record_time(occurred_at))
