@@ -144,6 +144,7 @@ def test_basic_ops_upsert_keeps_created_at(store: RememStore) -> None:
     item = store.get(ns, "doc1")
     assert item and item.namespace == ns and item.key == "doc1"
     assert item.value == {"title": "Test Document", "content": "Hello, World!"}
+    assert item.updated_at >= item.created_at  # a new item was not updated before it was created
     time.sleep(0.01)
     store.put(ns, "doc1", {"title": "Updated Document", "content": "Hello, Updated!"})
     updated = store.get(ns, "doc1")

@@ -374,7 +374,10 @@ def _expired(rec: MemoryRecord, now: float) -> bool:
 
 def _updated_at(rec: MemoryRecord) -> _dt.datetime:
     ts = rec.metadata.get("lg_updated_at")
-    return _dt.datetime.fromtimestamp(float(ts), tz=_dt.timezone.utc) if ts is not None else rec.updated_at
+    if ts is None:
+        return rec.updated_at
+    # a new item is stamped just before it is stored: never earlier than its own creation
+    return max(_dt.datetime.fromtimestamp(float(ts), tz=_dt.timezone.utc), rec.created_at)
 
 
 _HEX_TO_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
