@@ -60,7 +60,8 @@ def answer(event_arg: str | None, raw: str, background: bool = False) -> str:
         warn(event or "hook", "empty stdin; nothing to do")
         return ""
     if not inp.raw:
-        warn(event or "hook", "stdin is not a JSON object; nothing to do")
+        warn(event or "hook", "stdin is not a JSON object with the hook's fields (an empty one, or no JSON at "
+                              "all); nothing to do")
         return ""
     out = ""
     try:
