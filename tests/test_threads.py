@@ -222,6 +222,19 @@ def test_a_history_fetched_newest_first_is_placed_in_the_order_it_was_said(mem: 
     assert [r.text for r in hit.records][:2] == CHAT[:2]  # the passage reads in the order said
 
 
+def test_an_older_page_of_a_history_is_not_the_sequel_of_the_newer_one(mem: Memory) -> None:
+    """A chat history paged newest first, one add_many per page: the older page is no continuation of the newer
+    one (what was said later is not its past), and each page reads in the order said."""
+    newer = mem.add_many([{"text": t, "occurred_at": at(i)} for i, t in enumerate(CHAT) if i >= 2], scope=DANA)
+    older = mem.add_many([{"text": t, "occurred_at": at(i)} for i, t in enumerate(CHAT) if i < 2], scope=DANA)
+    newer, older = ([mem.get(r.id, scope=DANA) for r in recs] for recs in (newer, older))
+    assert older[0].metadata["thread"] != newer[0].metadata["thread"]
+    assert not any(t in (older[0].context or "") for t in CHAT[2:])  # no future as its past
+    assert older[1].context.startswith(CHAT[0]) and older[0].metadata["position"] < older[1].metadata["position"]
+    late = mem.add("Ana: Pixel loves the park.", scope=DANA, occurred_at=at(3.5))  # within a thread: its sequel
+    assert late.metadata["thread"] == newer[0].metadata["thread"]
+
+
 def test_a_repeat_is_the_stored_note_only_where_de_duplication_would_merge_it(any_mem: Memory) -> None:
     """A log synced again is not placed twice, but the same words at the same minute said by another speaker,
     in another named thread, or after the stored copy was superseded, are messages of their own; a caller's own

@@ -12,8 +12,9 @@ turns ``add()``ed one by one, BM25 only: evidence recall_any@10 0.734 alone, 0.8
 context, 0.891 with both sides and passages.
 
 One call places its dated notes in the order of their dates (a history fetched newest first reads oldest
-first); a note dated before the last one of a stored thread still goes after it, with what was said last as its
-context. ``metadata={"thread": "name"}`` names the thread itself (with or without a date); ``thread_gap_minutes``
+first). A call whose note is older than every stored note near it (the next page of a history paged newest
+first) starts a thread of its own rather than continuing a later one with its future as context; a note dated
+between stored notes of a thread still goes after its last one, with what was said last as its context. ``metadata={"thread": "name"}`` names the thread itself (with or without a date); ``thread_gap_minutes``
 (:class:`~remem.core.settings.Settings`, 30 by default) is the gap; ``0`` turns inference off. Facts, preferences
 and the other kinds are never threaded: what they say does not depend on what was said next to them. Thread keys
 are bookkeeping: they never keep two notes that say the same thing apart (:data:`THREAD_KEYS`, ignored by
@@ -85,8 +86,8 @@ def _when(item: Mapping[str, Any]) -> dt.datetime | None:
 
 def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime | None,
                    gap: dt.timedelta) -> _Thread | None:
-    """The stored thread a note continues: the named one, else the last one written to with notes dated
-    within ``gap`` of ``at``."""
+    """The stored thread a note continues: the named one, else the thread of the last note said before ``at``
+    among those dated within ``gap`` of it (none: the note is older than all of them, and starts one)."""
     try:  # a date at the end of the calendar has no window around it: the note starts a thread
         where: dict[str, Any] = {"thread": name} if name else {"occurred_at": {"$gte": at - gap, "$lte": at + gap}}
         # this scope's own notes: a tenant's scope also holds its users' (and they may have said more since)
@@ -99,7 +100,11 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
             if r.scope == scope and isinstance(r.metadata.get("thread"), str) and message_id(r)]
     if not recs:
         return None
-    name = name or str(recs[0].metadata["thread"])  # the most recently stored
+    if name is None:  # the thread of the last note said before it (there may be two near it)
+        before = [r for r in recs if r.occurred_at is not None and at is not None and r.occurred_at <= at]
+        if not before:
+            return None  # older than all of them (a history paged newest first): a thread of its own, no sequel
+        name = str(max(before, key=lambda r: (r.occurred_at, said_order(r))).metadata["thread"])
     members = sorted((r for r in recs if r.metadata.get("thread") == name), key=said_order)
     last = members[-1]
     pos = last.metadata.get("position")
