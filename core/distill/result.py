@@ -13,9 +13,10 @@ from ..types import MemoryRecord
 
 @dataclass
 class RememberResult:
-    """What a capture changed. ``episodes``: the messages stored as said (new ones only); ``queued`` means the
-    LLM failed and the raw (redacted) capture waits in the pending queue; ``usage`` is the LLM tokens it cost
-    (zeros when keyless)."""
+    """What a capture changed. ``added``/``merged``/``episodes`` are records (``episodes``: the messages stored as
+    said, new ones only); ``superseded`` is ``(old id, new id)`` pairs, the memories a correction replaced;
+    ``queued`` means the LLM failed and the raw (redacted) capture waits in the pending queue; ``usage`` is the
+    LLM tokens it cost (zeros when keyless)."""
 
     added: list[MemoryRecord] = field(default_factory=list)
     merged: list[MemoryRecord] = field(default_factory=list)
