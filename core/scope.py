@@ -95,5 +95,5 @@ def check_scope_spec(spec: Any) -> ScopeSpec:
     return Scope.coerce(spec)
 
 
-__all__ = ["ALL_TENANTS", "AllTenants", "ScopeLike", "ScopeSpec", "check_scope_spec", "coerce_scope", "own_records",
-           "in_scope", "resolve_scope"]
+__all__ = ["ALL_TENANTS", "AllTenants", "ScopeLike", "ScopeSpec", "check_scope_spec", "coerce_scope", "in_scope",
+           "own_records", "resolve_scope"]
