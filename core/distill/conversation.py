@@ -306,4 +306,5 @@ def _args_text(args: Any) -> str:
     return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)
 
 
-__all__ = ["Turn", "check_messages", "conversation_turns", "message_time", "normalize_messages", "strip_recalled", "to_plain_messages"]
+__all__ = ["Turn", "check_messages", "conversation_turns", "message_time", "normalize_messages", "strip_recalled",
+           "to_plain_messages"]
