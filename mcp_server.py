@@ -24,8 +24,8 @@ import threading
 from pathlib import Path
 from typing import Annotated, Any, Awaitable, Callable, Mapping
 
-from .core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, format_hits,
-                           record_line)
+from .core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, awithin_turn, did_not_run,
+                           format_hits, record_line)
 from .core.types import NotFoundError, RememError, Scope
 from .mcp_http import (AuthMiddleware, FailedAuth, Identity, Limits, Token, default_token, http_app, identity_of,
                        load_tokens, parse_tokens)
@@ -110,8 +110,8 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
         return Scope(tenant=tenant, user=ident.user or base_scope.user, agent=base_scope.agent)
 
     async def guarded(action: str, fn: Callable[[], Awaitable[str]], memory_id: str | None = None) -> str:
-        try:
-            return await fn()
+        try:  # a hung store costs a tool call the turn timeout, not the client's 30 s (stats scans: no limit)
+            return await (fn() if action == "stats" else awithin_turn(fn()))
         except ToolError:
             raise
         except NotFoundError as exc:  # one message whether the id exists nowhere or in another tenant

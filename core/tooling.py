@@ -7,11 +7,13 @@ looking like an empty memory.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import logging
+import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from .recall.rendering import hit_line, hit_lines
 from .scope import ScopeSpec, resolve_scope
@@ -31,6 +33,54 @@ SAVE_DESCRIPTION = (
 FORGET_DESCRIPTION = "Delete one memory by its id (from memory_search results) when the user asks to forget it."
 
 NO_SCOPE = "no memory scope is configured for this conversation"
+DEFAULT_TURN_TIMEOUT = 5.0
+T = TypeVar("T")
+
+
+class TurnTimeoutError(RememError, TimeoutError):
+    """A memory call inside an agent's turn did not answer within :func:`turn_timeout` (it goes on in its
+    thread; the turn does not wait for it)."""
+
+
+def turn_timeout() -> float:
+    """Seconds a memory call inside an agent's turn may take: ``REMEM_TURN_TIMEOUT``, 5 by default. A hung store
+    (a stopped service, a stalled server) then costs the turn this long, not the client's own 30 s."""
+    try:
+        value = float(os.environ.get("REMEM_TURN_TIMEOUT") or DEFAULT_TURN_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TURN_TIMEOUT
+    return value if value > 0 else DEFAULT_TURN_TIMEOUT
+
+
+def within_turn(call: Callable[[], T]) -> T:
+    """``call()`` in a daemon thread, waited for at most :func:`turn_timeout` (then TurnTimeoutError)."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting turn
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="remem-turn", daemon=True).start()
+    limit = turn_timeout()
+    if not done.wait(limit):
+        raise TurnTimeoutError(f"the memory store did not answer within {limit:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+async def awithin_turn(call: Awaitable[T]) -> T:
+    """``await call``, for at most :func:`turn_timeout` (then TurnTimeoutError)."""
+    limit = turn_timeout()
+    try:
+        return await asyncio.wait_for(call, limit)
+    except asyncio.TimeoutError:
+        raise TurnTimeoutError(f"the memory store did not answer within {limit:g} s") from None
 
 
 def sync_memory(memory: Any) -> Any:
@@ -90,8 +140,9 @@ def run_memory_search(memory: Any, query: str, scope: Scope | None, *, limit: in
     if not isinstance(query, str) or not query.strip():
         return did_not_run("search", "the query is empty")
     try:
-        hits = memory.search(query, scope=scope, limit=max(1, min(int(limit), 50)), kind=kind or None,
-                             tags=list(tags) if tags else None, token_budget=token_budget)
+        hits = within_turn(lambda: memory.search(query, scope=scope, limit=max(1, min(int(limit), 50)),
+                                                 kind=kind or None, tags=list(tags) if tags else None,
+                                                 token_budget=token_budget))
     except Exception as exc:  # noqa: BLE001 - a tool must answer, not crash the agent's turn
         log.warning("memory_search failed: %s", exc)
         return did_not_run("search", _reason(exc))
@@ -105,8 +156,10 @@ def run_memory_save(memory: Any, text: str, scope: Scope | None, *, kind: str = 
     if scope is None:
         return did_not_run("save", NO_SCOPE)
     try:
-        rec = memory.add(text, scope=scope, kind=kind or "note", tags=tags or None,
-                         importance=importance, source="agent-tool")
+        rec = within_turn(lambda: memory.add(text, scope=scope, kind=kind or "note", tags=tags or None,
+                                             importance=importance, source="agent-tool"))
+    except TurnTimeoutError as exc:  # the write goes on in its thread: it may land after all
+        return f"memory save did not answer: {_reason(exc)}; it may still be saved (search before saving again)"
     except (RememError, ValueError, TypeError) as exc:
         return did_not_run("save", _reason(exc))
     except Exception as exc:  # noqa: BLE001
@@ -121,7 +174,7 @@ def run_memory_forget(memory: Any, memory_id: str, scope: Scope | None) -> str:
     if scope is None:
         return did_not_run("forget", NO_SCOPE)
     try:
-        existed = memory.forget(memory_id, scope=scope)
+        existed = within_turn(lambda: memory.forget(memory_id, scope=scope))
     except Exception as exc:  # noqa: BLE001
         return did_not_run("forget", _reason(exc))
     return f"Forgot memory {memory_id}." if existed else f"No memory {memory_id} in this scope; nothing forgotten."
@@ -137,7 +190,7 @@ def recall_context(memory: Any, query: str, scope: Scope | None, *, token_budget
     if memory is None or scope is None or not query or not query.strip():
         return ""
     try:
-        return memory.context(query[:RECALL_QUERY_CHARS], scope=scope, token_budget=token_budget)
+        return within_turn(lambda: memory.context(query[:RECALL_QUERY_CHARS], scope=scope, token_budget=token_budget))
     except Exception as exc:  # noqa: BLE001
         log.warning("recall failed: %s", exc)
         return ""

@@ -155,6 +155,37 @@ def test_a_hung_service_gives_a_timeout_not_a_hang(svc_store: Path) -> None:
     assert _remote(svc_store).search("freeze", scope=S)
 
 
+def test_a_hung_service_costs_an_agents_turn_the_turn_timeout_not_thirty_seconds(
+        svc_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recall and the memory tools run inside an agent's turn: when the service hangs they give up after
+    REMEM_TURN_TIMEOUT (recall adds nothing, a tool says it did not answer), and the turn goes on."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from remem.core.tooling import recall_context, run_memory_save, run_memory_search
+    from remem.integrations.langgraph import MemoryMiddleware
+
+    monkeypatch.setenv("REMEM_TURN_TIMEOUT", "1")
+    mem = _remote(svc_store)
+    mem.add("Alice prefers green tea", scope=S)
+    agent = create_agent(GenericFakeChatModel(messages=iter([AIMessage("ok")] * 4)), tools=[],
+                         middleware=[MemoryMiddleware(mem, scope=S, tools=False, capture=False)])
+    assert "green tea" in recall_context(mem, "what tea does alice drink", S)
+    pid = mem.service_info["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        out = agent.invoke({"messages": [{"role": "user", "content": "what tea do I like?"}]})
+        assert out["messages"][-1].content == "ok"
+        assert recall_context(mem, "what tea does alice drink", S) == ""
+        assert "did not answer within 1 s" in run_memory_search(mem, "tea", S)
+        assert "may still be saved" in run_memory_save(mem, "Alice likes oolong too", S)
+        assert time.monotonic() - t0 < 8  # four calls, each cut at 1 s (the service's own timeout is 30 s)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
 def test_service_exits_when_idle_and_restarts_on_demand(svc_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REMEM_SERVICE_IDLE", "0.5")
     mem = _remote(svc_store)

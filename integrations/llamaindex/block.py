@@ -25,7 +25,8 @@ from llama_index.core.memory import BaseMemoryBlock
 from ...core.recall.rendering import render_context
 from ...core.recall.tokens import count_tokens
 from ...core.scope import check_scope_spec
-from ...core.tooling import RECALL_QUERY_CHARS, BackgroundCapture, call_scope, default_capture, wait_for
+from ...core.tooling import (RECALL_QUERY_CHARS, BackgroundCapture, awithin_turn, call_scope, default_capture,
+                             wait_for)
 from ...core.types import Scope
 from ._common import last_user_text, sync_and_async, to_capture_dicts
 
@@ -114,7 +115,7 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
         if hit is not None and time.monotonic() - hit[0] < _CACHE_SECONDS:
             return hit[1]
         try:
-            hits = await self._recall(query, scope, session_id)
+            hits = await awithin_turn(self._recall(query, scope, session_id))
         except Exception as exc:  # noqa: BLE001 - no memory is better than a crashed agent step
             log.warning("remem recall failed: %s", exc)
             return ""

@@ -10,7 +10,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from ...core.scope import ScopeSpec, check_scope_spec
-from ...core.tooling import call_scope
+from ...core.tooling import awithin_turn, call_scope, within_turn
 from ...core.types import MemoryRecord, SearchHit
 from ._common import sync_and_async
 
@@ -107,7 +107,7 @@ class RememRetriever(BaseRetriever):
         if kwargs is None:
             return []
         try:
-            hits = self._sync.search(query_bundle.query_str, **kwargs)
+            hits = within_turn(lambda: self._sync.search(query_bundle.query_str, **kwargs))
         except Exception as exc:  # noqa: BLE001 - retrieval failure means "no memories", not a crashed query
             log.warning("remem retrieval failed: %s", exc)
             return []
@@ -118,7 +118,7 @@ class RememRetriever(BaseRetriever):
         if kwargs is None:
             return []
         try:
-            hits = await self._async.search(query_bundle.query_str, **kwargs)
+            hits = await awithin_turn(self._async.search(query_bundle.query_str, **kwargs))
         except Exception as exc:  # noqa: BLE001
             log.warning("remem retrieval failed: %s", exc)
             return []
