@@ -128,6 +128,22 @@ def test_search_without_a_scope_says_it_did_not_run(mem: Memory, alice: str, bob
         "memory search did not run: ")
 
 
+def test_a_tenant_fixed_in_the_resolver_is_not_moved_by_the_run_config(mem: Memory, alice: str, bob: str) -> None:
+    """On a hosted LangGraph server the clients write ``configurable``: a tenant the developer fixed stays."""
+    mem.add("Globex's launch code is PELICAN", scope=Scope(tenant="globex", user=alice))
+    mem.add("Acme ships on Fridays", scope=Scope(tenant="acme", user=alice))
+    model = ScriptedModel(calls=[])
+    agent = create_agent(model, memory_tools(mem, scope=ScopeResolver(tenant="acme")),
+                         middleware=[ForceMemorySearchFirst()])
+    run = cfg(alice)
+    run["configurable"]["tenant"] = "globex"  # a client asking for another tenant
+    out = agent.invoke(user("what do we ship, and what is the launch code?"), run)
+    result = next(m for m in out["messages"] if isinstance(m, ToolMessage)).content
+    assert "PELICAN" not in result
+    assert ScopeResolver(tenant="acme")(run) == Scope(tenant="acme", user=alice)
+    assert ScopeResolver()(run) == Scope(tenant="globex", user=alice)  # unset: read from the run, as documented
+
+
 def test_memory_save_tool_stores_in_the_runtime_scope(mem: Memory, alice: str, bob: str) -> None:
     model = ScriptedModel(calls=[], script=[{"tool": "memory_save", "args": {"text": "Alice's cat is called Miso",
                                                                               "kind": "fact"}}, "saved"])

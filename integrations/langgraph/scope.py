@@ -37,6 +37,9 @@ class ScopeResolver:
 
     With ``require_user=True`` (default) a run without a user id has no scope: recall is skipped and the memory
     tools answer "memory search did not run: ..." instead of searching someone else's memories.
+
+    ``tenant=`` / ``agent=`` given here are fixed: a run's config or context cannot move it into another tenant
+    (on a hosted LangGraph server the clients write ``configurable``). Left unset, they are read from the run.
     """
 
     tenant: str | None = None
@@ -52,8 +55,10 @@ class ScopeResolver:
         user = _lookup(context, self.user_keys) or _lookup(conf, self.user_keys)
         if user is None and self.require_user:
             return None
-        tenant = _lookup(context, self.tenant_keys) or _lookup(conf, self.tenant_keys) or self.tenant
-        agent = _lookup(context, self.agent_keys) or _lookup(conf, self.agent_keys) or self.agent
+        # a tenant or agent given here is fixed: the run's config (which a hosted server's clients write) and
+        # context only fill what was left unset
+        tenant = self.tenant or _lookup(context, self.tenant_keys) or _lookup(conf, self.tenant_keys)
+        agent = self.agent or _lookup(context, self.agent_keys) or _lookup(conf, self.agent_keys)
         try:
             return Scope(tenant=tenant, user=user, agent=agent)
         except (TypeError, ValueError) as exc:
