@@ -161,3 +161,23 @@ def test_an_oversized_capture_is_refused_at_once_and_stores_nothing(mem: Memory)
     with pytest.raises(ValueError, match="limit is"):
         mem.remember(huge, scope=ACME)
     assert mem.count(scope=ALL_TENANTS) == 0
+
+
+def test_a_scope_label_that_holds_a_secret_is_refused_not_stored(mem: Memory, tmp_path: Path) -> None:
+    """Scope labels are stored as given (they are how records are found), so one the redactor would rewrite is
+    a clear error on every write path, and nothing of it reaches the store's files."""
+    key = "sk-proj-Xq7vT2mLp9RwZ4kB8nYc3HdF6jGs1AeU5oIi0VbNtKrMx"
+    leaky = Scope(tenant="acme", user=key)
+    with pytest.raises(ValueError, match="user label looks like a secret"):
+        mem.add("the deploy runs at six", scope=leaky)
+    with pytest.raises(ValueError, match="user label looks like a secret"):
+        mem.remember([{"role": "user", "content": "We deploy at six."}], scope=leaky, session="s1")
+    crafted = tmp_path / "crafted.jsonl"
+    crafted.write_text(json.dumps({"id": "0b5e3f7a-0000-4000-8000-000000000002", "text": "x",
+                                   "scope": leaky.as_dict()}) + "\n")
+    with pytest.raises(ValueError, match="user label looks like a secret"):
+        mem.import_(crafted, scope={"tenant": "acme"})
+    assert mem.count(scope={"tenant": "acme"}) == 0
+    store = Path(mem.stats(scope=ALL_TENANTS).location)
+    assert not [p for p in store.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
+

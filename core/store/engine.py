@@ -143,7 +143,7 @@ class Engine:
                      valid_from: Any = None, valid_until: Any = None, created_at: Any = None,
                      sources: Iterable[str] | None = None, occurred_at: Any = None, record_id: str | None = None,
                      supersedes: str | None = None) -> MemoryRecord:
-        scope = coerce_scope(scope)
+        scope = self.check.scope(coerce_scope(scope))
         now = utcnow()
         created = record_time(created_at) or now
         rec = replace(draft, id=record_id or str(uuid.uuid4()), scope=scope,

@@ -104,6 +104,7 @@ def import_plan(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = 
 
 def _checked(engine: "Engine", r: MemoryRecord) -> MemoryRecord:
     check = engine.check
+    check.scope(r.scope)
     r = replace(r, text=check.text(r.text), kind=check.kind(r.kind), tags=check.tags(r.tags),
                 importance=check.importance(r.importance), metadata=check.metadata(r.metadata),
                 source=check.source(r.source), context=check.context(r.context), sources=check.sources(r.sources))

@@ -83,6 +83,19 @@ class Validator:
         context = " ".join(context.split())[:MAX_CONTEXT_CHARS]
         return self.redact(unicode_text("context", context)) if context else None
 
+    def scope(self, scope: Any) -> Any:
+        """A write's scope, whose labels are stored as given (they are how records are found): one the redactor
+        would rewrite (a key, or PII when enabled) is refused rather than written in clear."""
+        red = self.redactor
+        if red is None:
+            return scope
+        for key in ("tenant", "user", "agent", "session"):
+            label = getattr(scope, key, None)
+            if isinstance(label, str) and red.redact(label).text != label:
+                raise ValueError(f"the scope's {key} label looks like a secret (or PII): scope labels are stored "
+                                 f"as given, so pass an id or a hash of it instead")
+        return scope
+
     @staticmethod
     def kind(kind: Any) -> str:
         if not isinstance(kind, str) or not _KIND_RE.match(kind):

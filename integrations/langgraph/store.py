@@ -66,6 +66,8 @@ class RememStore(BaseStore):
         scope_for: maps a namespace (or a search prefix) to the remem :class:`Scope` it lives in, e.g.
             ``lambda ns: Scope(tenant="acme", user=ns[1] if len(ns) > 1 else None)``. It must return, for a
             prefix, a scope that contains every namespace below it (``scope_for(())`` covers the whole store).
+            Scope labels are stored as given (they are how records are found), so a label the redactor would
+            rewrite (a key, or PII with ``pii=True``) is refused there: hash such a label in ``scope_for``.
         index: LangGraph ``IndexConfig``; only ``fields`` is used (remem's own embedder does the embedding).
         ttl: LangGraph ``TTLConfig`` (``default_ttl`` in minutes, ``refresh_on_read``, ``sweep_interval_minutes``).
         fill_unmatched: with ``query=``, top up to ``limit`` with in-prefix items the query did not match
