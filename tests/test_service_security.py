@@ -27,7 +27,7 @@ import pytest
 
 from remem import Memory, Scope
 from remem.core.service.client import ServiceSocketError, probe, service_paths, stop_service
-from remem.core.service.peer import HANDSHAKE_MAX
+from remem.core.service.peer import HANDSHAKE_MAX, HANDSHAKE_TIMEOUT
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX sockets, uids and signals")
 
@@ -364,6 +364,33 @@ def test_tcp_service_reads_only_a_few_kb_before_authentication(svc_store: Path,
         answer = json.loads(s.makefile("rb").readline())
     assert answer["e"]["type"] == "PermissionError"
     assert mem.get(rec.id, scope=S).text == "over loopback tcp"  # the request after the bad proof never ran
+
+
+def test_a_tcp_peer_trickling_its_handshake_is_cut_off_and_the_owner_still_gets_in(
+        svc_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole handshake has HANDSHAKE_TIMEOUT, not each read (a byte every few seconds held a thread and a
+    file descriptor for good), and only so many peers may be in it at once."""
+    monkeypatch.setenv("REMEM_SERVICE_TRANSPORT", "tcp")
+    mem = _remote(svc_store)
+    mem.add("over loopback tcp", scope=S)
+    port = json.loads(service_paths(svc_store).state.read_text())["port"]
+    slow = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(40)]
+    try:
+        t0, cut = time.monotonic(), False
+        while time.monotonic() - t0 < 3 * HANDSHAKE_TIMEOUT and not cut:
+            try:
+                slow[0].sendall(b" ")
+                slow[0].settimeout(0.5)
+                cut = slow[0].recv(1) == b""  # the service shut it
+            except socket.timeout:
+                pass
+            except OSError:
+                cut = True
+        assert cut, "a peer that never finishes its handshake keeps its connection"
+        assert [h.record.text for h in mem.search("loopback", scope=S)] == ["over loopback tcp"]
+    finally:
+        for c in slow:
+            c.close()
 
 
 async def test_the_async_client_runs_the_same_handshake(svc_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:

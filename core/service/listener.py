@@ -23,6 +23,8 @@ from .wire import MAX_LINE, dumps_line, encode_error
 
 log = logging.getLogger("remem.service")
 GRACE = 2.0  # seconds connections accepted before the socket was removed still get served at shutdown
+MAX_UNPROVEN = 32  # TCP peers in their handshake at once: more are refused at once, not given a thread to hold
+_unproven = threading.BoundedSemaphore(MAX_UNPROVEN)
 
 
 class Service(Protocol):
@@ -47,6 +49,13 @@ def unlink_own(paths: ServicePaths) -> None:
             pass
 
 
+def _shut(conn: socket.socket) -> None:
+    try:
+        conn.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
 class _Handler(socketserver.StreamRequestHandler):
     timeout = 600  # a client that connects and never sends is dropped eventually
 
@@ -57,6 +66,13 @@ class _Handler(socketserver.StreamRequestHandler):
                 return True
             log.warning("refused a connection from another account's process")
             return False
+        if not _unproven.acquire(blocking=False):
+            log.warning("refused a connection: %d peers are still in their handshake", MAX_UNPROVEN)
+            return False
+        # the whole handshake within HANDSHAKE_TIMEOUT, not each read: a peer that sends a byte at a time is cut
+        cut = threading.Timer(HANDSHAKE_TIMEOUT, _shut, (self.connection,))
+        cut.daemon = True
+        cut.start()
         self.connection.settimeout(HANDSHAKE_TIMEOUT)
         try:
             if not server_handshake(self.rfile, self.wfile, svc.secret, self.server.server_address[1]):
@@ -64,6 +80,9 @@ class _Handler(socketserver.StreamRequestHandler):
         except PermissionError as exc:
             self.wfile.write(dumps_line({"e": encode_error(exc)}))
             return False
+        finally:
+            cut.cancel()
+            _unproven.release()
         self.connection.settimeout(self.timeout)
         return True
 
