@@ -218,6 +218,23 @@ def test_fallback_socket_folder_must_be_ours_and_private(tmp_path: Path, store_f
         stop_service(store, timeout=5)
 
 
+def test_without_a_runtime_folder_a_long_stores_socket_goes_to_the_users_home(
+        tmp_path: Path, store_factory: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not /tmp/remem-<uid>, which any account can create first (and so deny the service)."""
+    store = _long_store(tmp_path, store_factory)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("REMEM_SERVICE_IDLE", "60")
+    try:
+        assert service_paths(store).socket.parent == tmp_path / "home" / ".remem-run"
+        mem = _remote(store)
+        assert mem.remote and mem.add("deep store", scope=S).text == "deep store"
+        assert stat.S_IMODE(os.lstat(tmp_path / "home" / ".remem-run").st_mode) == 0o700
+    finally:
+        stop_service(store, timeout=5)
+
+
 def test_fallback_socket_folder_planted_by_another_account_is_refused(
         tmp_path: Path, store_factory: Callable[..., Path], monkeypatch: pytest.MonkeyPatch,
         other_account: tuple[int, int]) -> None:

@@ -50,17 +50,29 @@ def store_folder(path: str | os.PathLike[str] | None) -> Path:
     return Path(path if path is not None else default_store_path()).expanduser().resolve()
 
 
-def fallback_socket_dir() -> Path:
+def fallback_socket_dir(name: str = "x" * 21) -> Path:
+    """Where a socket goes when the store's path is too long for AF_UNIX: the session's runtime folder, else a
+    folder in the user's home (no other account can create it first, as it could ``/tmp/remem-<uid>``), else,
+    when even that path is too long, ``/tmp/remem-<uid>`` (checked to be ours and private before use)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return Path(runtime)
+    try:
+        home = Path.home() / ".remem-run"
+        if home.parent.is_dir() and len(os.fsencode(str(home / name))) <= MAX_SOCKET_PATH:
+            return home
+    except (RuntimeError, KeyError):  # no home directory for this account
+        pass
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/remem-{uid}")
+    return Path(f"/tmp/remem-{uid}")
 
 
 def service_paths(path: str | os.PathLike[str] | None) -> ServicePaths:
     folder = store_folder(path)
     sock = folder / SOCKET_NAME
     if len(os.fsencode(str(sock))) > MAX_SOCKET_PATH:
-        digest = hashlib.sha1(str(folder).encode()).hexdigest()[:16]
-        sock = fallback_socket_dir() / f"{digest}.sock"
+        name = hashlib.sha1(str(folder).encode()).hexdigest()[:16] + ".sock"
+        sock = fallback_socket_dir(name) / name
     return ServicePaths(folder, sock, folder / LOCK_NAME, folder / START_LOCK_NAME, folder / STATE_NAME,
                         folder / LOG_NAME)
 
