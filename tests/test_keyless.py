@@ -53,8 +53,9 @@ def test_labelled_set_precision_and_recall_by_kind(kind: str) -> None:
     fresh9-* (60, blind) 0.347 / 0.696 (28/60) two rounds of rules before, 0.469 / 0.733 (34/60) after them, 55/60
     after its own; fresh10-* (60, blind) 0.404 / 0.619 (27/60), 0.481 / 0.625 (31/60) after the fresh9-* rules,
     48/60 after its own; fresh11-* (60, blind) 0.340 / 0.500 (23/60) three rounds of rules before, 0.500 / 0.614
-    (31/60) before its own, 57/60 after. ``python -m remem.bench.keyless_labelled --show-errors`` lists what is
-    still missed."""
+    (31/60) before its own, 57/60 after; fresh12-* (60, blind) 0.333 / 0.581 (26/60), 0.373 / 0.606 (28/60)
+    after the fresh11-* rules, 57/60 after its own. ``python -m remem.bench.keyless_labelled --show-errors``
+    lists what is still missed."""
     s = REPORT.by_kind[kind]
     least = 0.85 if kind == "event" else 0.9
     assert s.expected >= 9 and s.recall >= least and s.precision >= 0.9, (kind, s, REPORT.errors)
@@ -208,6 +209,18 @@ def test_a_correction_in_the_next_message_replaces_what_it_corrects() -> None:
     ("In the Kotlin code I want sealed interfaces for results, not exceptions.", "preference", "sealed interfaces"),
     ("no mocks please. Real Postgres through testcontainers.", "preference", "testcontainers"),
     ("Deploys for us = ArgoCD 2.9, owned by the platform team.", "fact", "ArgoCD 2.9"),
+    ("nit, but always structlog, not the stdlib logger, in new services pls", "preference", "structlog"),
+    ("for new kotlin code prefer coroutines over RxJava", "preference", "coroutines over RxJava"),
+    ("for fixtures I want factory_bot factories (one per model), not yaml files", "preference", "factory_bot"),
+    ("agreed w/ the infra team: every bucket gets versioning and a 90-day lifecycle rule", "decision",
+     "versioning"),
+    ("they all run on ARM already and graviton is cheaper, so Lambda it is", "decision", "Lambda it is"),
+    ("deploy plan: blue/green on the ALB, not rolling", "decision", "blue/green"),
+    ("convention going forward: one migration per PR since the DBA reviews each", "decision", "one migration per PR"),
+    ("heads up before you touch billing/: it runs on Ruby 2.7 and we can't upgrade it", "fact", "Ruby 2.7"),
+    ("we bumped the api gateway to kong 3.6 last sprint", "fact", "kong 3.6"),
+    ("v4.1.0 went live on the play store this morning", "event", "4.1.0 went live"),
+    ("fyi we cut payments over to the new PSP on mon oct 7", "event", "cut payments over"),
 ])
 def test_standing_rules_and_facts_said_in_passing(said: str, kind: str, kept: str) -> None:
     """A rule that holds everywhere is a preference, not a decision made once; where the user is, said while
@@ -306,6 +319,10 @@ def test_a_lesson_told_in_lower_case_sentences_keeps_problem_cause_and_fix(said:
     ("I told you last week to use yarn. that's outdated: we moved to pnpm, so use that", "preference", "pnpm"),
     ("quick correction to the bucket I gave you: all our backups live in s3://acme-bk-eu, not the us one", "fact",
      "s3://acme-bk-eu"),
+    ("scratch the kafka plan from monday. the team already runs nats everywhere, so we'll use nats jetstream "
+     "instead", "decision", "nats jetstream"),
+    ("ignore what I told you earlier about tabs, turns out the linter enforces spaces. use 4 spaces from now on",
+     "preference", "4 spaces"),
 ])
 def test_more_ways_a_correction_opens(said: str, kind: str, kept: str) -> None:
     got = memories([U(said)])
@@ -383,6 +400,22 @@ def test_facts_rules_decisions_and_events_said_the_way_developers_type(said: str
     assert any(c.kind == kind and kept in c.text for c in got), got
 
 
+def test_a_lesson_told_whole_in_one_breath_is_a_lesson() -> None:
+    """What broke, why, what was done and that it holds, in one message, is a lesson even when a verb in it
+    reads as a choice ("bumped the image to ..."); code in backticks keeps its stars."""
+    got = memories([U("the ingest pods kept getting OOMKilled. turns out the sidecar had no memory limit, so it ate the "
+                      "node. set `resources.limits.memory: 256Mi` on it and it's been stable for 5 days now")])
+    assert [c.kind for c in got] == ["lesson"] and "256Mi" in got[0].text
+    [lesson] = memories([U("release only: the feed renders empty. proguard was stripping the adapters since only "
+                           "reflection touches them. added `-keep class com.acme.feed.** { *; }` and it works now")])
+    assert lesson.kind == "lesson" and "com.acme.feed.**" in lesson.text
+
+
+def test_a_rule_said_after_a_request_keeps_what_it_is_about() -> None:
+    [rule] = memories([U("can you rewrite those as pytest parametrize cases? that's how I want all our tests")])
+    assert rule.kind == "preference" and "pytest parametrize" in rule.text
+
+
 def test_never_said_of_someone_else_is_no_rule() -> None:
     """"never" is a standing rule when the user says it of what to do, not of what others did or what never ends."""
     assert not [c for c in memories([U("the vendor never released a build for arm64, they have no plans to.")])
@@ -446,6 +479,14 @@ def test_an_answered_question_or_chit_chat_is_no_lesson(exchange: list[dict[str,
     ([U("the consumer keeps getting kicked from the group, poll timeout expired in the logs"),
       A("Processing a batch takes longer than `max.poll.interval.ms`. Fetch fewer records per poll."),
       U("set max.poll.records to 20 and the rebalances stopped")], ("poll timeout", "max.poll.records to 20")),
+    ([U("the grpc client blows up with `StatusRuntimeException: UNAVAILABLE` after idle periods"),
+      A("The load balancer drops idle HTTP/2 connections after 60s. Enable keepalive pings:\n```kotlin\n"
+        "ManagedChannelBuilder.forTarget(t).keepAliveTime(30, TimeUnit.SECONDS)\n```"),
+      U("added the keepalive, 40 runs in a row clean")], ("StatusRuntimeException", "keepAliveTime(30")),
+    ([U("the dashboard is slow af, EXPLAIN shows a seq scan on events"),
+      A("The filter is on `date(created_at)`, so the btree on `created_at` is not used. Index the expression:\n"
+        "```sql\nCREATE INDEX events_day_idx ON events (date(created_at));\n```"),
+      U("ran it, the dashboard query went from 4s to 40ms")], ("seq scan", "CREATE INDEX events_day_idx")),
     ([U("we lost a day of uploads from the queue, nothing in the logs"),
       A("If that Redis uses an LRU eviction policy it drops queue keys silently under memory pressure."),
       U("it was volatile-lru. we've given the queue its own Redis with noeviction")], ("lost", "noeviction")),

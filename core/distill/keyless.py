@@ -20,11 +20,11 @@ from .admission import admit, content_words
 from .artifacts import error_lines
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
-from .keyless_exchange import DONE_RE, PROBLEM_RE, confirmed_fix_lessons, problem_before_cause
+from .keyless_cues import (AGREE_RE, ASKED_WHY_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE,
+                           NOT_CHOSEN_RE, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, VAGUE_OBJECT_RE, VAGUE_WORDS)
+from .keyless_exchange import DONE_RE, PROBLEM_RE, TOLD_LESSON, confirmed_fix_lessons, problem_before_cause, told_whole
 from .keyless_listener import TO_LISTENER_RE
-from .keyless_patterns import (AGREE_RE, ASKED_WHY_RE, CHOICE_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, NOT_CHOSEN_RE,
-                               FIX_RE, PATTERNS, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, VAGUE_OBJECT_RE,
-                               VAGUE_WORDS, Pattern)
+from .keyless_patterns import CHOICE_RE, PATTERNS, Pattern
 from .keyless_said import (NOT_WANTED_RE, QUESTION_RE, Said, clip_words, ended, content_words_of, entities, is_cause,
                            is_reason, plain_run, split_sentences)
 from .keyless_summary import merge_parts, render_summary, summary_parts
@@ -41,6 +41,7 @@ _NO_X_RE = re.compile(r"^(?:(?:for|in)\s+[^:,]{2,40}[:,]\s*)?(?:no\s+[\w-]+s\b|(
 _INSTEAD_RE = re.compile(r"^(?:just\s+|only\s+)?[\w`.+#-]+(?:\s+[\w`.+#-]+){0,3}\s+(?:through|via|with|using|instead)\b",
                          re.I)
 """What to use instead, said after a thing not to use ("No ORMs please. Raw SQL through sqlx."): one preference."""
+_THATS_HOW_RE = re.compile(r"^that'?s how (?:i|we) (?:want|like|write|structure|do)\b", re.I)
 _REASON_RE = re.compile(r"\b(?:because|since|so that|due to|as it|otherwise|which means|in order to)\b", re.I)
 
 
@@ -198,6 +199,8 @@ class KeylessDistiller:
             if role in pat.roles and len(words) >= pat.min_words and (concrete or not pat.anchored) \
                     and pat.regex.search(sentence) and (best is None or pat.score > best.score):
                 best = pat
+        if role == "user" and len(words) >= 12 and (best is None or best.kind != "lesson") and told_whole(sentence):
+            best = TOLD_LESSON  # what broke, why, what was done and that it holds, in one breath
         if best is None or (role == "assistant" and len(words) < 4 and not best.labelled):
             return None
         score = best.score
@@ -262,12 +265,18 @@ class KeylessDistiller:
                 if nxt is not None and is_reason(nxt) and (REASON_LABEL_RE.match(nxt.text) or not nxt.cand or nxt.cand.kind
                                                              in ("fact", "event", "lesson") or NOT_WANTED_RE.match(nxt.text)):
                     self._join("decision", it, nxt)
+                    for more in items[i + 2:i + 4]:  # "..., and I don't want another stateful thing to babysit"
+                        if more.ti != it.ti or more.consumed or not NOT_WANTED_RE.match(more.text):
+                            break
+                        self._join("decision", it, more)
                 elif len(clauses) > 1 and any(is_reason(x) for x in clauses):  # "The data is single-user and
                     for x in clauses:                                            # we don't want a DB server."
                         self._join("decision", it, x)
                 elif prev is not None and is_reason(prev) and prev.cand is None and not REASON_HINT_RE.search(
                         it.cand.text):
                     self._join("decision", it, prev, glue=" Reason: ")
+            elif kind == "preference" and prev is not None and _THATS_HOW_RE.match(it.text):
+                self._join("preference", prev, it)  # "can you redo those as table-driven tests? that's how I want them"
             elif kind == "preference" and nxt is not None and nxt.cand is None and _NO_X_RE.match(it.text) \
                     and _INSTEAD_RE.match(nxt.text) and not QUESTION_RE.search(nxt.text):
                 self._join("preference", it, nxt)  # "no ORMs please. Raw SQL through sqlx."

@@ -13,6 +13,7 @@ import re
 from typing import Callable, Sequence
 
 from .candidates import DEFAULT_IMPORTANCE, Candidate
+from .keyless_patterns import Pattern
 from .keyless_said import Said, clip_words, ended
 from .third_person import first_person_to_user
 
@@ -27,7 +28,9 @@ CONFIRMED_RE = re.compile(
     r"variant) works\b|\b(?:crash|error|warning|leak|issue|bug|problem|flake|hang|freeze)(?:e?s)? (?:is|are) gone\b|"
     r"\bholds? ~?\d[\d.,]*\s*k? \w+ now\b|\b(?:rebalanc\w*|crash(?:es)?|errors?|timeouts?|restarts?|alerts?|failures?|"
     r"faults?|flakes?|retries|evictions?|leaks?|spikes?|ooms?|dupes|duplicates)\s+(?:have\s+|has\s+)?(?:stopped|went away|"
-    r"disappeared|vanished)\b|\brunning for \d+\s*\w+ without an?\b|\b(?:totals?|counts?|numbers) (?:now )?match\b",
+    r"disappeared|vanished)\b|\brunning for \d+\s*\w+ without an?\b|\b(?:totals?|counts?|numbers) (?:now )?match\b|"
+    r"\b(?:runs?|works?|passes|builds?|compiles?|loads?) again\b|\b\d+ (?:runs|times) in a row\b|\b(?:correctly|properly) now\b|\bstable (?:for )?~?\d+\s*\w+|\band it (?:works|sticks|builds|passes|"
+    r"loads|renders|compiles|runs|starts|connects|scrolls)\b",
     re.I)
 """The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
 _FIXED_RE = re.compile(r"\b(?:fixed it|solved it|(?:that|this) was it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
@@ -36,7 +39,7 @@ _FIXED_RE = re.compile(r"\b(?:fixed it|solved it|(?:that|this) was it|(?:rule|ch
 PROBLEM_RE = re.compile(
     r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|mismatch|"
     r"not found|exceptions?|timeouts?|timing out|timed out|hangs|hanging|doubling|duplicat\w*|throws?|throwing|"
-    r"thrown|panic\w*|oom\w*|out of memory|doubled|lost|vanish\w*|disappear\w*|(?:hard )?faults?|flak\w*|race|deadlock\w*|refused|denied|kept (?:wanting|trying|"
+    r"thrown|panic\w*|oom\w*|out of memory|slow|doubled|blows? up|blew up|\w+(?:Error|Exception)|lost|vanish\w*|disappear\w*|(?:hard )?faults?|flak\w*|race|deadlock\w*|refused|denied|kept (?:wanting|trying|"
     r"restarting|failing|crashing|timing)|[45]\d\d|freez\w*|stuck|off by (?:one|a day|an hour|\d+)|"
     r"takes? \d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|mins?|minutes?|h|hours?)|no matter (?:how|what)|wtf)\b", re.I)
 """Words of a problem report (a system failing, not "I can't remember the command" or "my bread keeps coming
@@ -49,7 +52,8 @@ _BUT_RE = re.compile(r"\b(?:but|still|except|however)\b", re.I)  # "that fixed i
 _FILLER_RE = re.compile(r"^(?:sure|ok(?:ay)?|great|good|nice|ah|oh|right|yes|yeah|got it|thanks|happy to help)\b"
                         r"[^.!?]{0,30}[.!]?$", re.I)
 _TOLD_WHY_RE = re.compile(
-    r"^(?:(?:yep|yeah|yes|right|got it|exactly|correct|bingo|spot on|good call|ah|oh|ugh|ok(?:ay)?)\b[,.!:\u2014-]*\s*)+"
+    r"^(?:(?:yep|yeah|yes|right|got it|exactly|correct|bingo|spot on|good call|ah|oh|ugh|ok(?:ay)?|omg|nice|perfect|"
+    r"awesome|wow)\b[,.!:\u2014-]*\s*)+"
     r"(?=\S|$)|^(?:it|that) was\s+`?[\w-]*[-_.`\d]", re.I)
 """A reply that agrees with the diagnosis, or names what it was ("right, unmerged parts.", "it was allkeys-lru")."""
 DONE_RE = re.compile(
@@ -57,8 +61,22 @@ DONE_RE = re.compile(
     r"switched|replaced|pinned|added|removed|bumped|raised|lowered|set|gave|given|dedup\w*|wrapped|capped|disabled|"
     r"enabled|split|increased|reduced|changed|upgraded|downgraded)\b", re.I)
 """What was done about it, said in the reply: with :data:`_TOLD_WHY_RE`, the reply confirms the diagnosis."""
-_WHY_ASKED_RE = re.compile(r"\bwhy\b[^.!]*\?", re.I)
-PROBLEM_WORDS, REPLY_WORDS, CONFIRM_WORDS = 30, 45, 40
+_WHY_ASKED_RE = re.compile(r"\bwhy\b[^.!]*\?|\bwhy (?:does|do|is|are|won't|doesn't|isn't|can't|would)\b", re.I)
+_BETTER_RE = re.compile(r"\bwent (?:from|down from) ~?[\d.,]+\s*\w* to ~?[\d.,]+", re.I)
+"""A number that went down after the fix, said in the reply ("login query went from 1.8s to 3ms"): a confirmation
+there, a problem in the report ("row count went from 120k to 310k")."""
+PROBLEM_WORDS, REPLY_WORDS, CONFIRM_WORDS, CODE_WORDS = 30, 45, 40, 25
+_FENCE_RE = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
+
+
+def first_code_line(text: str) -> str | None:
+    """The first non-empty line of the message's first fenced block: the error a report pastes, the command or
+    line a reply says to run (the sentences around it say "this" or "an expression index:")."""
+    m = _FENCE_RE.search(text or "")
+    if m is None:
+        return None
+    line = next((ln.strip() for ln in m.group(1).splitlines() if ln.strip()), "")
+    return line or None
 
 
 def _concrete(reply: str) -> bool:
@@ -84,7 +102,8 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
             continue
         first = split(confirm[0].turn.text)[:2]  # "there were 312 dupes. deduped and ..., counts match now"
         told = bool(first) and bool(_TOLD_WHY_RE.match(first[0])) and bool(DONE_RE.search(confirm[0].turn.text))
-        if not first or not (told or any(CONFIRMED_RE.search(x) and not _BUT_RE.search(x) for x in first)) \
+        if not first or not (told or any((CONFIRMED_RE.search(x) or _BETTER_RE.search(x)) and not _BUT_RE.search(x)
+                                         for x in first)) \
                 or CONFIRMED_RE.search(asked[0].turn.text):
             continue
         fixed = any(_FIXED_RE.search(x) for x in first)
@@ -95,9 +114,12 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
         if problem is None or not explained or not _concrete(" ".join(explained)):
             continue
         said = " ".join(confirm[0].turn.text.split())
+        shown, fix_code = first_code_line(asked[0].turn.text), first_code_line(reply[0].turn.text)
         text = " ".join([
             ended(first_person_to_user(clip_words(problem.text, PROBLEM_WORDS), asked[0].turn.speaker)),
+            *([f"`{clip_words(shown, CODE_WORDS)}`"] if shown and shown not in problem.text else []),
             "Fix:", ended(clip_words(" ".join(explained), REPLY_WORDS)),
+            *([f"`{clip_words(fix_code, CODE_WORDS)}`"] if fix_code and fix_code not in " ".join(explained) else []),
             *(["User confirmed:", ended(clip_words(said, CONFIRM_WORDS))] if len(said.split()) > 3 else [])])
         tags = tuple(dict.fromkeys(t for x in (problem, *reply, *confirm) if x.cand for t in x.cand.tags))[:4]
         problem.cand = Candidate(text=text, kind="lesson", tags=tags, importance=DEFAULT_IMPORTANCE["lesson"],
@@ -106,6 +128,19 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
         problem.extra = [*problem.extra, reply[0].turn, confirm[0].turn]
         for x in reply + confirm:
             x.consumed = True
+
+
+_CAUSE_WORD_RE = re.compile(r"\b(?:because|since|turns? out|turned out|which (?:doesn'?t|didn'?t|was|is)|was \w+ing)\b",
+                            re.I)
+TOLD_LESSON = Pattern("lesson", re.compile(""), 0.8, ("user",))
+"""A lesson told whole in one sentence (:func:`told_whole`), whatever its other patterns say it is."""
+
+
+def told_whole(sentence: str) -> bool:
+    """What broke or why, what was done about it, and that it holds, in one sentence: "R8 was renaming the fields
+    since ... added a keep rule ... and release parses correctly now"."""
+    return bool(DONE_RE.search(sentence) and CONFIRMED_RE.search(sentence)
+                and (PROBLEM_RE.search(sentence) or _CAUSE_WORD_RE.search(sentence)))
 
 
 CAUSE_AFTER_RE = re.compile(r"^(?:user:\s*)?(?:it\s+)?(?:turns? out|turned out|(?:the\s+)?(?:root\s+)?cause (?:was|is)|"
@@ -126,4 +161,4 @@ def problem_before_cause(items: list[Said], join: Callable[[str, Said, Said], No
         join("lesson", prev, it)
 
 
-__all__ = ["CAUSE_AFTER_RE", "CONFIRMED_RE", "DONE_RE", "PROBLEM_RE", "confirmed_fix_lessons", "problem_before_cause"]
+__all__ = ["CAUSE_AFTER_RE", "TOLD_LESSON", "told_whole", "CONFIRMED_RE", "DONE_RE", "PROBLEM_RE", "confirmed_fix_lessons", "problem_before_cause"]

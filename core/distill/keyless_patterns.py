@@ -1,5 +1,5 @@
-"""The keyless distiller's patterns: which sentences are memories, of which kind, and the cues that join
-sentences into one memory (a cause and its fix, a decision and its reason). Data, kept apart from the logic in
+"""The keyless distiller's patterns: which sentences are memories, and of which kind (the cues that join
+sentences into one memory are in :mod:`remem.core.distill.keyless_cues`). Data, kept apart from the logic in
 :mod:`remem.core.distill.keyless`; measured on ``tests/fixtures/keyless_labelled.jsonl``
 (``python -m remem.bench.keyless_labelled``).
 """
@@ -42,8 +42,9 @@ _LIFE_DONE = (r"(?:my|the|a|an|our|his|her|their)?\s*(?:[\w'-]+\s+){0,3}(?:marat
 _TIME_WORD = (r"(?=[^.!?\n]{0,120}\b(?:in|on|last|this)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|"
               r"wed|thu|fri|sat|sun|week|month|year|spring|summer|autumn|fall|winter|\d))")
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_DATE = (r"(?:\d{4}-\d{2}-\d{2}\b|(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?(?:the\s+)?\d{1,2}(?:st|nd|rd|"
-         r"th)?\s+(?:of\s+)?" + _MONTH + r"|(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?" + _MONTH +
+_WEEKDAY = r"(?:(?:mon|tue|tues|wed|wednes|thu|thur|thurs|fri|sat|satur|sun)(?:day)?\.?,?\s+)?"
+_DATE = (r"(?:\d{4}-\d{2}-\d{2}\b|" + _WEEKDAY + r"(?:the\s+)?\d{1,2}(?:st|nd|rd|"
+         r"th)?\s+(?:of\s+)?" + _MONTH + r"|" + _WEEKDAY + _MONTH +
          r"\s+\d{1,2}(?:st|nd|rd|th)?\b|the\s+\d{1,2}(?:st|nd|rd|th)\b)")
 """A calendar date as people write it: 2025-01-31, 4 March, Saturday 22 June, June 22nd, the 3rd (of August)."""
 _CHOICE = (r"^(?:(?:ok(?:ay)?|sold|fine|alright|agreed|good point|fair enough|convinced|cool)[,.!]*\s+)*"
@@ -60,7 +61,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:prefer|like|love|enjoy|hate|dislike|can'?t stand|despise|avoid)\b"),
     _p("preference", 0.85, _U, r"\b(?:i|we)\s+(?:don'?t|do not|never)\s+(?:like|want|use|enjoy)\b"),
     _p("preference", 0.85, _U, r"\b(?:i|we)(?:'d| would)\s+(?:rather|prefer|like)\b|\b(?:my|our) (?:all-time |absolute |very |current |new )?(?:favou?rite|preferred)\b"),
-    _p("preference", 0.8, _U, r"^(?:(?:ok(?:ay)?|looks (?:good|fine|great)|fine|great|nice|sure|thanks)[,!.]*\s+(?:but\s+)?)?"
+    _p("preference", 0.8, _U, r"^(?:(?:ok(?:ay)?|looks (?:good|fine|great)|fine|great|nice|sure|thanks|nit)[,!.]*\s+(?:but\s+)?)?"
        r"(?:please\s+)?(?:always|never(?!\s+mind\b)|don'?t ever|do not ever|"
        r"make sure (?:to|you)|from now on|going forward|in (?:the )?future)\b"),
     _p("preference", 0.8, _U, r"^(?:could|can|would|will) you\s+(?:please\s+)?(?:always\s+)?(?:use|write|keep|stop|avoid|"
@@ -73,6 +74,11 @@ PATTERNS: tuple[Pattern, ...] = (
     # where the user is, said in passing: "I'm in Lisbon, so that's WET", "we're based in Porto"
     _p("fact", 0.7, _U, r"^(?:so\s+|btw,?\s+|fyi,?\s+)?(?:i|we)(?:'m|'re| am| are)\s+(?:based\s+|located\s+|"
        r"now\s+)?in\s+(?-i:[A-Z])[\w-]+(?:\s+(?-i:[A-Z])[\w-]+)?(?:\s*\([^)]{1,24}\))?\s*(?:[,;.!]|$|\s(?:so|and|but)\b)"),
+    # a change the environment went through: "we bumped order-service to java 21 last sprint", "prod got
+    # upgraded to postgres 16 in march", "we're not on 14 anymore"
+    _p("fact", 0.8, _U, r"\b(?:(?:we|i)\s+(?:raised|bumped|upgraded|moved|migrated|lowered)|(?:got|was|were|been)\s+"
+       r"(?:upgraded|bumped|moved|migrated))\s+(?:[\w.-]+\s+){0,3}?to\s+(?:[\w.+#-]+\s+)?v?\d+(?:\.\d+)*\b(?=[^.]{0,40}"
+       r"\b(?:last|this|in|with|since)\b)|\b(?:we(?:'re| are)|it(?:'s| is))\s+not on\s+[\w.+#-]+\s+any ?more\b"),
     # "Airflow for us = Cloud Composer 2", "Priya joined last wk as a second backend dev"
     _p("fact", 0.7, _U, r"^[\w .-]{2,30}\s+for (?:us|me)\s*(?:=|is\s+(?-i:[A-Z]))\s*\S|^(?!(?:we|they|i|you|he|she|it)\b)(?-i:[A-Z])[a-z]+\s+(?:just\s+|recently\s+)?"
        r"joined\s+(?:last|this|the|our|us)\b"),
@@ -114,14 +120,14 @@ PATTERNS: tuple[Pattern, ...] = (
        r"six|several|many|a few) (?:years?|months?))\b)"),
     _p("fact", 0.65, _U, r"\b(?:i|we)\s+(?:use|run|deploy|host|have|own|maintain|develop|build)\s+(?!to\b|it\b|this\b|"
        r"that\b)\w+"),
-    _p("fact", 0.65, _UA, r"\b(?:our|the)\s+(?:project|team|company|stack|app|repo|codebase|api|service|backend|"
+    _p("fact", 0.65, _UA, r"\b(?:our|the)\s+(?:project|team|company|stack|app|repo|codebase|api|service|backend|default branch|main branch|"
        r"frontend|database|server|cluster|deployment|ci|pipeline)\s+(?:is|uses|runs|has|lives|targets|requires|"
        r"depends)\b"),
     _p("decision", 0.85, _UA, r"\b(?:we|i)(?:'ve| have)?\s+decided\b|\bdecided to\b|\bthe decision (?:is|was)\b|"
        r"\bsettled on\b|\bopted (?:for|to)\b|\bwe chose\b|\bi chose\b|\bwe(?:'re| are) going with\b"),
     _p("decision", 0.75, _UA, r"\blet'?s\s+(?:use|go with|switch|stick|keep|move|adopt|pin|drop|replace|stay)\b"
        r"(?!\s+(?:in touch|it|that|this|them|the (?:first|second|third|other|same|last|former|latter)|(?:that|this|it) (?:one|way)|the (?:\w+\s+)?ones?)\b)|"
-       r"\bgoing with\b|\bwe(?:'ll| will)\s+(?:\w+\s+)?(?:use|go with|switch|keep|stick|adopt|pin|drop|replace|build|"
+       r"\bgoing with\b|\bwe(?:'ll| will)\s+(?:\w+\s+)?(?:use|go with|switch|keep|stick|stay|adopt|pin|drop|replace|build|"
        r"write|run|host|deploy|move|store|put|split|partition|shard)\b(?!\s+(?:it|that|this|them|the (?:first|second|third|other|same|last|former|latter)|(?:that|this|it) (?:one|way)|the (?:\w+\s+)?ones?)\b)|"
        r"\bthe plan is\b|\bwe should (?:use|switch|keep|pin|drop)\b"),
     _p("decision", 0.6, _UA, r"\b(?:switched|migrated|moved|changed|upgraded|downgraded|pinned)\s+(?:\w+\s+){0,3}"
@@ -140,7 +146,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("event", 0.6, _UA, r"\b(?:it|that|this)\s+(?:worked|works now|did the trick|fixed it|solved it)\b|"
        r"(?<!\bare )(?<!\bis )\b(?:deployed|released|shipped|published)\b"),
     # labelled statements ("Decision: ...", "Root cause: ..."), common in assistants' answers and ADR-style notes
-    _p("fact", 0.7, _U, r"^(?:(?:for (?:future )?reference|for the record|good to know|just so you know|heads up|context)\s*:|just so "
+    _p("fact", 0.7, _U, r"^(?:(?:for (?:future )?reference|for the record|good to know|just so you know|heads up|context)"
+       r"(?:\s+(?:before|for|about|on|re)\s+[^:]{2,60})?\s*:|just so "
        r"you know\s*,(?!\s*i(?:'ve| have|'ll| will)\b))"
        r"\s*(?!here(?:'s| is| are)\b|see\b|below\b|the (?:build|ci|tests?) (?:is|are)\b)\S", min_words=5, labelled=True),
     _p("decision", 0.95, _UA, r"^(?:(?:ok(?:ay)?|so|right)[,.]?\s+)?(?:final\s+|the\s+)?(?:decision|decided|verdict|"
@@ -171,7 +178,8 @@ PATTERNS: tuple[Pattern, ...] = (
     # decisions: more ways to say a choice was made
     _p("decision", 0.8, _UA, r"\b(?:we|i)\s+went with\b|^(?:(?:ok(?:ay)?|fine|then|agreed|yes|yeah|alright|sure|great|good|sounds good)[,.!]?\s+)?go with\s+(?!it\b|"
        r"that\b|this\b|them\b|the (?:first|second|third|last|other|former|latter)\b|whatever\b|your)|"
-       r"\b(?:we|i|the team|everyone)(?:'ve| have)?\s+agreed\s+(?:to|on|that|(?:as a team|with [\w-]+(?: team)?)\s*:)|\bagreed (?:to|on)\b|"
+       r"\b(?:we|i|the team|everyone)(?:'ve| have)?\s+agreed\s+(?:to|on|that|(?:as a team|(?:with|w/)\s+(?:the\s+)?[\w-]+"
+       r"(?: team)?)\s*:)|^agreed\s+(?:with|w/)\s+(?:the\s+)?[\w-]+(?:\s+team)?\s*:|\bagreed (?:to|on)\b|"
        r"^(?:[\w ./-]{1,30}:\s+)?(?:opted for|settled on|sticking with|not (?:migrating|moving|switching|"
        r"upgrading) to|holding off on)\b|"
        r"\b(?:chose|chosen|choosing|picked|picking|selected|selecting)\s+\S+(?:\s+\S+){0,3}\s+(?:over|instead of|"
@@ -182,6 +190,13 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("decision", 0.75, _U, r"\b(?:will|shall|are going to|is going to)\s+(?:be|use|go over|go through|run on)\s+"
        r"[\w.+#-]+(?:\s+[\w.+#-]+)?,?\s+(?:not|instead of|rather than)\s+[\w.+#-]+|\b(?:will|shall) be\s+\w+ed\s+(?:with|in|"
        r"on|via|using|through)\s+[^,.;]{1,40},?\s+(?:not|instead of|rather than)\s+[\w.+#-]+"),
+    # "they're all in secrets manager already, so ESO it is"; "serving plan: export the ranker to ONNX";
+    # "convention for the workspace going forward: thiserror in the library crates"; "we looked at 24h tokens";
+    # "reporting endpoints use Dapper from now on"; "so we'll do rate limiting in envoy instead"
+    _p("decision", 0.8, _U, r",?\s+so\s+[\w.+#-]+(?:\s+[\w.+#-]+)?\s+it is\b|^(?:[\w-]+\s+){0,2}plan\s*:\s*\S|"
+       r"^(?:(?:the|our|new)\s+)?(?:convention|policy|standard)s?\b[^:]{0,50}:\s*\S|\bwe (?:looked at|considered|"
+       r"evaluated)\s+[^.]{2,80}?\bbut\b|\b(?:endpoints?|services?|jobs?|apps?|modules?|queries|reports?|reporting)\s+(?:use|go "
+       r"through|run on)\s+[\w.+#-]+\b(?=[^.]*\bfrom now on\b)|\bwe(?:'ll| will)\s+\w+\b[^.]{2,80}\binstead\b"),
     # "new admin panel: Pinia, not Vuex"; "let's do that, but Hot for 30 days then Cool"
     _p("decision", 0.75, _U, r"^[^:]{2,40}:\s*(?-i:[A-Z])[\w.+#-]*(?:\s+[\w.+#-]+)?,\s+not\s+[\w.+#-]+|"
        r"^(?:ok(?:ay)?[,.!]?\s+)?let'?s do (?:that|this|it)\s*,?\s+but\s+\S"),
@@ -209,13 +224,13 @@ PATTERNS: tuple[Pattern, ...] = (
        r"starts?|ends?)\b[^.!?]{0,60}?\s+on|(?:starts?|begins?|ends?|kicks? off|is due|are due|lands?))\s+"
        + _DATE, min_words=5),
     _p("event", 0.85, _UA, r"\b(?:on|since)\s+" + _DATE + r"[^.!?]{0,80}?\b(?:(?:was|were|went)\s+down|ran out of|crashed|"
-       r"filled up|was lost|were lost)\b|\b(?:was|were|went)\s+"
+       r"filled up|was lost|were lost|dropped|deleted|wiped|ran against)\b|\b(?:was|were|went)\s+"
        r"down\b[^.!?]{0,40}?\bon\s+" + _DATE, min_words=5),
     _p("event", 0.75, _UA, r"\b(?:was|were|went|been)\s+down\s+for\s+(?:about\s+|almost\s+|over\s+)?\d+\s*"
        r"(?:min(?:ute)?s?|h(?:ours?|rs?)?|seconds?|days?)\b|^(?:fyi\s+)?inc-?\d+\s*:", min_words=5),
     _p("event", 0.75, _UA, r"\b\d+\s*(?:min(?:ute)?s?|h(?:ours?|rs?)?)\s+(?:outage|downtime|incident)\b|\b(?:outage|"
        r"incident|downtime)\s+(?:on|at)\s+" + _DATE),
-    _p("event", 0.8, _UA, r"\b(?:we|i)\s+(?:cut over|migrated|switched|moved|upgraded|rolled out|rotated)\b[^.!?]{0,80}?(?:"
+    _p("event", 0.8, _UA, r"\b(?:we|i)\s+(?:cut over|cut \w+ over|migrated|switched|moved|upgraded|rolled out|rotated)\b[^.!?]{0,80}?(?:"
        r"\bon\s+|\(\s*)" + _DATE + r"|(?:\bon\s+|\(\s*)" + _DATE + r"\s*\)?,?\s+(?:we|i)\s+(?:cut over|migrated|switched|"
        r"moved|upgraded|rolled out|rotated|deployed|released|shipped|launched)\b"),
     _p("event", 0.75, _UA, r"\b(?:we|i)\s+had\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+)?(?:incident|outage|downtime|sev-?\d|"
@@ -225,6 +240,8 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:scheduled|planned|set) for|happened|took place|went live|was done)\b[^.!?]{0,40}?[\s(]" + _DATE, min_words=4),
     _p("event", 0.8, _U, r"^(?:i'?m|i am|we'?re|we are)\s+(?:off|out|away|on (?:leave|holiday|vacation|pto))\s+"
        r"(?:from|between|until|till)\s+" + _DATE, min_words=5),
+    _p("event", 0.8, _UA, r"\b(?:v?\d+\.\d+(?:\.\d+)?|version \S+|release \S+)\s+(?:went live|shipped|was released|is live|"
+       r"got released|landed)\b"),
     # outcomes with numbers: "p95 latency dropped from 900 ms to 120 ms"
     _p("event", 0.7, _UA, r"\b(?:down|up) from\s+~?\$?\d|\bnow takes\b.*\d", min_words=5),
     _p("event", 0.7, _UA, r"\b(?:dropped|fell|went|rose|improved|increased|decreased|reduced|grew|shrank|"
@@ -243,8 +260,8 @@ PATTERNS: tuple[Pattern, ...] = (
        r"yesterday\b|last\b|the (?:deploy|release|upgrade)\b|\d))|due to|as)\b"),
     _p("lesson", 0.8, _UA, r"^(?:it|that|this)(?:'s| was| is)\s+an?\s+(?:[\w+-]+\s+){0,2}(?:query|import|bug|race|"
        r"leak|deadlock|typo|regression|mismatch|conflict|cycle|off-by-one)\b", min_words=4),
-    _p("lesson", 0.8, _UA, r"\bknown (?:bug|issue|problem)\b|^confirmed:|\b(?:the\s+)?fix was\b|\bnote (?:for|to) "
-       r"(?:future )?(?:me|myself|self)\b|\bthe reason (?:why\s+)?(?:[\w'.-]+\s+){1,8}?"
+    _p("lesson", 0.8, _UA, r"\bknown (?:bug|issue|problem)\b|^confirmed:|\b(?:the\s+)?fix (?:was|is)\b|\bnote (?:for|to) "
+       r"(?:future )?(?:me|myself|self|later)\b|\bthe reason (?:why\s+)?(?:[\w'.-]+\s+){1,8}?"
        r"(?:was|were|is|kept|failed|broke|crashed|timed out)\b[^.]{0,80}?\b(?:was|were)\b"),
     _p("lesson", 0.8, _UA, r"\bthe reason\b(?:[^:.!?]|\.(?=\w)){3,120}?\b(?:kept|keeps|was|were|is|failed|fails|broke|did)\b"
        r"(?:[^:.!?]|\.(?=\w)){0,80}:\s*\S"),
@@ -303,7 +320,11 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.8, _U, r"\b(?:so|and)\s+(?:from now on|going forward|from here on)\b|\bunless (?:i|we) (?:ask|say "
        r"so|tell you)\b|^(?:before|after|until)\s+you\s+\w+(?![^:]{0,60}:)|\bi (?:told|asked) you\b[^.]{0,40}?\bto\s+(?:use|format|"
        r"write|run|put|keep|name|add|indent|avoid|reply|answer)\b|\b(?:i|we)\s+want\s+(?!to\b|you\b|it\b|this\b|that\b)"
-       r"[^.,]{2,60},\s+not\s+\w+"),
+       r"(?:[^.,]|\.(?=\w)){2,60},\s+not\s+\w+|\bthat'?s how (?:i|we) (?:want|like|write|structure|do)\b|"
+       r"^(?:(?:for|in)\s+[^,]{2,40}?\s+)?(?:please\s+)?prefer\s+\S+(?:\s+\S+){0,3}\s+(?:over|to|instead of)\b"),
+    # an imperative with "from now on" outranks the story told before it ("turns out X. use Y from now on")
+    _p("preference", 0.88, _U, r"(?:^|[.;]\s+)(?:please\s+|pls\s+)?(?:use|write|keep|format|name|put)\b[^.]{0,80}"
+       r"\bfrom now on\b"),
     _p("preference", 0.75, _U, r"^(?:(?:all|any|new|every)\s+)?(?:[\w.+#-]+\s+){0,2}(?:code|files?|modules?|functions?|"
        r"tests?|prs?|commits?|endpoints?|classes|components?|packages?|services?|crates?|handlers?|migrations?|scripts?)\s+"
        r"(?:needs?|has to|have to|must|should)\s+(?!be fixed\b)\w+"
@@ -337,100 +358,3 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.7, _U, r"\b(?:should|must)\s+(?:always\s+|never\s+)?(?:look like|be named|be called|use|"
        r"follow|start with|end with|include|go in|live in)\b", min_words=4),
 )
-CLAUSE_BREAK_RE = re.compile(r"[:;,\u2014\u2013]\s*|\s+-\s+|\s+(?:and|but|so)\s+")
-"""Where a sentence's clauses meet: a listener clause before one ("Happy to hear that, we'll keep Postgres 16")
-is cut off, the rest is scored."""
-VAGUE_OBJECT_RE = re.compile(
-    r"^(?:[\w']+[,!]?\s+){0,3}(?:love|loves|like|likes|enjoy|enjoys|enjoyed|hate|hates|'d love|would love|"
-    r"love to)\s+(?:it|this|that|them|to|those|these)(?:\s+(?:so much|a lot|too))?\s*[.!]*$|"
-    r"\bnever forget (?:it|that|this)\s*[.!]*$|^that'?s a (?:memory|moment|day) (?:i|we)'?(?:ll| will) never\b|"
-    r"^(?:\w+,?\s+)?(?:nope|no|yeah|yes)?,?\s*never (?:been|done|seen|tried|heard) (?:to |of )?"
-    r"(?:anything|something) like (?:that|this|it)\b",
-    re.I)
-"""A short like or a never whose object is a pronoun ("I love it!", "never been to anything like that"): who
-knows, later, what "it" was."""
-
-ASKED_WHY_RE = re.compile(r"\b(?:why|reasons?|drivers?|motivation|what (?:made|drove|prompted)|what'?s behind)\b", re.I)
-"""The other side asking why a choice was made: what the user says next is its reason."""
-REASON_LABEL_RE = re.compile(r"^(?:(?:yes|yeah|yep|ok(?:ay)?|so|and|fwiw|btw|also)[,.!]*\s+)*(?:the\s+)?(?:(?:main|"
-                             r"real|big|biggest|one|primary|other)\s+)?(?:reasons?|why|rationale|because|motivation|"
-                             r"blockers?)\b(?:\s+(?:is|was|being)\b)?\s*:?\s*\S", re.I)
-
-# ---------------------------------------------------------------------------------------------- joining cues
-TECH_NOUNS = (
-    r"index(?:es)?|cache|lock\s?file|\w+\.lock|lockfile|dependenc(?:y|ies)|deps|package|module|import|config|"
-    r"settings?|env(?:ironment)?(?: var(?:iable)?s?)?|flag|commit|branch|migration|schema|table|column|query|"
-    r"queue|worker|job|cron|build|test|tests|fixture|conftest|container|image|docker\w*|pod|cluster|node|"
-    r"service|server|endpoint|route|handler|middleware|client|connection|pool|timeout|retry|retries|port|dns|"
-    r"cert(?:ificate)?s?|key|token|secret|version|pin|release|deploy(?:ment)?|pipeline|ci|workflow|script|"
-    r"function|method|class|field|type|hook|plugin|driver|library|lib|sdk|api|database|db|bucket|volume|disk|"
-    r"memory|cpu|thread|lock|mutex|race|log|logs|file|path|directory|folder|repo")
-"""Things code and systems are made of: a past-tense fix names one ("Recreated the index", not "Changed my
-diet")."""
-FIX_RE = re.compile(
-    r"^(?:setting|adding|using|pinning|switching|moving|changing|removing|pointing|running|dropping|copying|wrapping|"
-    r"freezing|enabling|disabling|installing|upgrading|downgrading|passing|rotating|guarding|bumping|raising|"
-    r"lowering|increasing|reducing|replacing|deleting|restarting|making|marking)\b|"
-    r"^(?:so\s+)?(?:i|we)(?:'ve| have)?\s+(?:added|changed|moved|switched|set|replaced|removed|pinned|wrapped|made|"
-    r"rewrote|bumped|increased|reduced|capped|disabled|enabled|rotated|dropped|upgraded|downgraded|fixed|patched|"
-    r"put|turned|limited|raised|lowered)\b|"
-    # what was done to something technical, with or without "I" / "we" (a past form is no request: "Recreated
-    # the index"); in chat, "Restored a car last year" or "Changed my diet" is no fix
-    r"^(?:so\s+)?(?:(?:i|we)(?:'ve| have)?\s+)?(?:just\s+|also\s+|then\s+)?(?:added|changed|moved|switched|"
-    r"replaced|removed|pinned|wrapped|rewrote|bumped|increased|reduced|capped|disabled|enabled|rotated|dropped|"
-    r"upgraded|downgraded|fixed|patched|limited|raised|lowered|recreated|rebuilt|reverted|restored|regenerated|"
-    r"reinstalled|reindexed|flushed|awaited|cleared|purged|renamed|restarted|rolled back|re-?ran|deleted|escaped|"
-    r"reordered|re-?enabled|re-?added)\b(?=.*(?:\b(?:" + TECH_NOUNS + r")\b|\w_\w|`))|"
-    r"^.{3,100}?\b(?:got|brought|took)\s+(?:it|this|that|them|us|the\s+\w+(?:\s+\w+)?)\s+(?:down|back)\s+to\b|"
-    r"^.{0,60}?(?:`[^`]+`|\w+[_./]\w+)[^.]{0,40}?\b(?:cleared|fixed|solved|resolved|sorted|unblocked)\s+"
-    r"(?:it|this|that)\b|^(?:so\s+)?(?:(?:i|we)\s+)?set\s+`|"
-    r"^(?:the\s+)?(?:fix|solution|workaround|remedy)\b|\bso\s+(?:keep|use|pin|always|never|set)\b|"
-    r"^(?:fixed|solved|resolved|worked around)\b.{0,60}?\b(?:by|with|using)\b|"
-    r"^\w+ing\b.*\b(?:fixe[sd]|solved?s?|resolved?s?|avoids?|removed|cleared|freed|cut|brought|made it|makes it|got it|"
-    r"(?:brings?|takes?)\s+(?:\w+\s+){1,3}(?:down|back)|cuts?|stops?|stopped|prevents?|prevented|"
-    r"speeds?\s+(?:\w+\s+)?up|sped\s+(?:\w+\s+)?up|reduces?|reduced|shaves?|unblocks?|unblocked)\b",
-    re.I)
-DECISION_FIX_RE = re.compile(r"^(?:so\s+)?(?:i|we)(?:'ve| have)?\s+(?:switched|moved|migrated|pinned|replaced|chose|"
-                             r"picked|went with)\b|^(?:switching|moving|migrating|pinning|replacing)\b", re.I)
-"""A fix that is a choice ("we switched to X"): with a reason before it, a decision rather than a lesson."""
-"""A sentence that says what was done about a problem: joined to the cause said just before it."""
-REASON_HINT_RE = re.compile(
-    r"\b(?:because|since|as we|so that|due to|otherwise|already|needs?|needed|can'?t|cannot|couldn'?t|doesn'?t|"
-    r"don'?t|won'?t|isn'?t|wasn'?t|too (?:slow|big|expensive|complex|many|much|late)|issues?|problems?|slow(?:er)?|"
-    r"broke|breaks|broken|fail(?:s|ed|ing)?|expensive|cheaper|faster|simpler|easier|safer|out of support|"
-    r"end of life|deprecated|would need|requires?|bugs?|crash(?:es|ed)?|lost|losing|timeouts?|limits?|"
-    r"no longer|lets (?:you|us)|so (?:you|we) can|allows? (?:you|us) to|avoids?|"
-    r"(?:was|were|is|are|kept|keeps) slowing|killing us|painful|overhead|"
-    r"maintain(?:ing)?)\b|"
-    r"\b(?:under|below|less than|only) \d+(?:\.\d+)?%", re.I)
-"""Words that make a sentence a reason for the decision next to it."""
-CORRECTION_LEAD_RE = re.compile(
-    r"^(?:wait|sorry|oops|hmm)[,!.]*\s+no\b[,!.]*\s*[\u2014\u2013:;-]*\s*|^(?:nvm|never ?mind)[,!.]*\s+(?=.*\b(?:actually|turns out|instead|it was|it's|the real)\b)|^no[,!.]*\s+wait\b[,!.]*\s*[\u2014\u2013:;-]*\s*|"
-    r"^(?:oh|hmm|wait|ugh|argh|ah)[,!.]*\s+actually\b[,:]?\s*|^actually[,!.]*\s+no\b[,!.]*\s*|"
-    r"^(?:sorry|oops|whoops|wait|my bad)[,!.]*\s+i mean(?:t)?\b[,:]?\s*|"
-    r"^(?:(?:sorry|oops|whoops|my bad|wait|hmm|actually)[,!.]*\s+)*(?:(?:correction|update|to correct (?:myself|that)|"
-    r"scratch that|i misspoke(?: earlier| before| above)?|i was wrong|i got (?:it|that) wrong|i mixed (?:it|them|that) up|"
-    r"i misread(?: (?:the|my|our) \w+)?|(?:that'?s|that is|this is) (?:outdated|out of date|no longer (?:true|right|the case)|"
-    r"not (?:true|right) any ?more)|(?:small |quick |one )?correction (?:to|on|re|about) [^:.]{2,60}|(?:please\s+)?"
-    r"(?:ignore|disregard|forget) what i said (?:abt|about|re) [^:.\u2014\u2013]{2,60})\s*[:!.,;\u2014\u2013-]+\s*|"
-    r"(?:actually|sorry|my bad|oops)\s*[,:\u2014]\s*)",
-    re.I)
-"""How a correction opens ("Sorry, I misread the dashboard: ...", "Correction: ...", "Wait no —", "Actually scratch
-that —"): the rest is what to keep."""
-STATUS_RE = re.compile(
-    r"^(?:all\s+)?(?:\d+\s+)?(?:the\s+)?(?:unit\s+|e2e\s+|integration\s+)?tests?\s+(?:now\s+)?(?:pass|passed|are "
-    r"(?:passing|green)|green|run green)|\btests? (?:are|is) green\b|^(?:ci|the build|build|lint(?:ing)?|the "
-    r"linter|checks?)\b.{0,30}\b(?:passed|passes|succeeded|is green|are green|clean)\b|^coverage is\b|"
-    r"^ran \d+ tests?\b|^no (?:errors|failures|warnings)\b|^all set\b|\bready for review\b|"
-    r"^(?:done|finished)\b|^i (?:opened|pushed|merged|committed)\b", re.I)
-"""Outcome reports ("All 48 tests pass now"): the session summary keeps the outcome; they are never memories."""
-NOT_CHOSEN_RE = re.compile(r"\b(?:not|n't)\s+(?:going with|using|doing|moving to|switching to|adopting)\b", re.I)
-"""A choice turned down: the choice made instead, said next, is one decision with it."""
-AGREE_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b", re.I)
-THEN_RE = re.compile(r"^(?:user:\s*)?(?:(?:yeah|yes|yep)[,!.]?\s+)?(?:then|so|ok(?:ay)?|in that case|fine|agreed|"
-                     r"alright|great|sounds good|good point|fair enough|makes sense|convinced|sold)\b|\bthen[.!]?$|"
-                     r"^.{0,60}?\bthen\b[,.!]*\s*(?:agreed|ok|deal)?[.!]*$|^.{0,60}?\bit is[.!]*$", re.I)
-VAGUE_WORDS = frozenset("""that it this these those them they better one ones thing things way fine same option
-options first second third last again too more much lot really like likes liked want wants good great nice ok okay
-user user's users stuff work works worked something anything everything let's lets do does doing done go going
-make""".split())

@@ -11,7 +11,7 @@ from .admission import admit
 from .artifacts import FENCE_RE
 from .candidates import Candidate
 from .conversation import Turn
-from .keyless_patterns import FIX_RE, REASON_HINT_RE, REASON_LABEL_RE
+from .keyless_cues import FIX_RE, REASON_HINT_RE, REASON_LABEL_RE
 
 QUESTION_RE = re.compile(r"\?\s*$")
 
@@ -29,13 +29,21 @@ _SENT_SPLIT_RE = re.compile(
 _BULLET_RE = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|#+)\s*")
 
 
+_CODE_SPAN_RE = re.compile(r"(`[^`\n]*`)")
+
+
+def _unbold(text: str) -> str:
+    """``text`` without markdown bold markers, except inside code spans (``-keep class a.b.** { *; }``)."""
+    return "".join(p if p.startswith("`") else p.replace("**", "") for p in _CODE_SPAN_RE.split(text))
+
+
 def split_sentences(text: str) -> list[str]:
     """Prose sentences and bullet items, with code blocks removed."""
     prose = FENCE_RE.sub("\n\n", text or "")
     out = []
     for part in _SENT_SPLIT_RE.split(prose):
         part = _BULLET_RE.sub("", part.strip()).strip()
-        part = re.sub(r"\s+", " ", part.replace("**", "")).strip(" *_")
+        part = re.sub(r"\s+", " ", _unbold(part)).strip(" *_")
         if part:
             out.append(part)
     return out
@@ -81,7 +89,7 @@ def is_reason(it: Said) -> bool:
         it.text) and admit(it.text)
 
 
-NOT_WANTED_RE = re.compile(r"^(?:and\s+)?(?:we|i)\s+(?:don'?t|do not)\s+want\s+to\b", re.I)
+NOT_WANTED_RE = re.compile(r"^(?:and\s+)?(?:we|i)\s+(?:don'?t|do not)\s+want\b", re.I)
 """A clause after a choice saying what it spares ("..., and we don't want to manage IAM roles"): its reason."""
 
 
