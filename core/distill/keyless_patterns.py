@@ -245,7 +245,7 @@ PATTERNS: tuple[Pattern, ...] = (
     # outcomes with numbers: "p95 latency dropped from 900 ms to 120 ms"
     _p("event", 0.7, _UA, r"\b(?:down|up) from\s+~?\$?\d|\bnow takes\b.*\d", min_words=5),
     _p("event", 0.7, _UA, r"\b(?:dropped|fell|went|rose|improved|increased|decreased|reduced|grew|shrank|"
-       r"cut|sped up|slowed)\b.*\bfrom\s+~?\$?\d[\d.,]*\s*\S*\s+to\s+~?\$?\d"),
+       r"cut|sped up|slowed)\b[^.!?\n]{0,160}?\bfrom\s+~?\$?\d[\d.,]*\s*\S*\s+to\s+~?\$?\d"),
     # lessons: causes said without the words "root cause" ("X failed because Y", "the flake was Y", "it was an
     # N+1 query"), and fixes explained by their cause ("I added X because Y")
     _p("lesson", 0.8, _UA, r"\b(?:the\s+)?(?:[\w-]+\s+){0,3}(?:flake|flakiness|failures?|crash(?:es)?|bug|issue|"

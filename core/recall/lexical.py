@@ -22,11 +22,11 @@ _IDENT_PATTERNS = [
     r"\bv?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?\b",           # versions: v1.6.0, 2.13.0-rc1
     r"(?<![\w#])#\d+\b",                                    # issue / PR numbers: #42
     r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b",                   # ENV_VARS / CONSTANTS
-    r"\b[\w.-]+=[^\s,;'\"]+",                               # key=value
+    r"\b[\w.-]{1,100}=[^\s,;'\"]+",                         # key=value (bounded: a 20k-char token took 1 s)
     r"(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?",                  # absolute / relative paths with 2+ parts
     r"\b[\w-]+(?:/[\w.@+-]+)+\.\w{1,6}\b",                  # relative file paths: src/x/y.py
     r"\b[\w-]+\.(?:py|js|ts|tsx|rs|go|java|rb|md|json|ya?ml|toml|sh|sql|txt|cfg|ini|lock|html|css)\b",
-    r"\b[A-Za-z_][\w.]*\(\)",                                # calls: get_store()
+    r"\b[A-Za-z_][\w.]{0,100}\(\)",                          # calls: get_store()
     r"\b[a-z]+(?:_[a-z0-9]+)+\b",                           # snake_case names
     r"\b[a-z]+(?:[A-Z][a-z0-9]+)+\b",                       # camelCase names
     r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b",               # PascalCase names
