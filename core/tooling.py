@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextvars
 import logging
 import os
 import threading
@@ -52,26 +53,33 @@ def turn_timeout() -> float:
     return value if value > 0 else DEFAULT_TURN_TIMEOUT
 
 
-def within_turn(call: Callable[[], T]) -> T:
-    """``call()`` in a daemon thread, waited for at most :func:`turn_timeout` (then TurnTimeoutError)."""
+def call_within(call: Callable[[], T], seconds: float, timed_out: Callable[[float], BaseException]) -> T:
+    """``call()`` in a daemon thread that carries the caller's context variables, waited for at most ``seconds``;
+    after that, ``timed_out(seconds)`` is raised and the call goes on in its thread, abandoned. What a turn (or a
+    hook the user's prompt waits on) must not wait longer for than it can afford."""
     box: dict[str, Any] = {}
-    done = threading.Event()
 
     def run() -> None:
         try:
             box["value"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting turn
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
             box["error"] = exc
-        finally:
-            done.set()
 
-    threading.Thread(target=run, name="remem-turn", daemon=True).start()
-    limit = turn_timeout()
-    if not done.wait(limit):
-        raise TurnTimeoutError(f"the memory store did not answer within {limit:g} s")
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(run,), name="remem-deadline",
+                              daemon=True)
+    worker.start()
+    worker.join(max(0.0, seconds))
+    if worker.is_alive():
+        raise timed_out(seconds)
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def within_turn(call: Callable[[], T]) -> T:
+    """``call()``, waited for at most :func:`turn_timeout` (then TurnTimeoutError; see :func:`call_within`)."""
+    return call_within(call, turn_timeout(),
+                       lambda s: TurnTimeoutError(f"the memory store did not answer within {s:g} s"))
 
 
 async def awithin_turn(call: Awaitable[T]) -> T:
@@ -190,7 +198,8 @@ def recall_context(memory: Any, query: str, scope: Scope | None, *, token_budget
     if memory is None or scope is None or not query or not query.strip():
         return ""
     try:
-        return within_turn(lambda: memory.context(query[:RECALL_QUERY_CHARS], scope=scope, token_budget=token_budget))
+        return within_turn(lambda: memory.context(query[:RECALL_QUERY_CHARS], scope=scope,
+                                                  token_budget=token_budget))
     except Exception as exc:  # noqa: BLE001
         log.warning("recall failed: %s", exc)
         return ""

@@ -10,23 +10,21 @@ plus one listing for the digest. Nothing the session was already shown is inject
 
 from __future__ import annotations
 
-import contextvars
 import re
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIGEST_TOKENS,
                      DEFAULT_RECALL_DEADLINE, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, HookInput, elapsed,
-                     env_float, env_int, hooks_dir, log, open_memory, read_json, safe_name, service_running,
+                     env_float, env_int, last_recall_dir, log, open_memory, read_json, safe_name, service_running,
                      uses_service, write_json)
 from .after import defer
 from .digest import CHARS_PER_TOKEN, build_digest, covered, said
 from .injected import Shown
 from remem.core.recall.passages import bracket, passage_lines
 from remem.core.recall.repeats import distinct
-from remem.core.tooling import RECALL_QUERY_CHARS
+from remem.core.tooling import RECALL_QUERY_CHARS, call_within
 
 RECALL_PREAMBLE = ("remem recalled these memories from earlier Claude Code sessions in this project "
                    "(they may be outdated; trust the code and the user over them):")
@@ -65,23 +63,8 @@ def with_deadline(fn: Callable[[], Any], seconds: float) -> Any:
     """
     if seconds <= 0:  # spent already (e.g. on the interpreter's start-up): not even a fast store may answer
         raise DeadlineExceeded(f"gave up after {seconds:.2f}s")
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-
     # the caller's context goes along: a hook the service answers reads its client's settings through it
-    worker = threading.Thread(target=contextvars.copy_context().run, args=(run,), name="remem-hook", daemon=True)
-    worker.start()
-    worker.join(max(0.0, seconds))
-    if worker.is_alive():
-        raise DeadlineExceeded(f"gave up after {seconds:.2f}s")
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
+    return call_within(fn, seconds, lambda s: DeadlineExceeded(f"gave up after {s:.2f}s"))
 
 
 def recall_deadline() -> float:
@@ -94,7 +77,7 @@ def recall_deadline() -> float:
 
 # ---------------------------------------------------------------------------------------------- recall
 def last_recall_path(tenant: str) -> Path:
-    return hooks_dir() / "last_recall" / f"{safe_name(tenant)}.json"
+    return last_recall_dir() / f"{safe_name(tenant)}.json"
 
 
 def _gather(query: str | None, tenant: str, budget: int, want_digest: bool, deadline_s: float
@@ -240,7 +223,7 @@ def forget_last_recalls() -> int:
     compact`` calls it, so the words a forget and a compaction remove from the store leave the hooks' files too;
     the next prompt records its recall again."""
     n = 0
-    for path in (last_recall_path("x").parent).glob("*.json"):
+    for path in last_recall_dir().glob("*.json"):
         try:
             path.unlink()
             n += 1
