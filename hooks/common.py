@@ -63,6 +63,11 @@ def hooks_dir() -> Path:
     return remem_home() / "hooks"
 
 
+def last_recall_dir() -> Path:
+    """Each project's last prompt recall (the injected text), one JSON file per project."""
+    return hooks_dir() / "last_recall"
+
+
 # ---------------------------------------------------------------------------------------------- processes
 # ``python -m remem.hooks.main`` would put the working directory (the user's project) first on sys.path, so a
 # project with a ``remem`` folder of its own (this repository's parent, say) would shadow the installed remem.

@@ -12,10 +12,9 @@ import datetime as _dt
 import json
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from remem.hooks.common import hooks_dir, remem_home
+from remem.hooks.common import last_recall_dir, remem_home
 
 MAX_RECALLS = 100
 MAX_LOG_BYTES = 4_000_000
@@ -42,7 +41,7 @@ class LatencyPoint:
 
 def recent_recalls(limit: int = MAX_RECALLS) -> list[RecallRecord]:
     """The last recall of each project, newest first."""
-    folder = hooks_dir() / "last_recall"
+    folder = last_recall_dir()
     out: list[RecallRecord] = []
     try:
         paths = list(folder.glob("*.json"))
