@@ -60,10 +60,10 @@ FIX_RE = re.compile(
     r"(?:brings?|takes?)\s+(?:\w+\s+){1,3}(?:down|back)|cuts?|stops?|stopped|prevents?|prevented|"
     r"speeds?\s+(?:\w+\s+)?up|sped\s+(?:\w+\s+)?up|reduces?|reduced|shaves?|unblocks?|unblocked)\b",
     re.I)
+"""A sentence that says what was done about a problem: joined to the cause said just before it."""
 DECISION_FIX_RE = re.compile(r"^(?:so\s+)?(?:i|we)(?:'ve| have)?\s+(?:switched|moved|migrated|pinned|replaced|chose|"
                              r"picked|went with)\b|^(?:switching|moving|migrating|pinning|replacing)\b", re.I)
 """A fix that is a choice ("we switched to X"): with a reason before it, a decision rather than a lesson."""
-"""A sentence that says what was done about a problem: joined to the cause said just before it."""
 REASON_HINT_RE = re.compile(
     r"\b(?:because|since|as we|so that|due to|otherwise|already|needs?|needed|can'?t|cannot|couldn'?t|doesn'?t|"
     r"don'?t|won'?t|isn'?t|wasn'?t|too (?:slow|big|expensive|complex|many|much|late)|issues?|problems?|slow(?:er)?|"
