@@ -92,6 +92,26 @@ def test_a_kind_word_to_the_listener_does_not_cost_the_memory_said_with_it() -> 
     assert joined.kind == "lesson" and joined.text.count("User:") == 1 and "awaiting the flush" in joined.text
 
 
+def test_a_fragment_that_leans_on_a_photo_or_the_moment_is_not_a_memory() -> None:
+    """Stored alone, "I'm a huge fan of this genre!" or "Got to go now" means nothing later (44 of 100 LoCoMo
+    memories sampled were such fragments); said to an assistant, "Let's ..." and "Keep ..." stay instructions."""
+    def said(name: str, text: str) -> dict[str, Any]:
+        return {"role": "user", "name": name, "content": text}
+
+    got = memories([said("Ava", "Look at this cover!"), said("Ben", "I'm a huge fan of this genre!"),
+                    said("Ava", "It's right by the lake we used to swim in."),
+                    said("Ben", "Yeah Ava, let's keep cheering each other on!"),
+                    said("Ava", "Got to go now, I have a lot of work to do!"),
+                    said("Ben", "I'm waiting to hear how the audition turns out."),
+                    said("Ava", "Yesterday my partner and I got back from a week of hiking in the Dolomites.")])
+    assert [c.text for c in got] == ["Ava: Yesterday my partner and I got back from a week of hiking in the "
+                                     "Dolomites."]
+    [decision] = memories([U("Let's keep the orders table in Postgres 16, MySQL kept breaking replication.")])
+    assert decision.kind == "decision" and "Postgres 16" in decision.text
+    [rule] = memories([U("Keep your answers short, I read them on my phone.")])
+    assert rule.kind == "preference"
+
+
 def test_my_partner_and_i_is_one_subject_in_the_third_person() -> None:
     """"My wife and I are moving" was split at "and I" into "Ana's wife." and "Ana ares moving"."""
     said = [{"role": "user", "name": "Ana", "content": "My wife and I are moving to Denver, and I work at Zalando."}]

@@ -22,13 +22,14 @@ from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
 from .keyless_cues import (AGREE_RE, ASKED_WHY_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE,
                            NOT_CHOSEN_RE, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, VAGUE_OBJECT_RE, VAGUE_WORDS)
+from .keyless_fragments import leans_on_context
 from .keyless_exchange import DONE_RE, PROBLEM_RE, TOLD_LESSON, confirmed_fix_lessons, problem_before_cause, told_whole
 from .keyless_listener import TO_LISTENER_RE
 from .keyless_patterns import CHOICE_RE, PATTERNS, Pattern
 from .keyless_said import (NOT_WANTED_RE, QUESTION_RE, Said, clip_words, ended, content_words_of, entities, is_cause,
                            is_reason, plain_run, split_sentences)
 from .keyless_summary import merge_parts, render_summary, summary_parts
-from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, WITH_ME_RE, first_person_to_user
+from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, first_person_to_user
 from ..store.records import normalize_text
 
 
@@ -41,6 +42,7 @@ _NO_X_RE = re.compile(r"^(?:(?:for|in)\s+[^:,]{2,40}[:,]\s*)?(?:no\s+[\w-]+s\b|(
 _INSTEAD_RE = re.compile(r"^(?:just\s+|only\s+)?[\w`.+#-]+(?:\s+[\w`.+#-]+){0,3}\s+(?:through|via|with|using|instead)\b",
                          re.I)
 """What to use instead, said after a thing not to use ("No ORMs please. Raw SQL through sqlx."): one preference."""
+_MY_X_END_RE = re.compile(r"(?:^|\s)my [\w'-]+(?: [\w'-]+)?$", re.I)
 _THATS_HOW_RE = re.compile(r"^that'?s how (?:i|we) (?:want|like|write|structure|do)\b", re.I)
 _REASON_RE = re.compile(r"\b(?:because|since|so that|due to|as it|otherwise|which means|in order to)\b", re.I)
 
@@ -109,13 +111,16 @@ class KeylessDistiller:
         decision with its reason (said next to it, just before it, or in the neighbouring message)."""
         items: list[Said] = []
         errors: list[tuple[int, str]] = []
+        # between people (named users, no assistant) a sentence about the listener is no memory of either
+        peer = len({t.speaker for t in turns if t.role == "user" and t.speaker}) >= 2 \
+            and not any(t.role == "assistant" for t in turns)
         for ti, t in enumerate(turns):
             if t.role == "tool_result":
                 errors.extend((ti, e) for e in error_lines(t.text)[-1:])
             elif t.role in ("user", "assistant"):
-                for sent in self._sentences(t):
+                for sent in self._sentences(t, peer):
                     cut = _beyond_listener(sent)  # joins and reasons see the sentence without it, too
-                    items.append(Said(cut or sent, ti, t, self._score(cut, t.role, t.speaker) if cut else None))
+                    items.append(Said(cut or sent, ti, t, self._score(cut, t.role, t.speaker, peer) if cut else None))
         confirmed_fix_lessons(items, split_sentences, 0.85)  # report / reply / "that fixed it": one lesson
         self._correct_across_turns(items)
         self._join_in_turns(items)
@@ -140,7 +145,7 @@ class KeylessDistiller:
         best = sorted(out, key=lambda x: -x[0])[: self.max_memories]
         return [c for _, _, c in sorted(best, key=lambda x: x[1])]
 
-    def _sentences(self, t: Turn) -> list[str]:
+    def _sentences(self, t: Turn, peer: bool = False) -> list[str]:
         """Sentences; a user's are also split into clauses ("I'm vegan and I hate cilantro"), unless only one clause
         says something and the whole is a decision, lesson or preference (the other clause is its reason: "X is too
         slow, so we'll use Y")."""
@@ -157,23 +162,24 @@ class KeylessDistiller:
         out: list[str] = []
         for sent in sents:
             clauses = [c.strip(" ,;") for c in CLAUSE_RE.split(sent) if c.strip(" ,;")]
-            with_me = WITH_ME_RE.match(sent)
-            if len(clauses) > 1 and with_me and clauses[0].lower() == f"my {with_me.group(1)}".lower():
-                clauses[:2] = [f"{clauses[0]} and {clauses[1]}"]  # "my team and I use Go": one subject
-            said = sum(1 for c in clauses if self._says(c)) if len(clauses) > 1 else 2
-            whole = self._says(sent) if said < 2 or DONE_RE.search(sent) else None
+            for k in range(len(clauses) - 1, 0, -1):  # "(yesterday) my team and I used Go": one subject
+                joined = f"{clauses[k - 1]} and {clauses[k]}"
+                if _MY_X_END_RE.search(clauses[k - 1]) and joined in sent:
+                    clauses[k - 1:k + 1] = [joined]
+            said = sum(1 for c in clauses if self._says(c, peer)) if len(clauses) > 1 else 2
+            whole = self._says(sent, peer) if said < 2 or DONE_RE.search(sent) else None
             keep = whole is not None and (whole[1].kind in ("decision", "lesson") and (said < 2 or whole[1].kind == "lesson"
                                                                                 and DONE_RE.search(sent)) or whole[1].kind == "preference"
                                           and not any(re.match(r"(?i)(?:my|i|i'm|we|our)\b", c) for c in clauses[1:])
                                           or whole[1].kind == "fact" and all(  # "our clusters run EKS 1.29 and
-                                              self._says(c) or re.search(r"\d", c) for c in clauses))  # we use X"
+                                              self._says(c, peer) or re.search(r"\d", c) for c in clauses))  # we use X"
             out.extend([sent] if keep else clauses)
         return out
 
-    def _says(self, sentence: str) -> tuple[float, Candidate] | None:
+    def _says(self, sentence: str, peer: bool = False) -> tuple[float, Candidate] | None:
         """A user's sentence or clause as :meth:`candidates` scores it: without what it says to the listener."""
         cut = _beyond_listener(sentence)
-        return self._score(cut, "user") if cut else None
+        return self._score(cut, "user", None, peer) if cut else None
 
     def _surface(self, sentence: str, role: str, speaker: str | None = None) -> str:
         """How a sentence reads as (part of) a memory: clipped, the user's in the third person (by name when the
@@ -186,11 +192,13 @@ class KeylessDistiller:
             text = text[:1].upper() + text[1:]
         return ended(text)
 
-    def _score(self, sentence: str, role: str, speaker: str | None = None) -> tuple[float, Candidate] | None:
+    def _score(self, sentence: str, role: str, speaker: str | None = None,
+               peer: bool = False) -> tuple[float, Candidate] | None:
         from ..recall.lexical import identifiers
 
         words = sentence.split()
-        if len(words) < (2 if role == "user" else 3) or VAGUE_OBJECT_RE.search(sentence):
+        if len(words) < (2 if role == "user" else 3) or VAGUE_OBJECT_RE.search(sentence) \
+                or leans_on_context(sentence, peer=peer):
             return None
         idents = identifiers(sentence)
         concrete = bool(idents) or bool(re.search(r"\d|https?://|(?<=[\w,;:] )[A-Z][\w-]+", sentence))
