@@ -22,7 +22,9 @@ from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
 from .keyless_cues import (AGREE_RE, ASKED_WHY_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE,
                            NOT_CHOSEN_RE, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, VAGUE_OBJECT_RE, VAGUE_WORDS)
-from .keyless_fragments import leans_on_context
+from .keyless_fragments import a_guess, leans_on_context
+from .keyless_options import picked_options
+from .keyless_whole import WHOLE_SCORE, unread_user_turns, whole_message
 from .keyless_exchange import DONE_RE, PROBLEM_RE, TOLD_LESSON, confirmed_fix_lessons, problem_before_cause, told_whole
 from .keyless_listener import TO_LISTENER_RE
 from .keyless_patterns import CHOICE_RE, PATTERNS, Pattern
@@ -126,6 +128,12 @@ class KeylessDistiller:
         self._join_in_turns(items)
         problem_before_cause(items, self._join)  # "X kept failing. turns out Y. Z fixed it": one lesson
         self._join_across_turns(items)
+        if not peer:
+            picked_options(items)  # "2" after the assistant's numbered options: the option, chosen
+        for ti in [] if peer else unread_user_turns(items):  # a message no pattern read may say one lasting thing
+            first = next(it for it in items if it.ti == ti)
+            first.cand = whole_message(turns[ti].text, turns[ti].speaker)
+            first.score = WHOLE_SCORE if first.cand else first.score
         out: list[tuple[float, int, Candidate]] = []
         seen: set[str] = set()
         for order, it in enumerate(items):
@@ -198,7 +206,7 @@ class KeylessDistiller:
 
         words = sentence.split()
         if len(words) < (2 if role == "user" else 3) or VAGUE_OBJECT_RE.search(sentence) \
-                or leans_on_context(sentence, peer=peer):
+                or leans_on_context(sentence, peer=peer) or a_guess(sentence):
             return None
         idents = identifiers(sentence)
         concrete = bool(idents) or bool(re.search(r"\d|https?://|(?<=[\w,;:] )[A-Z][\w-]+", sentence))

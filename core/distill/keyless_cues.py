@@ -20,7 +20,8 @@ VAGUE_OBJECT_RE = re.compile(
 """A short like or a never whose object is a pronoun ("I love it!", "never been to anything like that"): who
 knows, later, what "it" was."""
 
-ASKED_WHY_RE = re.compile(r"\b(?:why|reasons?|drivers?|motivation|what (?:made|drove|prompted)|what'?s behind)\b", re.I)
+ASKED_WHY_RE = re.compile(r"\b(?:why|reasons?|drivers?|motivation|what (?:made|drove|prompted)|what'?s behind|behind "
+                          r"(?:this|that|it)|is there a (?:specific |particular )?(?:problem|issue))\b", re.I)
 """The other side asking why a choice was made: what the user says next is its reason."""
 REASON_LABEL_RE = re.compile(r"^(?:(?:yes|yeah|yep|ok(?:ay)?|so|and|fwiw|btw|also)[,.!]*\s+)*(?:the\s+)?(?:(?:main|"
                              r"real|big|biggest|one|primary|other)\s+)?(?:reasons?|why|rationale|because|motivation|"

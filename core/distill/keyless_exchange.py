@@ -29,15 +29,18 @@ CONFIRMED_RE = re.compile(
     r"\bholds? ~?\d[\d.,]*\s*k? \w+ now\b|\b(?:rebalanc\w*|crash(?:es)?|errors?|timeouts?|restarts?|alerts?|failures?|"
     r"faults?|flakes?|retries|evictions?|leaks?|spikes?|ooms?|dupes|duplicates)\s+(?:have\s+|has\s+)?(?:stopped|went away|"
     r"disappeared|vanished)\b|\brunning for \d+\s*\w+ without an?\b|\b(?:totals?|counts?|numbers) (?:now )?match\b|"
-    r"\b(?:runs?|works?|passes|builds?|compiles?|loads?) again\b|\b\d+ (?:runs|times) in a row\b|\b(?:correctly|properly) now\b|\bstable (?:for )?~?\d+\s*\w+|\band it (?:works|sticks|builds|passes|"
+    r"\b(?:runs?|works?|passes|builds?|compiles?|loads?) again\b|\b(?:is|are) ~?\d[\d.,]*\s*(?:ms|s|secs?|%|mb|gb|k)\s+now\b|"
+    r"\b(?:goes|went|gets|got) through\b|\bran it \d+x\b|\b\d+x (?:locally|in a row)\b[^.]*\bclean\b|"
+    r"\b\d+ (?:runs|times) in a row\b|\b(?:correctly|properly) now\b|\bstable (?:for )?~?\d+\s*\w+|\band it (?:works|sticks|builds|passes|"
     r"loads|renders|compiles|runs|starts|connects|scrolls)\b",
     re.I)
 """The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
-_FIXED_RE = re.compile(r"\b(?:fixed it|solved it|(?:that|this) was it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
+_FIXED_RE = re.compile(r"\b(?:fixed it|solved it|(?:that|this) was it|(?:that|this) did it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
                        r"\s+did it|sorted it|(?:it'?s|it is) (?:fixed|sorted)|back to normal)\b", re.I)
 """Said outright: what the user reported was a problem even without a failure word ("all print the last user")."""
 PROBLEM_RE = re.compile(
-    r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|mismatch|"
+    r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|crashloop\w*|"
+    r"garbage|hung|clobber\w*|no-op|mismatch|"
     r"not found|exceptions?|timeouts?|timing out|timed out|hangs|hanging|doubling|duplicat\w*|throws?|throwing|"
     r"thrown|panic\w*|oom\w*|out of memory|slow|doubled|blows? up|blew up|\w+(?:Error|Exception)|lost|vanish\w*|disappear\w*|(?:hard )?faults?|flak\w*|race|deadlock\w*|refused|denied|kept (?:wanting|trying|"
     r"restarting|failing|crashing|timing)|[45]\d\d|freez\w*|stuck|off by (?:one|a day|an hour|\d+)|"
@@ -108,13 +111,15 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
             continue
         fixed = any(_FIXED_RE.search(x) for x in first)
         why = any(_WHY_ASKED_RE.search(x.text) for x in asked)  # "My row count went from 120k to 310k. Why??"
-        problem = next((x for x in asked if (fixed or why or PROBLEM_RE.search(x.text)) and not _ASKING_RE.match(
+        shown = first_code_line(asked[0].turn.text)  # the error pasted: what failed, when no sentence says it
+        pasted = bool(shown and PROBLEM_RE.search(shown))
+        problem = next((x for x in asked if (fixed or why or pasted or PROBLEM_RE.search(x.text)) and not _ASKING_RE.match(
             x.text)), None)
         explained = [s for s in split(reply[0].turn.text) if not _FILLER_RE.match(s)]
         if problem is None or not explained or not _concrete(" ".join(explained)):
             continue
         said = " ".join(confirm[0].turn.text.split())
-        shown, fix_code = first_code_line(asked[0].turn.text), first_code_line(reply[0].turn.text)
+        fix_code = first_code_line(reply[0].turn.text)
         text = " ".join([
             ended(first_person_to_user(clip_words(problem.text, PROBLEM_WORDS), asked[0].turn.speaker)),
             *([f"`{clip_words(shown, CODE_WORDS)}`"] if shown and shown not in problem.text else []),

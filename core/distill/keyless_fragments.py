@@ -53,6 +53,14 @@ _TO_PEER_RE = re.compile(
     r"what you)\b|\b(?:show|tell|send) you\b", re.I)
 
 
+_GUESS_RE = re.compile(r"^(?:i\s+)?(?:wonder(?:ing)?|maybe|perhaps|i guess|not sure|could it be)\b", re.I)
+
+
+def a_guess(sentence: str) -> bool:
+    """A hunch not checked yet ("wonder if the 502s are the ALB idle timeout..."): no memory until it is known."""
+    return bool(_GUESS_RE.match(_LEAD_RE.sub("", sentence.strip())))
+
+
 def concrete(sentence: str) -> bool:
     """Names something: a number, a link, an identifier, a proper noun that is not just the listener's name."""
     plain = _VOCATIVE_RE.sub("", _LEAD_RE.sub("", sentence.strip()))
@@ -69,4 +77,4 @@ def leans_on_context(sentence: str, *, peer: bool = False) -> bool:
     return not concrete(sentence)
 
 
-__all__ = ["concrete", "leans_on_context"]
+__all__ = ["a_guess", "concrete", "leans_on_context"]

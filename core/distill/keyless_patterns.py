@@ -336,7 +336,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("preference", 0.75, _U, r"^(?:when(?:ever)?|each time|every time|any time)\s+you\b"),
     _p("preference", 0.72, _U, r"\b(?:i|we)\s+(?:always\s+|only\s+)?use\b(?=.*\b(?:match (?:that|this|my|our)|follow "
        r"(?:that|this|my|our)|in (?:anything|everything|all (?:the )?code) you write)\b)"),
-    _p("preference", 0.8, _U, r"^(?:commit (?:msgs?|messages?)|pr titles?|branch names?|code style|naming|formatting|"
+    _p("preference", 0.9, _U, r"^(?:commit (?:msgs?|messages?)|pr titles?|branch names?|(?:[\w-]+ )?(?:code )?style(?: for "
+       r"(?:this|the|our|all) [\w-]+)?|naming|formatting|"
        r"docstrings|changelog entries)\s*:\s*(?![^,.]*(?:https?://|\d{2}:\d{2}|ready for review|see above))\S",
        min_words=3, labelled=True),
     # a rule for how the assistant writes: "Keep explanations short", "make your answers concise"

@@ -1,0 +1,82 @@
+"""A choice picked from the options the assistant laid out.
+
+"1. rotate the IAM user's keys monthly / 2. switch the deploy workflows to GitHub OIDC ..." answered with "2", or
+"you could keep the GenServer queue or move to Oban" answered with "oban. we deploy ~10x a day and losing
+exports on every deploy is the bug": the user's message alone says almost nothing, the option alone was only
+offered. Together they are one decision, in the option's words, with the user's reason when one follows.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from .candidates import DEFAULT_IMPORTANCE, Candidate
+from .keyless_said import Said, clip_words, ended
+from .third_person import first_person_to_user
+
+OPTION_WORDS, REASON_WORDS = 40, 35
+_NUMBERED_RE = re.compile(r"^\s*(?:option\s+)?(\d)[.)]\s+(.+)$", re.M | re.I)
+_PICK_NUMBER_RE = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|yes|yep|let'?s (?:go with|do)|go with|i'?ll take|take|pick)\s+)?"
+                             r"(?:option\s+|#)?(\d)(?:\s*[.!,;:\u2014\u2013-]+\s*|\s*$)(.*)$", re.I | re.S)
+_PICK_WORD_RE = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|yes|let'?s (?:go with|do)|go with)\s+)?([\w./@+-]+(?: [\w./@+-]+)?)"
+                           r"(?:\s*[.!;:\u2014\u2013-]+\s*|\s*$)(.*)$", re.I | re.S)
+_OFFER_LEAD_RE = re.compile(r"^(?:.*?\b(?:you could|you can|either|we could|i'?d)\s+)", re.I)
+
+
+def _numbered(reply: str, n: str) -> str | None:
+    for m in _NUMBERED_RE.finditer(reply):
+        if m.group(1) == n:
+            return m.group(2).strip()
+    return None
+
+
+def _offered(reply: str, pick: str) -> str | None:
+    """The side of an "X or Y" offer that names ``pick``."""
+    for sentence in re.split(r"(?<=[.!?])\s+", reply):
+        if " or " not in sentence or pick.lower() not in sentence.lower():
+            continue
+        sides = [s.strip(" ,.") for s in _OFFER_LEAD_RE.sub("", sentence).split(" or ")]
+        hits = [s for s in sides if pick.lower() in s.lower()]
+        if len(hits) == 1 and len(sides) >= 2:
+            return hits[0]
+    return None
+
+
+def picked_options(items: Sequence[Said]) -> None:
+    """Each user message that picks one of the options of the assistant's message before it becomes one
+    decision (on its first sentence; its other sentences are consumed: they are the reason)."""
+    by_turn: dict[int, list[Said]] = {}
+    for it in items:
+        by_turn.setdefault(it.ti, []).append(it)
+    order = sorted(by_turn)
+    for k in range(1, len(order)):
+        offer, answer = by_turn[order[k - 1]], by_turn[order[k]]
+        if (offer[0].turn.role, answer[0].turn.role) != ("assistant", "user") or any(x.consumed for x in answer) \
+                or any(x.cand is not None and x.cand.kind == "decision" for x in answer):
+            continue
+        said, reply = answer[0].turn.text.strip(), offer[0].turn.text
+        option, rest = None, ""
+        number = _PICK_NUMBER_RE.match(said)
+        if number:
+            option, rest = _numbered(reply, number.group(1)), number.group(2)
+        else:
+            word = _PICK_WORD_RE.match(said)
+            if word and len(word.group(1)) >= 3:
+                option, rest = _offered(reply, word.group(1)), word.group(2)
+        if not option:
+            continue
+        reason = ended(first_person_to_user(clip_words(" ".join(rest.split()), REASON_WORDS),
+                                            answer[0].turn.speaker)) if len(rest.split()) >= 3 else ""
+        text = " ".join(x for x in (f"User chose: {ended(clip_words(option, OPTION_WORDS))}",
+                                    f"Reason: {reason}" if reason else "") if x)
+        first = answer[0]
+        first.cand = Candidate(text=text, kind="decision", importance=DEFAULT_IMPORTANCE["decision"],
+                               metadata={"role": "user"})
+        first.score = max(first.score, 0.8)
+        first.extra = [*first.extra, offer[0].turn]
+        for x in answer[1:]:
+            x.consumed = True
+
+
+__all__ = ["picked_options"]

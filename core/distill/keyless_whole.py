@@ -1,0 +1,135 @@
+"""A user's message that no sentence pattern read, kept whole when it plainly tells something that lasts.
+
+The sentence patterns (:mod:`.keyless_patterns`) know the phrasings they were written for, and a blind set of
+coding-session snippets showed how often people say it otherwise: "zustand, not redux toolkit", "replacing zap
+with log/slog across the services", "the retry loop never closed resp.Body ... added `defer resp.Body.Close()`,
+rss is flat now", "fyi only priya has admin on the apple developer account". Each is one message that says one
+thing; none of its sentences matched. Such a message becomes one memory, its kind read from loose cues (a
+problem with what was done about it: a lesson; a thing chosen over another: a decision; a rule for every time: a
+preference; a release or an outage with its date: an event; else a fact), but only when it names something
+concrete (code, a version, an identifier) and is not a question, a request, a hunch or a status report.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..recall.lexical import identifiers
+from .candidates import DEFAULT_IMPORTANCE, Candidate
+from .keyless_cues import STATUS_RE
+from .keyless_exchange import CONFIRMED_RE, DONE_RE, PROBLEM_RE
+from .keyless_said import ended
+from .third_person import first_person_to_user
+
+MIN_WORDS, MAX_WORDS = 6, 90
+WHOLE_SCORE = 0.62  # below what a matched pattern scores: the best memories of a long session come first
+
+_HEDGE_RE = re.compile(
+    r"\b(?:wonder(?:ing)?|maybe|might be|not sure|no idea|idk|i guess|probably|perhaps|haven'?t (?:actually )?"
+    r"(?:looked|checked|tried|confirmed)|hunch|could be|i think|thinking about|considering|should we|what if|might|"
+    r"if (?:we|i) ever|someday|some day|eventually|a long way off)\b", re.I)
+_REQUEST_RE = re.compile(
+    r"^(?:(?:ok(?:ay)?|also|and|now|so|then|pls|please|plz|just|hey|right)[,!\s]+)*(?:can you|could you|would you|"
+    r"write|add|create|make|implement|refactor|fix|update|change|remove|delete|rename|convert|generate|explain|show|"
+    r"run|set ?up|install|debug|review|check|look(?: at)?|try|bump|revert|help|tell|find|draft|port)\b", re.I)
+_CORRECTING_RE = re.compile(r"^(?:(?:ugh|argh|hmm|oh|wait)[,!.:]*\s+)?(?:careful|actually|nope|no)\b[,!.:]*\s+", re.I)
+_DONE_NOW_RE = re.compile(r"\b(?:is|are|'s|'re)\s+(?:green|red|passing)\b|\b(?:merging|pushing|rebasing|shipping it|"
+                          r"deploying now)\b|^nit\b", re.I)
+"""A status of the moment ("`composer test` is green locally now, pushing"): the summary's, not a memory."""
+_SOCIAL_RE = re.compile(r"^(?:good )?(?:morning|evening|hey|hi|hello|thanks|thank you|thx|lol|haha|sorry|ugh|argh)\b",
+                        re.I)
+_CONCRETE_RE = re.compile(r"`|\b\d+(?:\.\d+)+\b|\bv\d|\b\d+\s*(?:ms|s|k|m|gb|mb|rows|x|%)\b|\b[a-z]+[-_][a-z0-9]+"
+                          r"(?:[-_.][a-z0-9]+)*\b|\b[\w-]+\.(?:py|js|ts|go|rs|java|kt|rb|yaml|yml|json|toml|sql|sh)\b",
+                          re.I)
+
+_CAUSE_RE = re.compile(r"\b(?:the reason|was the|wasn'?t \w+ed|never \w+ed|can'?t be|bypass\w*|turns? out|"
+                       r"turned out|the whole time|all along)\b", re.I)
+"""What made it happen, said without a failure word ("the reason the image was 2.3gb was the pip cache")."""
+_FAILING_RE = re.compile(r"\b(?:dies|died|dying|[45]\d\ds|down|drops?|dropped|flakes?|crashloop\w*|kill(?:s|ed|ing)|"
+                         r"hung|spun|seq scan\w*|no-op|garbage|clobber\w*|wreck\w*)\b", re.I)
+"""Failure words the shared problem pattern does not hold: with what was done, a lesson; without, a report."""
+_NARRATION_RE = re.compile(r"^(?:also\s+|fyi\s+|btw\s+)?(?:[{\[<]|(?:sure|yes|yeah|yep|ok(?:ay)?|ugh|so)\b[,.!]*\s*|(?:i|we)\s+(?:just\s+)?(?:got|saw|ran|"
+                           r"joined|tried|opened|pushed|merged|checked|looked|spent|wasted)\b|(?:got|saw|ran|joined|tried|"
+                           r"opened|checked|looked)\b)", re.I)
+_FIX_RE = re.compile(r"\b(?:added|pulled|moved|switched|set|wrapped|replaced|created|declared|rewrote|swapped|"
+                     r"pinned|bumped|raised|removed|fixed|changed|made)\b|\b(?:we|i) now \w+|"
+                     r"`[^`]+`\s+(?:and|->|→|fixed)|->|→|"
+                     r"(?:^|\.\s+)`[^`]+`", re.I)
+_STANDING_RE = re.compile(r"\b(?:every ?time|always|never|from now on|anything (?:\w+ )?you write|for me\b|"
+                          r"(?:style|convention)s? for\b|(?:\w+ )?stays\b|only,|\bonly\b(?=[^.]{0,40}\b(?:same as|"
+                          r"like the rest|as the rest)))", re.I)
+_DIRECTIVE_RE = re.compile(r"\b(?:pls|please|plz|don'?t|do not|no \w+|use|give me|keep|stays?|only|just)\b", re.I)
+_CHOICE_RE = re.compile(
+    r"(?:^|[—:,-]\s*)[\w./@+-]+(?: [\w./@+-]+)?,? not [\w./@+-]+|\breplac(?:e|ed|ing) [\w./@+-]+ with\b|"
+    r"\b(?:moving|move|switch(?:ing)?|migrat(?:e|ing)|going|go) (?:\w+ ){0,3}(?:to|with) [\w./@+-]+|"
+    r"\binstead of\b|\brather than\b|\bover [\w./@+-]+ because\b|(?:^|[.;]\s+)(?:use|go with|pick|take) [\w./@+-]+\s*"
+    r"(?:—|–|-|,|;|because|since)|^(?:keep|leave|stay on|stick with|pin) [\w./@+-]+ (?:at|on|to) ", re.I)
+_STYLE_RE = re.compile(r"\b(?:commit (?:msgs?|messages?)|style|naming|formatting|indent\w*|prefix(?:es)?|conventions?|"
+                       r"casing|docstrings?)\b", re.I)
+_REVISED_RE = re.compile(r"^(?:re [^—:.-]{1,40}[—:-]\s*)?(?:scratch|forget|ignore|disregard) (?:what|the|that|my)\b|"
+                         r"\bchanged (?:my|our) mind\b", re.I)
+"""Taking back what was said before ("scratch what i said earlier about friday releases."): what follows replaces it."""
+_EVENT_RE = re.compile(r"\b(?:went out|released|shipped|launched|was down|went down|outage|(?:code )?freeze runs|"
+                       r"cut ?over|went live)\b", re.I)
+_DATE_RE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
+                      r"dec)[a-z]*\.? \d{1,2}\b|\byesterday\b|\blast (?:week|night|month)\b|\bv?\d+\.\d+\.\d+\b", re.I)
+
+
+def concrete(text: str) -> bool:
+    return bool(_CONCRETE_RE.search(text)) or bool(identifiers(text))
+
+
+def kind_of(text: str) -> str | None:
+    """The kind a whole message reads as, or None when it is no memory (see the module docstring)."""
+    text = _CORRECTING_RE.sub("", text)  # "ugh no, 2 spaces was for the yaml only. python stays 4 spaces"
+    words = text.split()
+    if not MIN_WORDS <= len(words) <= MAX_WORDS:
+        return None
+    first = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
+    if _HEDGE_RE.search(text) or _SOCIAL_RE.match(text) or STATUS_RE.search(first) or _DONE_NOW_RE.search(text) \
+            or "?" in text:
+        return None
+    problem = PROBLEM_RE.search(text) or _FAILING_RE.search(text)
+    if (problem or _CAUSE_RE.search(text)) and concrete(text) \
+            and (_FIX_RE.search(text) or DONE_RE.search(text) or CONFIRMED_RE.search(text)):
+        return "lesson"
+    if problem or _NARRATION_RE.match(text):
+        return None  # a report of a problem not solved yet, or of something done once, is no memory
+    if _STANDING_RE.search(text) and _DIRECTIVE_RE.search(text):
+        return "preference"  # said as a rule, it needs no code to be one
+    if _STYLE_RE.search(text) and (_REVISED_RE.search(text) or _DIRECTIVE_RE.search(text)) \
+            and not _REQUEST_RE.match(text):
+        return "preference"  # how things are written, said again: "forget the gitmoji prefixes. plain conventional"
+    if _CHOICE_RE.search(text) and not _REQUEST_RE.match(text) or _REVISED_RE.search(text):
+        return "decision"
+    if not concrete(text):
+        return None
+    if _REQUEST_RE.match(text):
+        return None
+    if _EVENT_RE.search(text) and _DATE_RE.search(text):
+        return "event"
+    return "fact"
+
+
+def whole_message(text: str, speaker: str | None = None) -> Candidate | None:
+    """A user's message as one memory (in the third person, code blocks left out), or None."""
+    flat = " ".join(re.sub(r"```.*?```", " ", text, flags=re.S).split())
+    kind = kind_of(flat)
+    if kind is None:
+        return None
+    said = ended(first_person_to_user(flat, speaker))
+    return Candidate(text=said, kind=kind, importance=DEFAULT_IMPORTANCE[kind], metadata={"role": "user"})
+
+
+def unread_user_turns(items: Sequence[object]) -> list[int]:
+    """Indexes of the user turns none of whose sentences became (or joined) a memory."""
+    read: dict[int, bool] = {}
+    for it in items:
+        if getattr(it, "turn").role != "user":
+            continue
+        read[it.ti] = read.get(it.ti, False) or it.cand is not None or it.consumed  # type: ignore[attr-defined]
+    return [ti for ti, was in read.items() if not was]
+
+
+__all__ = ["WHOLE_SCORE", "kind_of", "unread_user_turns", "whole_message"]
