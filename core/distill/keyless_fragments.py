@@ -23,6 +23,8 @@ _LEAD_RE = re.compile(
     r"hmm+|ok|okay|sure|totally|true|honestly|anyway|btw|by the way|plus|actually|definitely|absolutely)"
     r"[,!.]*\s+|[A-Z][a-z]+,\s+)*")
 _VOCATIVE_RE = re.compile(r",\s*(?:[A-Z][a-z]+|bud|buddy|pal|mate|friend|dude|man|girl)(?=\s*(?:[,.!?]|$))")
+_CALLED_RE = re.compile(r"(?i:yeah|yes|wow|oh|thanks|haha|hey|aw+|omg|ooh)[,!]?\s+[A-Z][a-z]+[,!]")
+"""The listener called by name ("Yeah, Sam, love is truly amazing"): said to them."""
 _CONCRETE_RE = re.compile(r"\d|https?://|`|\b\w+\.[a-z]{1,5}\b|(?<=[\w,;:] )[A-Z][\w-]+")
 
 # the subject is a thing only the photo or the last message shows
@@ -50,7 +52,10 @@ _MOMENT_RE = re.compile(
 # between people: about the listener or the moment, not about the speaker
 _TO_PEER_RE = re.compile(
     r"^(?:you|your|you'?re|you'?ve|you'?ll|you'?d|u|let'?s|let me|keep|make sure|never say|don'?t forget|"
-    r"what you)\b|\b(?:show|tell|send) you\b", re.I)
+    r"what you|don'?t|do not|take care|good for you|whenever)\b|\byou (?:could|should|can|might|must|need|deserve|"
+    r"got|have got|'ve got)\b|\byourself\b|\byour (?:talent|motivation|support|skills?|hard work|dedication|passion|"
+    r"dreams?|goals?|journey|creativity|strength|imagination)\b|\b(?:for|behind|with|rooting for|proud of|there for) "
+    r"you\b|^always\b", re.I)
 
 
 _GUESS_RE = re.compile(r"^(?:i\s+)?(?:wonder(?:ing)?|maybe|perhaps|i guess|not sure|could it be)\b", re.I)
@@ -72,7 +77,7 @@ def leans_on_context(sentence: str, *, peer: bool = False) -> bool:
     people, not to an assistant."""
     body = _LEAD_RE.sub("", sentence.strip())
     if not (_DEICTIC_LEAD_RE.match(body) or _DEICTIC_END_RE.search(body) or _MOMENT_RE.search(body)
-            or peer and _TO_PEER_RE.search(body)):
+            or peer and (_TO_PEER_RE.search(body) or _CALLED_RE.match(sentence.strip()))):
         return False
     return not concrete(sentence)
 
