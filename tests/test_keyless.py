@@ -151,6 +151,21 @@ def test_an_option_picked_by_number_or_by_name_is_a_decision_in_the_options_word
     assert by_name.kind == "decision" and "move to Redis" in by_name.text and "logins bounce" in by_name.text
 
 
+def test_a_proposal_the_user_accepts_is_one_decision_with_its_reason() -> None:
+    [decision] = memories([A("I'd move the session store from the in-process dict to Redis: three web pods each keep "
+                             "their own dict, which is why logins bounce between pods."),
+                           U("agreed, do that. the admin app should use the same redis")])
+    assert decision.kind == "decision" and "to Redis" in decision.text and "logins bounce" in decision.text \
+        and "admin app" in decision.text
+
+
+def test_bullets_under_a_rules_header_are_standing_preferences() -> None:
+    got = memories([U("House rules for Go in this repo:\n\n- errors wrapped with %w, never string-formatted\n"
+                      "- table-driven tests instead of one func per case\n- no init() functions")])
+    assert got and {c.kind for c in got} == {"preference"}
+    assert any("table-driven tests instead of one func per case" in c.text.lower() for c in got)
+
+
 def test_my_partner_and_i_is_one_subject_in_the_third_person() -> None:
     """"My wife and I are moving" was split at "and I" into "Ana's wife." and "Ana ares moving"."""
     said = [{"role": "user", "name": "Ana", "content": "My wife and I are moving to Denver, and I work at Zalando."}]

@@ -30,17 +30,20 @@ CONFIRMED_RE = re.compile(
     r"faults?|flakes?|retries|evictions?|leaks?|spikes?|ooms?|dupes|duplicates)\s+(?:have\s+|has\s+)?(?:stopped|went away|"
     r"disappeared|vanished)\b|\brunning for \d+\s*\w+ without an?\b|\b(?:totals?|counts?|numbers) (?:now )?match\b|"
     r"\b(?:runs?|works?|passes|builds?|compiles?|loads?) again\b|\b(?:is|are) ~?\d[\d.,]*\s*(?:ms|s|secs?|%|mb|gb|k)\s+now\b|"
-    r"\b(?:goes|went|gets|got) through\b|\bran it \d+x\b|\b\d+x (?:locally|in a row)\b[^.]*\bclean\b|"
+    r"\b(?:goes|went|gets|got) through\b|\bback to ~?\d|\bno (?:\w+ ){0,2}(?:timeouts?|errors?|crashes|failures?|flakes?|"
+    r"alerts?|restarts?|ooms?) since\b|\bran it \d+x\b|\b\d+x (?:locally|in a row)\b[^.]*\bclean\b|"
     r"\b\d+ (?:runs|times) in a row\b|\b(?:correctly|properly) now\b|\bstable (?:for )?~?\d+\s*\w+|\band it (?:works|sticks|builds|passes|"
     r"loads|renders|compiles|runs|starts|connects|scrolls)\b",
     re.I)
 """The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
-_FIXED_RE = re.compile(r"\b(?:fixed it|solved it|(?:that|this) was it|(?:that|this) did it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
+_FIXED_RE = re.compile(r"(?:^|[.;,!]\s+)(?:(?:ah|ok|oh)\w*[,.!]*\s+)*(?:did that|done|confirmed|makes sense|(?:bumped|split|moved|set|"
+                       r"switched|added|pinned|fixed) (?:it|them|that|the|in|to|go\.mod)\b)|"
+                       r"\b(?:fixed it|fixed in|solved it|(?:that|this) was it|(?:that|this) did it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
                        r"\s+did it|sorted it|(?:it'?s|it is) (?:fixed|sorted)|back to normal)\b", re.I)
 """Said outright: what the user reported was a problem even without a failure word ("all print the last user")."""
 PROBLEM_RE = re.compile(
-    r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|crashloop\w*|"
-    r"garbage|hung|clobber\w*|no-op|mismatch|"
+    r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|crashloop\w*|dies|died|"
+    r"garbage|hung|clobber\w*|no-op|comes? back (?:null|empty|nil|undefined)|mismatch|"
     r"not found|exceptions?|timeouts?|timing out|timed out|hangs|hanging|doubling|duplicat\w*|throws?|throwing|"
     r"thrown|panic\w*|oom\w*|out of memory|slow|doubled|blows? up|blew up|\w+(?:Error|Exception)|lost|vanish\w*|disappear\w*|(?:hard )?faults?|flak\w*|race|deadlock\w*|refused|denied|kept (?:wanting|trying|"
     r"restarting|failing|crashing|timing)|[45]\d\d|freez\w*|stuck|off by (?:one|a day|an hour|\d+)|"
@@ -105,7 +108,8 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
             continue
         first = split(confirm[0].turn.text)[:2]  # "there were 312 dupes. deduped and ..., counts match now"
         told = bool(first) and bool(_TOLD_WHY_RE.match(first[0])) and bool(DONE_RE.search(confirm[0].turn.text))
-        if not first or not (told or any((CONFIRMED_RE.search(x) or _BETTER_RE.search(x)) and not _BUT_RE.search(x)
+        if not first or not (told or any((CONFIRMED_RE.search(x) or _FIXED_RE.search(x) or _BETTER_RE.search(x))
+                                         and not _BUT_RE.search(x)
                                          for x in first)) \
                 or CONFIRMED_RE.search(asked[0].turn.text):
             continue

@@ -79,4 +79,38 @@ def picked_options(items: Sequence[Said]) -> None:
             x.consumed = True
 
 
-__all__ = ["picked_options"]
+_PROPOSED_RE = re.compile(r"\b(?:i'?d|i would|i'?d suggest|i suggest|i recommend|(?:we|you) should|the cleanest (?:route|way|fix)|"
+                          r"better to|lets queries|switch(?:ing)?|writing|moving|swapping)\b", re.I)
+_ACCEPTED_RE = re.compile(r"^(?:(?:ok(?:ay)?|agreed|yes|yep|yeah|sounds (?:good|right)|makes sense|do it|do that|go ahead|"
+                          r"let'?s do (?:it|that))\b[,.!]*\s*)+", re.I)
+PROPOSAL_WORDS = 40
+
+
+def accepted_proposals(items: Sequence[Said]) -> None:
+    """A user's "agreed, do that" / "ok switch the export to parquet" right after the assistant proposed a change
+    is one decision: what the user said, with the proposal it accepts (its words and its reason)."""
+    by_turn: dict[int, list[Said]] = {}
+    for it in items:
+        by_turn.setdefault(it.ti, []).append(it)
+    order = sorted(by_turn)
+    for k in range(1, len(order)):
+        offer, answer = by_turn[order[k - 1]], by_turn[order[k]]
+        said = answer[0].turn.text.strip()
+        if (offer[0].turn.role, answer[0].turn.role) != ("assistant", "user") or any(x.consumed for x in answer) \
+                or not _ACCEPTED_RE.match(said) or not _PROPOSED_RE.search(offer[0].turn.text) \
+                or any(x.cand is not None and x.cand.kind in ("lesson", "decision") for x in answer + offer):
+            continue
+        proposal = " ".join(re.sub(r"```.*?```", " ", offer[0].turn.text, flags=re.S).split())
+        rest = _ACCEPTED_RE.sub("", said)
+        agreed = ended(first_person_to_user(clip_words(" ".join(rest.split()), REASON_WORDS), answer[0].turn.speaker)) \
+            if len(rest.split()) >= 2 else "User agreed."
+        first = answer[0]
+        first.cand = Candidate(text=f"{agreed} Proposed: {ended(clip_words(proposal, PROPOSAL_WORDS))}", kind="decision",
+                               importance=DEFAULT_IMPORTANCE["decision"], metadata={"role": "user"})
+        first.score = max(first.score, 0.8)
+        first.extra = [*first.extra, offer[0].turn]
+        for x in answer[1:] + offer:
+            x.consumed = True
+
+
+__all__ = ["accepted_proposals", "picked_options"]

@@ -338,7 +338,9 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:that|this|my|our)|in (?:anything|everything|all (?:the )?code) you write)\b)"),
     _p("preference", 0.9, _U, r"^(?:commit (?:msgs?|messages?)|pr titles?|branch names?|(?:[\w-]+ )?(?:code )?style(?: for "
        r"(?:this|the|our|all) [\w-]+)?|naming|formatting|"
-       r"docstrings|changelog entries)\s*:\s*(?![^,.]*(?:https?://|\d{2}:\d{2}|ready for review|see above))\S",
+       r"docstrings|changelog entries|tests|unit tests|error handling|imports|typing|answers|replies|responses|"
+       r"comments|docs)\s*:\s*(?![^,.]*(?:https?://|\d{2}:\d{2}|ready for review|see above))"
+       r"(?!.*\b\d+\s+(?:failed|passed|errors?|warnings?|skipped)\b)\S",
        min_words=3, labelled=True),
     # a rule for how the assistant writes: "Keep explanations short", "make your answers concise"
     _p("preference", 0.8, _U, r"^(?:please\s+)?(?:keep|make)\s+(?:your\s+|the\s+|all\s+)?(?:explanations?|answers?|"

@@ -17,12 +17,14 @@ from typing import Sequence
 
 from ..recall.lexical import identifiers
 from .candidates import DEFAULT_IMPORTANCE, Candidate
+from .conversation import Turn
 from .keyless_cues import STATUS_RE
 from .keyless_exchange import CONFIRMED_RE, DONE_RE, PROBLEM_RE
 from .keyless_said import ended
 from .third_person import first_person_to_user
 
 MIN_WORDS, MAX_WORDS = 6, 90
+ANSWER_WORDS = 25
 WHOLE_SCORE = 0.62  # below what a matched pattern scores: the best memories of a long session come first
 
 _HEDGE_RE = re.compile(
@@ -30,9 +32,10 @@ _HEDGE_RE = re.compile(
     r"(?:looked|checked|tried|confirmed)|hunch|could be|i think|thinking about|considering|should we|what if|might|"
     r"if (?:we|i) ever|someday|some day|eventually|a long way off)\b", re.I)
 _REQUEST_RE = re.compile(
-    r"^(?:(?:ok(?:ay)?|also|and|now|so|then|pls|please|plz|just|hey|right)[,!\s]+)*(?:can you|could you|would you|"
-    r"write|add|create|make|implement|refactor|fix|update|change|remove|delete|rename|convert|generate|explain|show|"
-    r"run|set ?up|install|debug|review|check|look(?: at)?|try|bump|revert|help|tell|find|draft|port)\b", re.I)
+    r"^(?:(?:ok(?:ay)?|also|and|now|so|then|pls|please|plz|just|hey|right)[,!\s]+|(?:in|for) (?:this|the) [\w.-]+,?\s+)*"
+    r"(?:can you|could you|would you|need|write|add|create|make|implement|refactor|fix|update|change|remove|delete|"
+    r"rename|convert|generate|explain|show|run|set ?up|install|debug|review|check|look(?: at)?|try|bump|revert|help|"
+    r"tell|find|draft|port|type|drop|push|open|deploy|ship)\b", re.I)
 _CORRECTING_RE = re.compile(r"^(?:(?:ugh|argh|hmm|oh|wait)[,!.:]*\s+)?(?:careful|actually|nope|no)\b[,!.:]*\s+", re.I)
 _DONE_NOW_RE = re.compile(r"\b(?:is|are|'s|'re)\s+(?:green|red|passing)\b|\b(?:merging|pushing|rebasing|shipping it|"
                           r"deploying now)\b|^nit\b", re.I)
@@ -46,7 +49,8 @@ _CONCRETE_RE = re.compile(r"`|\b\d+(?:\.\d+)+\b|\bv\d|\b\d+\s*(?:ms|s|k|m|gb|mb|
 _CAUSE_RE = re.compile(r"\b(?:the reason|was the|wasn'?t \w+ed|never \w+ed|can'?t be|bypass\w*|turns? out|"
                        r"turned out|the whole time|all along)\b", re.I)
 """What made it happen, said without a failure word ("the reason the image was 2.3gb was the pip cache")."""
-_FAILING_RE = re.compile(r"\b(?:dies|died|dying|[45]\d\ds|down|drops?|dropped|flakes?|crashloop\w*|kill(?:s|ed|ing)|"
+_FAILING_RE = re.compile(r"\b(?:still (?:getting|seeing)|same (?:thing|error|issue|result)|no luck|will (?:look|check|dig) "
+                         r"(?:again|into it|more)|dies|died|dying|[45]\d\ds|down|drops?|dropped|flakes?|crashloop\w*|kill(?:s|ed|ing)|"
                          r"hung|spun|seq scan\w*|no-op|garbage|clobber\w*|wreck\w*)\b", re.I)
 """Failure words the shared problem pattern does not hold: with what was done, a lesson; without, a report."""
 _NARRATION_RE = re.compile(r"^(?:also\s+|fyi\s+|btw\s+)?(?:[{\[<]|(?:sure|yes|yeah|yep|ok(?:ay)?|ugh|so)\b[,.!]*\s*|(?:i|we)\s+(?:just\s+)?(?:got|saw|ran|"
@@ -59,6 +63,10 @@ _FIX_RE = re.compile(r"\b(?:added|pulled|moved|switched|set|wrapped|replaced|cre
 _STANDING_RE = re.compile(r"\b(?:every ?time|always|never|from now on|anything (?:\w+ )?you write|for me\b|"
                           r"(?:style|convention)s? for\b|(?:\w+ )?stays\b|only,|\bonly\b(?=[^.]{0,40}\b(?:same as|"
                           r"like the rest|as the rest)))", re.I)
+_RULE_FOR_ALL_RE = re.compile(r"\b(?:all|every|any(?:thing)?)\b[^.]{0,60}\b(?:go(?:es)? through (?!(?:her|him|them|me|us)\b)|"
+                              r"has to|have to|must|needs? to)|^before (?:calling|marking|saying) (?:anything|something|"
+                              r"it) done\b", re.I)
+"""A rule for all of a kind of thing ("all user-visible text goes through strings.xml"): a standing preference."""
 _DIRECTIVE_RE = re.compile(r"\b(?:pls|please|plz|don'?t|do not|no \w+|use|give me|keep|stays?|only|just)\b", re.I)
 _CHOICE_RE = re.compile(
     r"(?:^|[—:,-]\s*)[\w./@+-]+(?: [\w./@+-]+)?,? not [\w./@+-]+|\breplac(?:e|ed|ing) [\w./@+-]+ with\b|"
@@ -71,9 +79,11 @@ _REVISED_RE = re.compile(r"^(?:re [^—:.-]{1,40}[—:-]\s*)?(?:scratch|forget|i
                          r"\bchanged (?:my|our) mind\b", re.I)
 """Taking back what was said before ("scratch what i said earlier about friday releases."): what follows replaces it."""
 _EVENT_RE = re.compile(r"\b(?:went out|released|shipped|launched|was down|went down|outage|(?:code )?freeze runs|"
-                       r"cut ?over|went live)\b", re.I)
+                       r"cut ?over|went live|(?:finished|completed|done with) (?:the )?(?:move|migration|upgrade|cutover|"
+                       r"rollout)|(?:moved|migrated|upgraded) from)\b", re.I)
 _DATE_RE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
-                      r"dec)[a-z]*\.? \d{1,2}\b|\byesterday\b|\blast (?:week|night|month)\b|\bv?\d+\.\d+\.\d+\b", re.I)
+                      r"dec)[a-z]*\.? \d{1,2}\b|\byesterday\b|\blast (?:week|night|month)\b|\bv?\d+\.\d+\.\d+\b|"
+                      r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I)
 
 
 def concrete(text: str) -> bool:
@@ -82,6 +92,9 @@ def concrete(text: str) -> bool:
 
 def kind_of(text: str) -> str | None:
     """The kind a whole message reads as, or None when it is no memory (see the module docstring)."""
+    if _HEDGE_RE.search(text):
+        return None
+    corrected = bool(_CORRECTING_RE.match(text))  # what the assistant assumed, set right: a fact as it stands
     text = _CORRECTING_RE.sub("", text)  # "ugh no, 2 spaces was for the yaml only. python stays 4 spaces"
     words = text.split()
     if not MIN_WORDS <= len(words) <= MAX_WORDS:
@@ -90,22 +103,22 @@ def kind_of(text: str) -> str | None:
     if _HEDGE_RE.search(text) or _SOCIAL_RE.match(text) or STATUS_RE.search(first) or _DONE_NOW_RE.search(text) \
             or "?" in text:
         return None
+    if _REQUEST_RE.match(text) and not (_STANDING_RE.search(text) or _RULE_FOR_ALL_RE.search(text)):
+        return None  # something to do now ("rename `cnt` and drop the console.log"), however concrete
     problem = PROBLEM_RE.search(text) or _FAILING_RE.search(text)
     if (problem or _CAUSE_RE.search(text)) and concrete(text) \
             and (_FIX_RE.search(text) or DONE_RE.search(text) or CONFIRMED_RE.search(text)):
         return "lesson"
     if problem or _NARRATION_RE.match(text):
         return None  # a report of a problem not solved yet, or of something done once, is no memory
-    if _STANDING_RE.search(text) and _DIRECTIVE_RE.search(text):
+    if _STANDING_RE.search(text) and _DIRECTIVE_RE.search(text) or _RULE_FOR_ALL_RE.search(text):
         return "preference"  # said as a rule, it needs no code to be one
     if _STYLE_RE.search(text) and (_REVISED_RE.search(text) or _DIRECTIVE_RE.search(text)) \
             and not _REQUEST_RE.match(text):
         return "preference"  # how things are written, said again: "forget the gitmoji prefixes. plain conventional"
     if _CHOICE_RE.search(text) and not _REQUEST_RE.match(text) or _REVISED_RE.search(text):
         return "decision"
-    if not concrete(text):
-        return None
-    if _REQUEST_RE.match(text):
+    if _REQUEST_RE.match(text) or not (concrete(text) or corrected):
         return None
     if _EVENT_RE.search(text) and _DATE_RE.search(text):
         return "event"
@@ -122,6 +135,26 @@ def whole_message(text: str, speaker: str | None = None) -> Candidate | None:
     return Candidate(text=said, kind=kind, importance=DEFAULT_IMPORTANCE[kind], metadata={"role": "user"})
 
 
+_RULES_HEADER_RE = re.compile(r"^[^\n]{0,60}\b(?:rules|style|conventions?|guidelines|standards)\b[^\n:]{0,40}:\s*\n", re.I)
+RULE_KINDS = frozenset({"decision", "fact"})
+
+
+def rules_listed(items: Sequence[object]) -> None:
+    """A user's list under a rules header ("House rules for SQL in this repo:" and its bullets): what each
+    bullet says is a standing preference, not a choice made once ("CTEs instead of nested subqueries")."""
+    for it in items:
+        cand = getattr(it, "cand")
+        if cand is not None and cand.kind in RULE_KINDS and getattr(it, "turn").role == "user" \
+                and _RULES_HEADER_RE.match(getattr(it, "turn").text):
+            cand.kind, cand.importance = "preference", DEFAULT_IMPORTANCE["preference"]
+
+
+def answered(turns: Sequence[Turn], ti: int) -> bool:
+    """Whether the assistant's next message answers turn ``ti`` at length (an explanation, a fix, code)."""
+    nxt = next((t for t in turns[ti + 1:] if t.role in ("user", "assistant")), None)
+    return nxt is not None and nxt.role == "assistant" and len(nxt.text.split()) >= ANSWER_WORDS
+
+
 def unread_user_turns(items: Sequence[object]) -> list[int]:
     """Indexes of the user turns none of whose sentences became (or joined) a memory."""
     read: dict[int, bool] = {}
@@ -132,4 +165,4 @@ def unread_user_turns(items: Sequence[object]) -> list[int]:
     return [ti for ti, was in read.items() if not was]
 
 
-__all__ = ["WHOLE_SCORE", "kind_of", "unread_user_turns", "whole_message"]
+__all__ = ["WHOLE_SCORE", "answered", "rules_listed", "kind_of", "unread_user_turns", "whole_message"]
