@@ -383,6 +383,21 @@ def test_bad_input_gets_a_clear_error_and_loses_nothing(mem: Memory, bad_call, e
     assert mem.get(kept.id, scope=kept.scope).text == "an existing memory"
 
 
+
+def test_importance_is_a_whole_number_never_silently_rounded(mem: Memory) -> None:
+    """7.5 is refused (it was rounded to 8, a value nobody asked for); a whole float such as 7.0 (how a JSON tool
+    call may send 7) is 7; a bool is no importance."""
+    kept = mem.add("The on-call rota changes on Mondays", scope=ALICE, importance=6)
+    for bad in (7.5, 0.5, 9.99, True, 11, "7"):
+        with pytest.raises(ValueError, match="importance must be a whole number from 1 to 10"):
+            mem.add("Staging deploys need a green build", scope=ALICE, importance=bad)
+        with pytest.raises(ValueError, match="importance must be a whole number from 1 to 10"):
+            mem.update(kept.id, scope=ALICE, importance=bad)
+    assert mem.count(scope=ALICE) == 1 and mem.get(kept.id, scope=ALICE).importance == 6
+    rec = mem.add("Staging deploys need a green build", scope=ALICE, importance=7.0)
+    assert rec.importance == 7 and type(rec.importance) is int
+    assert type(mem.update(kept.id, scope=ALICE, importance=10.0).importance) is int
+
 def test_custom_kinds_are_accepted(mem: Memory) -> None:
     rec = mem.add("runbook: restart the worker with systemctl", scope=ALICE, kind="runbook")
     assert mem.search("restart worker", scope=ALICE, kind="runbook")[0].record.id == rec.id

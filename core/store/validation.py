@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
 from typing import Any, Iterable, Mapping
 
@@ -104,9 +105,12 @@ class Validator:
 
     @staticmethod
     def importance(importance: Any) -> int:
-        if isinstance(importance, bool) or not isinstance(importance, (int, float)) or not 1 <= importance <= 10:
-            raise ValueError(f"importance must be a number from 1 to 10, got {importance!r}")
-        return int(round(importance))
+        """A whole number from 1 to 10. A float is taken only when it is whole (7.0, as a JSON tool call may send
+        it): 7.5 is refused rather than rounded to a value nobody asked for; a bool is no number here."""
+        if (isinstance(importance, bool) or not isinstance(importance, numbers.Real)
+                or not 1 <= importance <= 10 or not float(importance).is_integer()):
+            raise ValueError(f"importance must be a whole number from 1 to 10, got {importance!r}")
+        return int(importance)
 
     def tags(self, tags: Iterable[str] | None) -> tuple[str, ...]:
         if tags is None:
