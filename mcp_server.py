@@ -73,7 +73,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
     through the local service). ``scope``: the configured scope (default :func:`server_scope`)."""
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from pydantic import Field
+    from pydantic import AliasChoices, Field
 
     from . import __version__
     from .core.aio import AsyncMemory
@@ -129,6 +129,9 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
     Kind = Annotated[str | None, Field(description="fact, preference, decision, event, lesson, summary, note, or "
                                                    "episode (a message as it was said)")]
     When = Annotated[str | None, Field(description="ISO date or date-time, e.g. 2026-03-01")]
+    # named memory_id as in every adapter's tools; `id` (what these tools took before) is still accepted from
+    # old clients, though the schema shows only memory_id
+    MemoryId = Annotated[str, Field(description="the memory id", validation_alias=AliasChoices("memory_id", "id"))]
 
     @server.tool(description=SEARCH_DESCRIPTION + " Filter by kind, tags or a date range (since/until: when it "
                  "was recorded); as_of answers what was true at that time.")
@@ -166,42 +169,42 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
         return await guarded("save", run)
 
     @server.tool(description="Read one memory in full (text, kind, tags, dates, what it superseded) by its id.")
-    async def memory_get(id: Annotated[str, Field(description="a memory id from memory_search")],  # noqa: A002
+    async def memory_get(memory_id: Annotated[MemoryId, Field(description="a memory id from memory_search")],
                          ctx: Context | None = None) -> str:
         async def run() -> str:
-            rec = await store().get(id, scope=scope_for(ctx))
+            rec = await store().get(memory_id, scope=scope_for(ctx))
             return json.dumps(rec.as_dict(), ensure_ascii=False, indent=1)
-        return await guarded("get", run, id)
+        return await guarded("get", run, memory_id)
 
     @server.tool(description="Correct a memory in place (a typo, better wording, tags, importance or kind). If "
                  "the fact itself changed over time, use memory_supersede so the history is kept.")
-    async def memory_update(id: Annotated[str, Field(description="the memory id")],  # noqa: A002
+    async def memory_update(memory_id: MemoryId,
                             text: str | None = None, tags: Tags = None,
                             importance: Annotated[int | None, Field(ge=1, le=10)] = None, kind: Kind = None,
                             ctx: Context | None = None) -> str:
         async def run() -> str:
-            rec = await store().update(id, scope=scope_for(ctx), text=text, tags=tags, importance=importance,
-                                       kind=kind)
+            rec = await store().update(memory_id, scope=scope_for(ctx), text=text, tags=tags,
+                                       importance=importance, kind=kind)
             return f"Updated memory {rec.id}: {rec.text}"
-        return await guarded("update", run, id)
+        return await guarded("update", run, memory_id)
 
     @server.tool(description="Record that a saved memory stopped being true and what replaced it (e.g. the user "
                  "moved, a decision was reversed). The old memory is kept as history, closed at valid_from.")
-    async def memory_supersede(id: Annotated[str, Field(description="the outdated memory's id")],  # noqa: A002
+    async def memory_supersede(memory_id: Annotated[MemoryId, Field(description="the outdated memory's id")],
                                new_text: Annotated[str, Field(description="what is true now")],
                                valid_from: When = None, ctx: Context | None = None) -> str:
         async def run() -> str:
-            rec = await store().supersede(id, new_text, scope=scope_for(ctx), valid_from=valid_from)
-            return f"Memory {id} superseded by {rec.id}: {rec.text}"
-        return await guarded("supersede", run, id)
+            rec = await store().supersede(memory_id, new_text, scope=scope_for(ctx), valid_from=valid_from)
+            return f"Memory {memory_id} superseded by {rec.id}: {rec.text}"
+        return await guarded("supersede", run, memory_id)
 
     @server.tool(description=FORGET_DESCRIPTION)
-    async def memory_forget(id: Annotated[str, Field(description="the memory id")],  # noqa: A002
-                            ctx: Context | None = None) -> str:
+    async def memory_forget(memory_id: MemoryId, ctx: Context | None = None) -> str:
         async def run() -> str:
-            existed = await store().forget(id, scope=scope_for(ctx))
-            return f"Forgot memory {id}." if existed else f"No memory {id} in this scope; nothing forgotten."
-        return await guarded("forget", run, id)
+            existed = await store().forget(memory_id, scope=scope_for(ctx))
+            return (f"Forgot memory {memory_id}." if existed
+                    else f"No memory {memory_id} in this scope; nothing forgotten.")
+        return await guarded("forget", run, memory_id)
 
     @server.tool(description="The most recently saved memories, newest first (what happened lately; a quick "
                  "overview at the start of a session). Not a search: use memory_search for a topic.")

@@ -44,11 +44,11 @@ async def test_tools_round_trip_in_process_and_stay_in_the_configured_scope(mem:
         rid = _saved_id(r.content[0].text)
         r = await c.call_tool("memory_search", {"query": "how do we deploy", "kind": "decision"})
         assert rid in r.content[0].text and "ArgoCD" in r.content[0].text
-        got = json.loads((await c.call_tool("memory_get", {"id": rid})).content[0].text)
+        got = json.loads((await c.call_tool("memory_get", {"memory_id": rid})).content[0].text)
         assert got["scope"] == {"tenant": "acme", "user": "alice", "agent": None, "session": None}
-        r = await c.call_tool("memory_update", {"id": rid, "tags": ["deploy", "ci"]})
+        r = await c.call_tool("memory_update", {"memory_id": rid, "tags": ["deploy", "ci"]})
         assert not r.is_error and mem.get(rid, scope=Scope(tenant="acme", user="alice")).tags == ("deploy", "ci")
-        r = await c.call_tool("memory_supersede", {"id": rid, "new_text": "Deploys go through Flux now"})
+        r = await c.call_tool("memory_supersede", {"memory_id": rid, "new_text": "Deploys go through Flux now"})
         new_id = r.content[0].text.split("superseded by ", 1)[1].split(":", 1)[0]
         assert mem.get(rid, scope=Scope(tenant="acme", user="alice")).superseded_by == new_id
         recent = (await c.call_tool("memory_recent", {})).content[0].text
@@ -56,15 +56,56 @@ async def test_tools_round_trip_in_process_and_stay_in_the_configured_scope(mem:
         assert json.loads((await c.call_tool("memory_stats", {})).content[0].text)["count"] == 2
         # another tenant's server neither finds nor deletes acme's memories, even by id
         assert "No matching memories" in (await o.call_tool("memory_search", {"query": "deploy"})).content[0].text
-        r = await o.call_tool("memory_forget", {"id": new_id})
+        r = await o.call_tool("memory_forget", {"memory_id": new_id})
         assert "nothing forgotten" in r.content[0].text and mem.get(new_id, scope=Scope(tenant="acme", user="alice"))
-        r = await o.call_tool("memory_get", {"id": new_id})
+        r = await o.call_tool("memory_get", {"memory_id": new_id})
         assert r.is_error and "did not run" in r.content[0].text
-        r = await c.call_tool("memory_forget", {"id": new_id})
+        r = await c.call_tool("memory_forget", {"memory_id": new_id})
         assert r.content[0].text == f"Forgot memory {new_id}."
         r = await c.call_tool("memory_save", {"text": "   "})
         assert r.is_error and "memory save did not run" in r.content[0].text
 
+
+
+async def test_id_tools_take_memory_id_like_the_adapters_and_still_accept_id(mem: Memory) -> None:
+    """memory_get/update/supersede/forget name their id ``memory_id``, as the adapters' memory_forget does (the
+    model sees one name everywhere); a client written against the old ``id`` still works."""
+    sc = Scope(tenant="acme")
+    async with Client(build_server(mem, scope=sc)) as c:
+        tools = {t.name: t.input_schema for t in (await c.list_tools()).tools}
+        for name in ("memory_get", "memory_update", "memory_supersede", "memory_forget"):
+            assert "memory_id" in tools[name]["properties"] and "id" not in tools[name]["properties"], name
+            assert "memory_id" in tools[name]["required"], name
+        rid = mem.add("The CI runs on Buildkite", scope=sc).id
+        for key in ("memory_id", "id"):  # the new name, then what old clients send
+            r = await c.call_tool("memory_get", {key: rid})
+            assert not r.is_error and json.loads(r.content[0].text)["id"] == rid, r.content[0].text
+            r = await c.call_tool("memory_update", {key: rid, "tags": [key]})
+            assert not r.is_error and mem.get(rid, scope=sc).tags == (key,), r.content[0].text
+        r = await c.call_tool("memory_supersede", {"id": rid, "new_text": "The CI runs on GitHub Actions"})
+        assert not r.is_error and mem.get(rid, scope=sc).superseded_by, r.content[0].text
+        new_id = r.content[0].text.split("superseded by ", 1)[1].split(":", 1)[0]
+        other = mem.add("The staging cluster is in Frankfurt", scope=sc).id
+        assert (await c.call_tool("memory_forget", {"memory_id": new_id})).content[0].text == \
+            f"Forgot memory {new_id}."
+        assert (await c.call_tool("memory_forget", {"id": other})).content[0].text == f"Forgot memory {other}."
+        r = await c.call_tool("memory_forget", {})
+        assert r.is_error and "memory_id" in r.content[0].text
+
+
+async def test_importance_may_come_as_a_whole_float_but_is_never_rounded(mem: Memory) -> None:
+    """A model's JSON may send 7 as 7.0: saved as 7; 7.5 is an error the model sees, not a silent 8."""
+    sc = Scope(tenant="acme")
+    async with Client(build_server(mem, scope=sc)) as c:
+        r = await c.call_tool("memory_save", {"text": "Releases are tagged on Thursdays", "importance": 7.0})
+        assert not r.is_error and mem.get(_saved_id(r.content[0].text), scope=sc).importance == 7
+        rid = _saved_id(r.content[0].text)
+        for tool, args in (("memory_save", {"text": "Hotfixes skip the release train"}),
+                           ("memory_update", {"memory_id": rid})):
+            r = await c.call_tool(tool, {**args, "importance": 7.5})
+            assert r.is_error and "importance" in r.content[0].text, r.content[0].text
+        assert (await c.call_tool("memory_update", {"memory_id": rid, "importance": 9.0})).is_error is False
+        assert [rec.importance for rec in mem.list(scope=sc)] == [9]
 
 async def test_stdio_server_shares_the_store_with_other_processes(store_factory: Callable[..., Path],
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
