@@ -20,6 +20,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel 
 from pydantic_ai.models.test import TestModel  # noqa: E402
 
 from remem import AsyncMemory, Memory, Scope  # noqa: E402
+from remem.core.recall.rendering import HEADER  # noqa: E402
 from remem.core.recall.tokens import count_tokens  # noqa: E402
 from remem.core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION,  # noqa: E402
                                 BackgroundCapture)
@@ -340,6 +341,34 @@ def test_capture_failure_never_reaches_the_run(mem: Memory) -> None:
     assert agent.run_sync("I prefer tea", deps=Deps(ALICE)).output == "fine"
     capture.flush(10)
     assert len(capture.calls) == 1
+
+
+
+@pytest.mark.parametrize("placement", ["instructions", "history"])
+def test_the_recalled_block_is_never_captured_and_an_answer_quoting_it_is_kept_as_said(mem: Memory,
+                                                                                        placement: str) -> None:
+    """Recall and capture on one agent: what capture sends is the user's prompt and the answer, never the recall
+    block (an instruction, or a marked system part in the history). An answer that repeats a recalled memory word
+    for word is what the assistant said: it is kept as an episode, not stored as a new fact, and a later recall
+    shows those words once, not once per copy."""
+    fact = "Alice's standup is at 9:30 in the Berlin office"
+    mem.add(fact, scope=ALICE, kind="fact")
+    capture = GatedCapture()
+    script = Script(say(fact))
+    agent = Agent(script.model(), deps_type=Deps, capabilities=[
+        RecallMemories(mem, scope=from_deps, placement=placement), CaptureMemories(mem, scope=from_deps, capture=capture)])
+    result = agent.run_sync("when is my standup?", deps=Deps(ALICE))
+    seen = f"{script.requests[0]['instructions']} {script.requests[0]['messages']}"
+    assert HEADER in seen and fact in seen  # the model did get the recall block
+    capture.flush(30)
+    [(messages, _, _)] = capture.calls
+    assert messages == [{"role": "user", "content": "when is my standup?"}, {"role": "assistant", "content": fact}]
+    stored = mem.list(scope=ALICE)
+    assert not any(HEADER in r.text or "· fact]" in r.text for r in stored)
+    assert [r.text for r in stored if r.kind == "fact"] == [fact]
+    assert [r for r in stored if r.kind == "episode" and r.text == fact]  # as said, by the assistant
+    assert mem.context("when is my standup?", scope=ALICE).count("standup is at 9:30") == 1
+    assert result.output == fact
 
 
 # --- async and streaming ----------------------------------------------------------------------------------
