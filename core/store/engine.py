@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from array import array
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -196,28 +197,34 @@ class Engine:
                  progress: Any = None, batch_size: int = 64) -> Plan[list[MemoryRecord]]:
         self.check_usable()
         check_limit("batch_size", batch_size, high=4096)
-        placed = threads.place(self, items, scope, dedupe)
-        for it in placed.items:  # all checked before any is stored: a bad item stores nothing
+        items = threads.prepare(self, items)
+        for it in items:  # all checked before anything is embedded or stored: a bad item stores nothing
             if not isinstance(it.get("text"), str):
                 raise TypeError("every item needs a 'text' string")
             if set(it) - _ADD_FIELDS:
                 raise TypeError(f"unknown add() fields in an item: {sorted(set(it) - _ADD_FIELDS)}")
-        built = []  # every record built (its values checked) before any is stored
-        for it, record_id in zip(placed.items, placed.record_ids):
+        built = []  # every record built (its values checked) before any is stored; its thread is set below
+        for it in items:
             draft = self.draft(it["text"], kind=it.get("kind", "note"), tags=it.get("tags"), context=it.get("context"))
             fields_ = {k: v for k, v in it.items() if k not in ("text", "kind", "tags", "context", "dedupe")}
-            fields_.setdefault("scope", scope)
-            built.append((draft, self.build_record(draft, None, record_id=record_id, **fields_),
-                          it.get("dedupe", dedupe)))
-        out: list[MemoryRecord] = []
+            built.append(self.build_record(draft, None, **{"scope": scope, **fields_}))
+        vectors: list[Any] = []  # the dense vector is the text's alone, whatever the thread: embedded first
         for start in range(0, len(built), batch_size):
-            batch = built[start:start + batch_size]
-            vectors = yield EmbedDocuments([d for d, _, _ in batch], self.settings.on_embed_error == "keep")
-            for (_, rec, dd), vec in zip(batch, vectors):
-                out.append(self.commit_new(replace(rec, embedded=vec is not None or not self.dense), vec, dedupe_=dd))
-            if progress:
-                progress(len(batch))
-        threads.extend_stored(self, placed)
+            got = yield EmbedDocuments(built[start:start + batch_size], self.settings.on_embed_error == "keep")
+            vectors.extend(v if v is None else array("f", v) for v in got)  # 4 bytes a number, not 32
+        with self.write_lock:  # placed and stored in one step: two calls never continue a thread from one note
+            self.check_usable()
+            placed = threads.place(self, items, scope, dedupe)
+            recs, out = threads.placed_records(self, placed, built), []
+            for start in range(0, len(recs), batch_size):
+                stop = min(start + batch_size, len(recs))
+                for rec, it, vec in zip(recs[start:stop], items[start:stop], vectors[start:stop]):
+                    vec = None if vec is None else list(vec)
+                    out.append(self.commit_new(replace(rec, embedded=vec is not None or not self.dense), vec,
+                                               dedupe_=it.get("dedupe", dedupe)))
+                if progress:
+                    progress(stop - start)
+            threads.extend_stored(self, placed)
         return out
 
     # ------------------------------------------------------------------ read one / update / supersede / forget

@@ -18,7 +18,9 @@ between stored notes of a thread still goes after its last one, with what was sa
 (:class:`~remem.core.settings.Settings`, 30 by default) is the gap; ``0`` turns inference off. Facts, preferences
 and the other kinds are never threaded: what they say does not depend on what was said next to them. Thread keys
 are bookkeeping: they never keep two notes that say the same thing apart (:data:`THREAD_KEYS`, ignored by
-de-duplication).
+de-duplication). Calls at the same time keep a thread's order: ``add_many`` embeds first (a note's dense vector is
+its text's alone), then finds where the thread ends, places and stores its notes in one step under the store's
+write lock, so two calls never continue one thread from the same note.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import datetime as dt
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, links, message_id, said_order
@@ -75,6 +77,15 @@ def _threadable(item: Mapping[str, Any]) -> bool:
         return False
     named = meta.get("thread")
     return isinstance(named, str) and bool(named.strip()) or (named is None and item.get("occurred_at") is not None)
+
+
+def _placeable(item: Mapping[str, Any], gap: dt.timedelta) -> bool:
+    """Whether :func:`place` places ``item``: a threadable note, in a named thread or with inference on."""
+    return _threadable(item) and (gap > dt.timedelta(0) or bool((item.get("metadata") or {}).get("thread")))
+
+
+def _gap(engine: Any) -> dt.timedelta:
+    return dt.timedelta(minutes=engine.settings.thread_gap_minutes)
 
 
 def _when(item: Mapping[str, Any]) -> dt.datetime | None:
@@ -155,12 +166,32 @@ def _same_note(stored: MemoryRecord, meta: Mapping[str, Any], named: str | None)
         stored.metadata, {k: v for k, v in meta.items() if k != "thread"}, PROVENANCE_KEYS | THREAD_KEYS)
 
 
-def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: bool = True) -> Placement:
-    """``items`` (``add_many`` items, in the order said) with the threadable ones placed in their threads:
-    context before and after, ``thread``, ``position``, ``message_id``, ``follows`` and ``followed_by``."""
+def prepare(engine: Any, items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of ``items`` (``add_many`` items) for :func:`place`, refused before anything is embedded or
+    stored when one is no mapping, or when a note it would place sets a key that says where a note sits."""
     if not all(isinstance(it, Mapping) for it in items):
         raise TypeError("every item must be a mapping of add() fields")
-    gap = dt.timedelta(minutes=engine.settings.thread_gap_minutes)
+    gap = _gap(engine)
+    out = [dict(it) for it in items]
+    for it in out:
+        if not _placeable(it, gap):
+            continue
+        sources = it.get("sources")
+        if sources is not None and not isinstance(sources, (str, list, tuple)):
+            it["sources"] = list(sources)  # a generator read once to build it would leave none for its message id
+        taken = (it.get("metadata") or {}).keys() & _PLACE_KEYS
+        if taken:
+            raise ValueError(f"metadata keys {sorted(taken)} say where a note sits in its thread and are set by "
+                             "remem: name yours otherwise (to copy a store, export and import it)")
+    return out
+
+
+def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: bool = True) -> Placement:
+    """``items`` (``add_many`` items from :func:`prepare`, in the order said) with the threadable ones placed in
+    their threads: context before and after, ``thread``, ``position``, ``message_id``, ``follows`` and
+    ``followed_by``. What it reads of the store is where the threads end: the caller holds the write lock from
+    here until the notes are stored, or two calls would continue a thread from the same note."""
+    gap = _gap(engine)
     out = [dict(it) for it in items]
     ids: list[str | None] = [None] * len(out)
     open_: dict[tuple[Scope, str | None], _Thread] = {}  # (scope, named thread or None for inferred)
@@ -169,7 +200,7 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
     said: dict[int, str] = {}  # each placed item's text, redacted
     scopes: dict[int, Scope] = {}
     for i, it in enumerate(out):
-        if not _threadable(it) or (gap <= dt.timedelta(0) and not (it.get("metadata") or {}).get("thread")):
+        if not _placeable(it, gap):
             continue
         try:
             scopes[i] = coerce_scope(it.get("scope", scope))
@@ -188,10 +219,6 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
         meta = dict(it.get("metadata") or {})
         # the name as stored (metadata is redacted): a key pasted as a name still finds its thread
         named = engine.check.redact(meta["thread"]) if isinstance(meta.get("thread"), str) else None
-        if meta.keys() & _PLACE_KEYS:
-            raise ValueError(f"metadata keys {sorted(meta.keys() & _PLACE_KEYS)} say where a note sits in its "
-                             "thread and are set by remem: name yours otherwise (to copy a store, export and "
-                             "import it)")
         twins = repeats.get((*keys[i], at.timestamp()), []) if at is not None else []
         if any(_same_note(rec, meta, named) for rec in twins):
             continue  # stored already: de-duplication takes it as the same note
@@ -208,9 +235,7 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
                 if len(links(rec, "followed_by")) < CONTEXT_AFTER:
                     placement.after_stored.setdefault(rec.id, (rec, []))
         rid = str(uuid.uuid4())
-        sources = it.get("sources")
-        if sources is not None and not isinstance(sources, (str, list, tuple)):
-            sources = it["sources"] = list(sources)  # a generator read once here would lose its first id
+        sources = it.get("sources")  # read once already (prepare)
         given = meta.get("message_id")  # the caller's own id for the message (a chat sync), else its first source
         mid = given.strip() if isinstance(given, str) and given.strip() else (
             str(sources[0]) if sources and not isinstance(sources, str) else rid)
@@ -240,10 +265,33 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
     return placement
 
 
+def placed_records(engine: Any, placement: Placement, built: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    """``built`` (the records of the call's items, built before they were placed) with each placed note's id,
+    context and thread metadata, checked and redacted like any: all are built before any is stored."""
+    out = list(built)
+    for i, rid in enumerate(placement.record_ids):
+        if rid is not None:
+            it = placement.items[i]
+            out[i] = replace(built[i], id=rid, context=engine.check.context(it.get("context")),
+                             metadata=engine.check.metadata(it.get("metadata")))
+    return out
+
+
+def _unembedded(plan: Any) -> Any:
+    """Run an ``update`` plan without embedding: called under the write lock, which no embedding may hold (a
+    stored note whose vector is pending, its embedding failed, stays pending for ``reembed``)."""
+    try:
+        step = next(plan)
+        while True:
+            step = plan.send([None] * len(step.records))
+    except StopIteration as done:
+        return done.value
+
+
 def extend_stored(engine: Any, placement: Placement) -> None:
     """Give the stored notes a call continued what was said after them (context and ``followed_by``), through
     ``update`` (validated and redacted like any context; BM25 re-indexed, nothing embedded again). A failure is
-    logged, never raised: the new notes are stored already."""
+    logged, never raised: the new notes are stored already. Called under the write lock, with :func:`place`."""
     for seen, nexts in placement.after_stored.values():
         if not nexts:
             continue
@@ -256,10 +304,10 @@ def extend_stored(engine: Any, placement: Placement) -> None:
                     continue  # another call completed it meanwhile
                 context = " ".join([*([rec.context] if rec.context else []),
                                     *(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in nexts)])
-                engine.update(rec.id, scope=rec.scope, context=context,
-                              metadata={"followed_by": [*have, *(m for _, m in nexts)]})
+                _unembedded(type(engine).update.plan(engine, rec.id, scope=rec.scope, context=context,
+                                                     metadata={"followed_by": [*have, *(m for _, m in nexts)]}))
         except (RememError, ValueError) as exc:
             log.debug("could not add what followed note %s: %s", seen.id, exc)
 
 
-__all__ = ["THREAD_KEYS", "Placement", "extend_stored", "place"]
+__all__ = ["THREAD_KEYS", "Placement", "extend_stored", "place", "placed_records", "prepare"]

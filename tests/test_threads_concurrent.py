@@ -1,0 +1,168 @@
+"""Threads under concurrent writers: two ``add()`` calls of one thread at the same time keep its order.
+
+Each call reads where the thread ends and stores its note after it; two calls that both read the end before
+either stored would give their notes the same position and make both continue the same note. The embedder here
+is a user's own (the Embedder protocol) that holds every writer until all of them are embedding, so the writers
+really are in flight together; the store, the threads and the plans are the real ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+import pytest
+
+from remem import AsyncMemory, Memory, ProviderError, Scope
+
+DANA = Scope(tenant="acme", user="dana")
+T0 = dt.datetime(2024, 6, 1, 9, 0, tzinfo=dt.timezone.utc)
+WRITERS = 4
+
+
+def at(minutes: float) -> dt.datetime:
+    return T0 + dt.timedelta(minutes=minutes)
+
+
+class MeetingEmbedder:
+    """Embeds by hashing; once ``meet(n)`` is called, each embedding waits until ``n`` writers are embedding."""
+
+    name, dim = "meeting-test", 8
+
+    def __init__(self) -> None:
+        self.barrier: threading.Barrier | None = None
+        self.abarrier: asyncio.Barrier | None = None
+        self.down = False  # the provider fails
+        self.texts: list[str] = []
+
+    def meet(self, n: int) -> None:
+        self.barrier = threading.Barrier(n, timeout=20)
+
+    def ameet(self, n: int) -> None:
+        self.abarrier = asyncio.Barrier(n)
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        if self.barrier is not None:
+            self.barrier.wait()
+        if self.down:
+            raise ProviderError("connection", "the embedding service is down")
+        self.texts.extend(texts)
+        return [self.embed_query(t) for t in texts]
+
+    async def aembed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        if self.abarrier is not None:
+            await asyncio.wait_for(self.abarrier.wait(), 20)
+        return [self.embed_query(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [b / 255 + 0.01 for b in hashlib.sha256(text.encode()).digest()[:8]]
+
+
+def thread_in_order(mem: Memory, name: str) -> list[Any]:
+    notes = [r for r in mem.list(scope=DANA, limit=100) if r.metadata.get("thread") == name]
+    return sorted(notes, key=lambda r: r.metadata["position"])
+
+
+def assert_one_chain(notes: list[Any], expected: int) -> None:
+    """Positions 0..n-1, each note continuing the two before it and continued by the two after it."""
+    assert len(notes) == expected
+    assert [r.metadata["position"] for r in notes] == list(range(expected))
+    ids = [r.metadata["message_id"] for r in notes]
+    for k, rec in enumerate(notes):
+        assert rec.metadata.get("follows", []) == ids[max(0, k - 2):k], (k, rec.text)
+        assert rec.metadata.get("followed_by", []) == ids[k + 1:k + 3], (k, rec.text)
+        if k:
+            assert notes[k - 1].text in rec.context
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["dated", "named"])
+def test_concurrent_adds_to_one_thread_keep_its_order(tmp_path: Path, named: bool) -> None:
+    emb = MeetingEmbedder()
+    mem = Memory(path=tmp_path / "s", embedder=emb, service="off")
+    meta = {"thread": "standup"} if named else None
+    try:
+        first = mem.add("Ben: where are we with the release?", scope=DANA, occurred_at=at(0), metadata=meta)
+        emb.meet(WRITERS)
+        errors: list[BaseException] = []
+
+        def write(k: int) -> None:
+            try:
+                mem.add(f"Ana: update number {k} on the release", scope=DANA, occurred_at=at(1 + k), metadata=meta)
+            except BaseException as exc:  # noqa: BLE001 (reported below, in the test's thread)
+                errors.append(exc)
+
+        writers = [threading.Thread(target=write, args=(k,)) for k in range(WRITERS)]
+        for t in writers:
+            t.start()
+        for t in writers:
+            t.join(30)
+        assert not errors, errors
+        assert_one_chain(thread_in_order(mem, first.metadata["thread"]), WRITERS + 1)
+    finally:
+        mem.close()
+
+
+def test_concurrent_async_adds_to_one_thread_keep_its_order(tmp_path: Path) -> None:
+    emb = MeetingEmbedder()
+    mem = Memory(path=tmp_path / "s", embedder=emb, service="off")
+    amem = AsyncMemory(memory=mem)
+
+    async def run() -> Any:
+        first = await amem.add("Ben: where are we with the release?", scope=DANA, occurred_at=at(0))
+        emb.ameet(WRITERS)
+        await asyncio.gather(*(amem.add(f"Ana: update number {k} on the release", scope=DANA,
+                                        occurred_at=at(1 + k)) for k in range(WRITERS)))
+        return first
+
+    try:
+        first = asyncio.run(run())
+        assert_one_chain(thread_in_order(mem, first.metadata["thread"]), WRITERS + 1)
+    finally:
+        mem.close()
+
+
+def test_concurrent_add_many_calls_interleave_no_positions(tmp_path: Path) -> None:
+    """Two bulk calls of one named thread at once, in batches: one call's notes come after the other's."""
+    emb = MeetingEmbedder()
+    mem = Memory(path=tmp_path / "s", embedder=emb, service="off")
+    try:
+        emb.meet(2)
+        done: list[int] = []
+
+        def write(k: int) -> None:
+            items = [{"text": f"call {k} says thing {i}", "metadata": {"thread": "log"}} for i in range(3)]
+            mem.add_many(items, scope=DANA, batch_size=8, progress=done.append)
+
+        writers = [threading.Thread(target=write, args=(k,)) for k in range(2)]
+        for t in writers:
+            t.start()
+        for t in writers:
+            t.join(30)
+        notes = thread_in_order(mem, "log")
+        assert_one_chain(notes, 6)
+        assert len({r.text.split()[1] for r in notes[:3]}) == 1  # one call's notes, then the other's
+        assert sum(done) == 6
+    finally:
+        mem.close()
+
+
+def test_continuing_a_note_whose_vector_is_pending_embeds_only_the_new_note(tmp_path: Path) -> None:
+    """The stored note a new one continues gets a new context in the same locked step that stores the new one;
+    no embedding runs there (a provider timing out would hold every writer): its vector stays pending."""
+    emb = MeetingEmbedder()
+    mem = Memory(path=tmp_path / "s", embedder=emb, service="off")
+    try:
+        emb.down = True
+        first = mem.add("Ben: where are we with the release?", scope=DANA, occurred_at=at(0))
+        emb.down = False
+        second = mem.add("Ana: it ships on Friday", scope=DANA, occurred_at=at(1))
+        assert emb.texts == ["Ana: it ships on Friday"]
+        first = mem.get(first.id, scope=DANA)
+        assert first.metadata["followed_by"] == [second.metadata["message_id"]] and "Friday" in first.context
+        assert not first.embedded and mem.stats(scope=DANA).pending_embeddings == 1
+    finally:
+        mem.close()
