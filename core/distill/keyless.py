@@ -24,7 +24,7 @@ from .keyless_cues import (AGREE_RE, ASKED_WHY_RE, CLAUSE_BREAK_RE, CORRECTION_L
                            NOT_CHOSEN_RE, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, VAGUE_OBJECT_RE, VAGUE_WORDS)
 from .keyless_fragments import a_guess, leans_on_context
 from .keyless_options import accepted_proposals, picked_options
-from .keyless_whole import WHOLE_SCORE, answered, rules_listed, unread_user_turns, whole_message
+from .keyless_whole import WHOLE_SCORE, answered, rules_listed, sharpen_facts, unread_user_turns, whole_message
 from .keyless_exchange import DONE_RE, PROBLEM_RE, TOLD_LESSON, confirmed_fix_lessons, problem_before_cause, told_whole
 from .keyless_listener import TO_LISTENER_RE
 from .keyless_patterns import CHOICE_RE, PATTERNS, Pattern
@@ -131,13 +131,18 @@ class KeylessDistiller:
         if not peer:
             picked_options(items)  # "2" after the assistant's numbered options: the option, chosen
             accepted_proposals(items)  # "agreed, do that" after the assistant proposed a change
-        for ti in [] if peer else unread_user_turns(items):  # a message no pattern read may say one lasting thing
-            if answered(turns, ti):
-                continue  # what the assistant answered at length was a question or a report: the answer tells
-            first = next(it for it in items if it.ti == ti)
-            first.cand = whole_message(turns[ti].text, turns[ti].speaker)
-            first.score = WHOLE_SCORE if first.cand else first.score
+        for ti in [] if peer else unread_user_turns(items, turns):  # a message no pattern read may say one thing
+            whole = None if answered(turns, ti) else whole_message(turns[ti].text, turns[ti].speaker)
+            if whole is None:
+                continue  # (what the assistant answered at length was a question or a report: the answer tells)
+            first = next((it for it in items if it.ti == ti), None)
+            if first is None:  # no sentence of it was scored at all
+                first = Said(turns[ti].text, ti, turns[ti], None)
+                items.insert(next((k for k, it in enumerate(items) if it.ti > ti), len(items)), first)
+            first.cand, first.score = whole, WHOLE_SCORE
         rules_listed(items)  # bullets under "House rules for SQL:" are standing rules
+        if not peer:
+            sharpen_facts(items)  # a one-sentence message a pattern read as a fact may read as a rule or choice
         out: list[tuple[float, int, Candidate]] = []
         seen: set[str] = set()
         for order, it in enumerate(items):

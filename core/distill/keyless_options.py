@@ -98,7 +98,7 @@ def accepted_proposals(items: Sequence[Said]) -> None:
         said = answer[0].turn.text.strip()
         if (offer[0].turn.role, answer[0].turn.role) != ("assistant", "user") or any(x.consumed for x in answer) \
                 or not _ACCEPTED_RE.match(said) or not _PROPOSED_RE.search(offer[0].turn.text) \
-                or any(x.cand is not None and x.cand.kind in ("lesson", "decision") for x in answer + offer):
+                or any(x.cand is not None and x.cand.kind in ("lesson", "decision") for x in answer):
             continue
         proposal = " ".join(re.sub(r"```.*?```", " ", offer[0].turn.text, flags=re.S).split())
         rest = _ACCEPTED_RE.sub("", said)

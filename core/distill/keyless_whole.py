@@ -36,7 +36,8 @@ _REQUEST_RE = re.compile(
     r"(?:can you|could you|would you|need|write|add|create|make|implement|refactor|fix|update|change|remove|delete|"
     r"rename|convert|generate|explain|show|run|set ?up|install|debug|review|check|look(?: at)?|try|bump|revert|help|"
     r"tell|find|draft|port|type|drop|push|open|deploy|ship)\b", re.I)
-_CORRECTING_RE = re.compile(r"^(?:(?:ugh|argh|hmm|oh|wait)[,!.:]*\s+)?(?:careful|actually|nope|no)\b[,!.:]*\s+", re.I)
+_CORRECTING_RE = re.compile(r"^(?:(?:ugh|argh|hmm|oh|wait)[,!.:]*\s+)?(?:careful|actually|nope|no|not (?=(?:in|for|here|"
+                            r"there|on) ))\b[,!.:]*\s*", re.I)
 _DONE_NOW_RE = re.compile(r"\b(?:is|are|'s|'re)\s+(?:green|red|passing)\b|\b(?:merging|pushing|rebasing|shipping it|"
                           r"deploying now)\b|^nit\b", re.I)
 """A status of the moment ("`composer test` is green locally now, pushing"): the summary's, not a memory."""
@@ -63,7 +64,10 @@ _FIX_RE = re.compile(r"\b(?:added|pulled|moved|switched|set|wrapped|replaced|cre
 _STANDING_RE = re.compile(r"\b(?:every ?time|always|never|from now on|anything (?:\w+ )?you write|for me\b|"
                           r"(?:style|convention)s? for\b|(?:\w+ )?stays\b|only,|\bonly\b(?=[^.]{0,40}\b(?:same as|"
                           r"like the rest|as the rest)))", re.I)
-_RULE_FOR_ALL_RE = re.compile(r"\b(?:all|every|any(?:thing)?)\b[^.]{0,60}\b(?:go(?:es)? through (?!(?:her|him|them|me|us)\b)|"
+_RULE_FOR_ALL_RE = re.compile(r"\b(?:isn'?t|is not|aren'?t|are not|never) used (?:anywhere|in (?:this|the|our))\b|\b(?:anywhere|"
+                              r"everywhere) in (?:this|the|our) (?:codebase|repo|project|code)\b|\bonly (?:ok|okay|allowed|"
+                              r"fine|used) in\b|"
+                              r"\b(?:all|every|any(?:thing)?)\b[^.]{0,60}\b(?:go(?:es)? through (?!(?:her|him|them|me|us)\b)|"
                               r"has to|have to|must|needs? to)|^before (?:calling|marking|saying) (?:anything|something|"
                               r"it) done\b", re.I)
 """A rule for all of a kind of thing ("all user-visible text goes through strings.xml"): a standing preference."""
@@ -100,18 +104,22 @@ def kind_of(text: str) -> str | None:
     if not MIN_WORDS <= len(words) <= MAX_WORDS:
         return None
     first = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
+    if _EVENT_RE.search(text) and _DATE_RE.search(text) and concrete(text) and "?" not in text:
+        return "event"  # "finished the move from heroku to fly.io on friday" reads as a status too
     if _HEDGE_RE.search(text) or _SOCIAL_RE.match(text) or STATUS_RE.search(first) or _DONE_NOW_RE.search(text) \
             or "?" in text:
         return None
     if _REQUEST_RE.match(text) and not (_STANDING_RE.search(text) or _RULE_FOR_ALL_RE.search(text)):
         return None  # something to do now ("rename `cnt` and drop the console.log"), however concrete
+    if _RULE_FOR_ALL_RE.search(text):
+        return "preference"  # "no any anywhere in this codebase", "anyhow is only ok in the cli crate"
     problem = PROBLEM_RE.search(text) or _FAILING_RE.search(text)
     if (problem or _CAUSE_RE.search(text)) and concrete(text) \
             and (_FIX_RE.search(text) or DONE_RE.search(text) or CONFIRMED_RE.search(text)):
         return "lesson"
     if problem or _NARRATION_RE.match(text):
         return None  # a report of a problem not solved yet, or of something done once, is no memory
-    if _STANDING_RE.search(text) and _DIRECTIVE_RE.search(text) or _RULE_FOR_ALL_RE.search(text):
+    if _STANDING_RE.search(text) and _DIRECTIVE_RE.search(text):
         return "preference"  # said as a rule, it needs no code to be one
     if _STYLE_RE.search(text) and (_REVISED_RE.search(text) or _DIRECTIVE_RE.search(text)) \
             and not _REQUEST_RE.match(text):
@@ -149,20 +157,36 @@ def rules_listed(items: Sequence[object]) -> None:
             cand.kind, cand.importance = "preference", DEFAULT_IMPORTANCE["preference"]
 
 
+SPECIFIC = frozenset({"preference", "lesson", "event"})  # not decision: "X, not Y" also states a fact
+
+
+def sharpen_facts(items: Sequence[object]) -> None:
+    """A user's message read whole as one fact by a pattern ("hardcoded string. all user-visible text goes through
+    strings.xml") takes the more specific kind the message as a whole reads as, if any."""
+    by_turn: dict[int, list[object]] = {}
+    for it in items:
+        by_turn.setdefault(getattr(it, "ti"), []).append(it)
+    for said in by_turn.values():
+        cand = getattr(said[0], "cand")
+        turn = getattr(said[0], "turn")
+        if len(said) != 1 or cand is None or cand.kind != "fact" or turn.role != "user" or getattr(said[0], "extra"):
+            continue
+        kind = kind_of(" ".join(re.sub(r"```.*?```", " ", turn.text, flags=re.S).split()))
+        if kind in SPECIFIC:
+            cand.kind, cand.importance = kind, DEFAULT_IMPORTANCE[kind]
+
+
 def answered(turns: Sequence[Turn], ti: int) -> bool:
     """Whether the assistant's next message answers turn ``ti`` at length (an explanation, a fix, code)."""
     nxt = next((t for t in turns[ti + 1:] if t.role in ("user", "assistant")), None)
     return nxt is not None and nxt.role == "assistant" and len(nxt.text.split()) >= ANSWER_WORDS
 
 
-def unread_user_turns(items: Sequence[object]) -> list[int]:
-    """Indexes of the user turns none of whose sentences became (or joined) a memory."""
-    read: dict[int, bool] = {}
-    for it in items:
-        if getattr(it, "turn").role != "user":
-            continue
-        read[it.ti] = read.get(it.ti, False) or it.cand is not None or it.consumed  # type: ignore[attr-defined]
-    return [ti for ti, was in read.items() if not was]
+def unread_user_turns(items: Sequence[object], turns: Sequence[Turn]) -> list[int]:
+    """Indexes of the user turns none of whose sentences became (or joined) a memory (or that had no sentence
+    left to score: a status-like opener such as "finished the move from heroku" is skipped as a sentence)."""
+    read = {getattr(it, "ti") for it in items if getattr(it, "cand") is not None or getattr(it, "consumed")}
+    return [ti for ti, t in enumerate(turns) if t.role == "user" and ti not in read]
 
 
-__all__ = ["WHOLE_SCORE", "answered", "rules_listed", "kind_of", "unread_user_turns", "whole_message"]
+__all__ = ["WHOLE_SCORE", "answered", "rules_listed", "sharpen_facts", "kind_of", "unread_user_turns", "whole_message"]
