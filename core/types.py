@@ -158,6 +158,12 @@ class Scope:
         raise TypeError(f"scope must be a Scope or a mapping, got {type(value).__name__}")
 
 
+def _whole(value: Any) -> Any:
+    """A stored or exported importance as an int; a non-integral one is kept as it is, so that the import's
+    validation refuses it rather than quietly cutting 7.5 to 7."""
+    return value if isinstance(value, float) and not value.is_integer() else int(value)
+
+
 @dataclass(frozen=True)
 class MemoryRecord:
     """One stored memory, as callers see it (never with vectors)."""
@@ -235,7 +241,7 @@ class MemoryRecord:
             kind=str(data.get("kind") or "note"),
             scope=Scope.coerce(data.get("scope")),
             tags=tuple(data.get("tags") or ()),
-            importance=int(data.get("importance", 5)),
+            importance=_whole(data.get("importance", 5)),
             metadata=dict(data.get("metadata") or {}),
             source=data.get("source"),
             created_at=to_datetime(data.get("created_at")) or utcnow(),

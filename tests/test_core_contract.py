@@ -398,6 +398,25 @@ def test_importance_is_a_whole_number_never_silently_rounded(mem: Memory) -> Non
     assert rec.importance == 7 and type(rec.importance) is int
     assert type(mem.update(kept.id, scope=ALICE, importance=10.0).importance) is int
 
+
+def test_an_import_with_a_non_integral_importance_is_refused_whole(mem: Memory, tmp_path) -> None:
+    """An export line edited to importance 7.5 was cut to 7 while it was read; now the import names it and stores
+    nothing of the file."""
+    mem.add("The on-call rota changes on Mondays", scope=ALICE, importance=6)
+    path = tmp_path / "out.jsonl"
+    assert mem.export(path, scope=ALICE) == 1
+    lines = path.read_text().splitlines()
+    row = json.loads(lines[1])
+    other = dict(row, id="0b9c1c52-2a51-4d0e-8d0e-0c1a7c0f2f11", text="Deploys freeze on Fridays")
+    path.write_text("\n".join([lines[0], json.dumps(other), json.dumps(dict(row, importance=7.5))]) + "\n")
+    target = Memory(tmp_path / "target", embedder="none", service="off")
+    try:
+        with pytest.raises(ValueError, match="importance must be a whole number"):
+            target.import_(path, scope=ALICE)
+        assert target.count(scope=ALICE) == 0
+    finally:
+        target.close()
+
 def test_custom_kinds_are_accepted(mem: Memory) -> None:
     rec = mem.add("runbook: restart the worker with systemctl", scope=ALICE, kind="runbook")
     assert mem.search("restart worker", scope=ALICE, kind="runbook")[0].record.id == rec.id
