@@ -52,10 +52,10 @@ _MOMENT_RE = re.compile(
 # between people: about the listener or the moment, not about the speaker
 _TO_PEER_RE = re.compile(
     r"^(?:you|your|you'?re|you'?ve|you'?ll|you'?d|u|let'?s|let me|keep|make sure|never say|don'?t forget|"
-    r"what you|don'?t|do not|take care|good for you|whenever)\b|\byou (?:could|should|can|might|must|need|deserve|"
+    r"what you|don'?t|do not|take care|good for you)\b|\byou (?:could|should|can|might|must|need|deserve|"
     r"got|have got|'ve got)\b|\byourself\b|\byour (?:talent|motivation|support|skills?|hard work|dedication|passion|"
     r"dreams?|goals?|journey|creativity|strength|imagination)\b|\b(?:for|behind|with|rooting for|proud of|there for) "
-    r"you\b|^always\b", re.I)
+    r"you\b", re.I)
 
 
 _GUESS_RE = re.compile(r"^(?:i\s+)?(?:wonder(?:ing)?|maybe|perhaps|i guess|not sure|could it be)\b", re.I)
