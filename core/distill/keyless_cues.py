@@ -92,6 +92,7 @@ CORRECTION_LEAD_RE = re.compile(
 """How a correction opens ("Sorry, I misread the dashboard: ...", "Correction: ...", "Wait no —", "Actually scratch
 that —"): the rest is what to keep."""
 STATUS_RE = re.compile(
+    r"^(?:progress|status|status update|wip)\s*:|"
     r"^(?:all\s+)?(?:\d+\s+)?(?:the\s+)?(?:unit\s+|e2e\s+|integration\s+)?tests?\s+(?:now\s+)?(?:pass|passed|are "
     r"(?:passing|green)|green|run green)|\btests? (?:are|is) green\b|^(?:ci|the build|build|lint(?:ing)?|the "
     r"linter|checks?)\b.{0,30}\b(?:passed|passes|succeeded|is green|are green|clean)\b|^coverage is\b|"

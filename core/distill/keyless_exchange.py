@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
+from .admission import admit
 from .candidates import DEFAULT_IMPORTANCE, Candidate
 from .keyless_patterns import Pattern
 from .keyless_said import Said, clip_words, ended
@@ -30,19 +31,21 @@ CONFIRMED_RE = re.compile(
     r"faults?|flakes?|retries|evictions?|leaks?|spikes?|ooms?|dupes|duplicates)\s+(?:have\s+|has\s+)?(?:stopped|went away|"
     r"disappeared|vanished)\b|\brunning for \d+\s*\w+ without an?\b|\b(?:totals?|counts?|numbers) (?:now )?match\b|"
     r"\b(?:runs?|works?|passes|builds?|compiles?|loads?) again\b|\b(?:is|are) ~?\d[\d.,]*\s*(?:ms|s|secs?|%|mb|gb|k)\s+now\b|"
-    r"\b(?:goes|went|gets|got) through\b|\bback to ~?\d|\bno (?:\w+ ){0,2}(?:timeouts?|errors?|crashes|failures?|flakes?|"
+    r"\b(?:goes|went|gets|got) through\b|\bback to ~?\d|\b(?:are|is|all) back\b|\bno (?:\w+ ){0,2}(?:timeouts?|errors?|crashes|failures?|flakes?|"
     r"alerts?|restarts?|ooms?) since\b|\bran it \d+x\b|\b\d+x (?:locally|in a row)\b[^.]*\bclean\b|"
     r"\b\d+ (?:runs|times) in a row\b|\b(?:correctly|properly) now\b|\bstable (?:for )?~?\d+\s*\w+|\band it (?:works|sticks|builds|passes|"
     r"loads|renders|compiles|runs|starts|connects|scrolls)\b",
     re.I)
 """The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
 _FIXED_RE = re.compile(r"(?:^|[.;,!]\s+)(?:(?:ah|ok|oh)\w*[,.!]*\s+)*(?:did that|done|confirmed|makes sense|(?:bumped|split|moved|set|"
-                       r"switched|added|pinned|fixed) (?:it|them|that|the|in|to|go\.mod)\b)|"
-                       r"\b(?:fixed it|fixed in|solved it|(?:that|this) was it|(?:that|this) did it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
+                       r"switched|added|pinned|fixed|created|rewrote|changed|wrapped|swapped|replaced|dropped) \S+)|"
+                       r"\bzero \w+ (?:across|in|over|since|for)\b|"
+                       r"\b(?:fixed it|fixed in|solved it|(?:that|this) was it|(?:that|this) did it|that'?s it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
                        r"\s+did it|sorted it|(?:it'?s|it is) (?:fixed|sorted)|back to normal)\b", re.I)
 """Said outright: what the user reported was a problem even without a failure word ("all print the last user")."""
 PROBLEM_RE = re.compile(
-    r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|crashloop\w*|dies|died|"
+    r"\b(?:errors?|fail(?:s|ed|ing|ure|ures)?|broken|breaks|leak(?:s|ing|ed)?|crash(?:es|ing|ed)?|crashloop\w*|dies|died|dying|"
+    r"times out|"
     r"garbage|hung|clobber\w*|no-op|comes? back (?:null|empty|nil|undefined)|mismatch|"
     r"not found|exceptions?|timeouts?|timing out|timed out|hangs|hanging|doubling|duplicat\w*|throws?|throwing|"
     r"thrown|panic\w*|oom\w*|out of memory|slow|doubled|blows? up|blew up|\w+(?:Error|Exception)|lost|vanish\w*|disappear\w*|(?:hard )?faults?|flak\w*|race|deadlock\w*|refused|denied|kept (?:wanting|trying|"
@@ -81,8 +84,10 @@ def first_code_line(text: str) -> str | None:
     m = _FENCE_RE.search(text or "")
     if m is None:
         return None
-    line = next((ln.strip() for ln in m.group(1).splitlines() if ln.strip()), "")
-    return line or None
+    lines = [ln.strip() for ln in m.group(1).splitlines() if ln.strip()]
+    if lines and lines[0].startswith("Traceback"):  # a Python traceback says what failed on its last line
+        lines = lines[-1:]
+    return lines[0] if lines else None
 
 
 def _concrete(reply: str) -> bool:
@@ -91,6 +96,13 @@ def _concrete(reply: str) -> bool:
     from ..recall.lexical import identifiers
 
     return "`" in reply or bool(identifiers(reply)) or bool(re.search(r"\b(?:[A-Z]{3,}[A-Z0-9]*|0x[0-9a-fA-F]+)\b", reply))
+
+
+def _confirms(said: str) -> bool:
+    """The user saying the fix worked, with no "but" after it ("that fixed it but now X fails" is not over; "v1.22
+    but go.mod said 1.21. bumped the directive, works now" is)."""
+    m = CONFIRMED_RE.search(said) or _FIXED_RE.search(said) or _BETTER_RE.search(said)
+    return m is not None and not _BUT_RE.search(said[m.start():])
 
 
 def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str]], score: float) -> None:
@@ -108,9 +120,7 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
             continue
         first = split(confirm[0].turn.text)[:2]  # "there were 312 dupes. deduped and ..., counts match now"
         told = bool(first) and bool(_TOLD_WHY_RE.match(first[0])) and bool(DONE_RE.search(confirm[0].turn.text))
-        if not first or not (told or any((CONFIRMED_RE.search(x) or _FIXED_RE.search(x) or _BETTER_RE.search(x))
-                                         and not _BUT_RE.search(x)
-                                         for x in first)) \
+        if not first or not (told or any(_confirms(x) for x in first)) \
                 or CONFIRMED_RE.search(asked[0].turn.text):
             continue
         fixed = any(_FIXED_RE.search(x) for x in first)
@@ -130,6 +140,8 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
             "Fix:", ended(clip_words(" ".join(explained), REPLY_WORDS)),
             *([f"`{clip_words(fix_code, CODE_WORDS)}`"] if fix_code and fix_code not in " ".join(explained) else []),
             *(["User confirmed:", ended(clip_words(said, CONFIRM_WORDS))] if len(said.split()) > 3 else [])])
+        if not admit(text):
+            continue  # (what the gate refuses must not cost the memories the messages hold on their own)
         tags = tuple(dict.fromkeys(t for x in (problem, *reply, *confirm) if x.cand for t in x.cand.tags))[:4]
         problem.cand = Candidate(text=text, kind="lesson", tags=tags, importance=DEFAULT_IMPORTANCE["lesson"],
                                  metadata={"role": "user"})

@@ -58,12 +58,17 @@ _TO_PEER_RE = re.compile(
     r"you\b", re.I)
 
 
-_GUESS_RE = re.compile(r"^(?:i\s+)?(?:wonder(?:ing)?|maybe|perhaps|i guess|not sure|could it be)\b", re.I)
+_GUESS_RE = re.compile(r"^(?:i\s+)?(?:wonder(?:ing)?|maybe|perhaps|i guess|not sure|could it be)\b|"
+                       r"(?:[.;]\s+|,\s+|\.\.\.\s*)(?:could be|might be|maybe|probably|possibly)\b(?![^.]*\b(?:confirmed|"
+                       r"turned out|was it)\b)|^(?:don'?t|do not|no need to) \w+\b[^.]{0,80}\byet\b|\b(?:unbearable|driving me (?:crazy|nuts)|"
+                       r"so done with|send help|kill me)\b", re.I)
 
 
 def a_guess(sentence: str) -> bool:
-    """A hunch not checked yet ("wonder if the 502s are the ALB idle timeout..."): no memory until it is known."""
-    return bool(_GUESS_RE.match(_LEAD_RE.sub("", sentence.strip())))
+    """A hunch not checked yet ("wonder if the 502s are the ALB idle timeout...", "p95 doubled after the deploy.
+    could be the new index"), a hold for now ("don't merge #4471 yet"), or a vent ("... this is unbearable"): no
+    memory until it is known or settled."""
+    return bool(_GUESS_RE.search(_LEAD_RE.sub("", sentence.strip())))
 
 
 def concrete(sentence: str) -> bool:

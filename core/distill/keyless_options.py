@@ -14,6 +14,7 @@ from typing import Sequence
 from .candidates import DEFAULT_IMPORTANCE, Candidate
 from .keyless_said import Said, clip_words, ended
 from .third_person import first_person_to_user
+from .keyless_whole import kind_of
 
 OPTION_WORDS, REASON_WORDS = 40, 35
 _NUMBERED_RE = re.compile(r"^\s*(?:option\s+)?(\d)[.)]\s+(.+)$", re.M | re.I)
@@ -21,6 +22,9 @@ _PICK_NUMBER_RE = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|yes|yep|let'?s (?:go wit
                              r"(?:option\s+|#)?(\d)(?:\s*[.!,;:\u2014\u2013-]+\s*|\s*$)(.*)$", re.I | re.S)
 _PICK_WORD_RE = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|yes|let'?s (?:go with|do)|go with)\s+)?([\w./@+-]+(?: [\w./@+-]+)?)"
                            r"(?:\s*[.!;:\u2014\u2013-]+\s*|\s*$)(.*)$", re.I | re.S)
+_NO_PICK = frozenset("later sure yes yeah yep nope both neither either maybe thanks thx cool nice ok okay done hmm "
+                     "not now".split())
+"""Replies that pick no option ("later?", "both", "not now")."""
 _OFFER_LEAD_RE = re.compile(r"^(?:.*?\b(?:you could|you can|either|we could|i'?d)\s+)", re.I)
 
 
@@ -62,7 +66,7 @@ def picked_options(items: Sequence[Said]) -> None:
             option, rest = _numbered(reply, number.group(1)), number.group(2)
         else:
             word = _PICK_WORD_RE.match(said)
-            if word and len(word.group(1)) >= 3:
+            if word and len(word.group(1)) >= 3 and "?" not in said[:40] and word.group(1).lower() not in _NO_PICK:
                 option, rest = _offered(reply, word.group(1)), word.group(2)
         if not option:
             continue
@@ -80,7 +84,9 @@ def picked_options(items: Sequence[Said]) -> None:
 
 
 _PROPOSED_RE = re.compile(r"\b(?:i'?d|i would|i'?d suggest|i suggest|i recommend|(?:we|you) should|the cleanest (?:route|way|fix)|"
-                          r"better to|lets queries|switch(?:ing)?|writing|moving|swapping)\b", re.I)
+                          r"better to|lets queries|switch(?:ing)?|writing|moving|swapping|would (?:address|fix|solve|help|"
+                          r"work)|(?:closest|best|good|better) fit)\b",
+                          re.I)
 _ACCEPTED_RE = re.compile(r"^(?:(?:ok(?:ay)?|agreed|yes|yep|yeah|sounds (?:good|right)|makes sense|do it|do that|go ahead|"
                           r"let'?s do (?:it|that))\b[,.!]*\s*)+", re.I)
 PROPOSAL_WORDS = 40
@@ -105,8 +111,9 @@ def accepted_proposals(items: Sequence[Said]) -> None:
         agreed = ended(first_person_to_user(clip_words(" ".join(rest.split()), REASON_WORDS), answer[0].turn.speaker)) \
             if len(rest.split()) >= 2 else "User agreed."
         first = answer[0]
-        first.cand = Candidate(text=f"{agreed} Proposed: {ended(clip_words(proposal, PROPOSAL_WORDS))}", kind="decision",
-                               importance=DEFAULT_IMPORTANCE["decision"], metadata={"role": "user"})
+        kind = "preference" if kind_of(" ".join(rest.split())) == "preference" else "decision"  # "X for anything new"
+        first.cand = Candidate(text=f"{agreed} Proposed: {ended(clip_words(proposal, PROPOSAL_WORDS))}", kind=kind,
+                               importance=DEFAULT_IMPORTANCE[kind], metadata={"role": "user"})
         first.score = max(first.score, 0.8)
         first.extra = [*first.extra, offer[0].turn]
         for x in answer[1:] + offer:

@@ -20,6 +20,7 @@ from .candidates import DEFAULT_IMPORTANCE, Candidate
 from .conversation import Turn
 from .keyless_cues import STATUS_RE
 from .keyless_exchange import CONFIRMED_RE, DONE_RE, PROBLEM_RE
+from .keyless_fragments import a_guess
 from .keyless_said import ended
 from .third_person import first_person_to_user
 
@@ -35,7 +36,10 @@ _REQUEST_RE = re.compile(
     r"^(?:(?:ok(?:ay)?|also|and|now|so|then|pls|please|plz|just|hey|right)[,!\s]+|(?:in|for) (?:this|the) [\w.-]+,?\s+)*"
     r"(?:can you|could you|would you|need|write|add|create|make|implement|refactor|fix|update|change|remove|delete|"
     r"rename|convert|generate|explain|show|run|set ?up|install|debug|review|check|look(?: at)?|try|bump|revert|help|"
-    r"tell|find|draft|port|type|drop|push|open|deploy|ship)\b", re.I)
+    r"tell|find|draft|port|type|drop|push|open|deploy|ship|split|extract|move)\b", re.I)
+_TRAILING_REQUEST_RE = re.compile(r"[,.;]\s*(?:and\s+|then\s+|also\s+)?(?:pls\s+|please\s+)?(?:make it|fix|add|rebase|rename|"
+                                  r"split|revert|push|merge|deploy|rerun|retry|update|bump)\b[^.]{0,80}$", re.I)
+"""A request at the end ("..., make it more robust"): the message asks for work; the work is no memory."""
 _CORRECTING_RE = re.compile(r"^(?:(?:ugh|argh|hmm|oh|wait)[,!.:]*\s+)?(?:careful|actually|nope|no|not (?=(?:in|for|here|"
                             r"there|on) ))\b[,!.:]*\s*", re.I)
 _DONE_NOW_RE = re.compile(r"\b(?:is|are|'s|'re)\s+(?:green|red|passing)\b|\b(?:merging|pushing|rebasing|shipping it|"
@@ -54,7 +58,9 @@ _FAILING_RE = re.compile(r"\b(?:still (?:getting|seeing)|same (?:thing|error|iss
                          r"(?:again|into it|more)|dies|died|dying|[45]\d\ds|down|drops?|dropped|flakes?|crashloop\w*|kill(?:s|ed|ing)|"
                          r"hung|spun|seq scan\w*|no-op|garbage|clobber\w*|wreck\w*)\b", re.I)
 """Failure words the shared problem pattern does not hold: with what was done, a lesson; without, a report."""
-_NARRATION_RE = re.compile(r"^(?:also\s+|fyi\s+|btw\s+)?(?:[{\[<]|(?:sure|yes|yeah|yep|ok(?:ay)?|ugh|so)\b[,.!]*\s*|(?:i|we)\s+(?:just\s+)?(?:got|saw|ran|"
+_ACK_LEAD_RE = re.compile(r"^(?:(?:ok(?:ay)?|right|then|alright)\b[,.!]*\s+)+", re.I)
+"""An answer's opening ("ok, every split goes by customer_id"): what follows it is read on its own."""
+_NARRATION_RE = re.compile(r"^(?:also\s+|fyi\s+|btw\s+)?(?:[{\[<]|(?:sure|yes|yeah|yep|ugh|so)\b[,.!]*\s*|(?:i|we)\s+(?:just\s+)?(?:got|saw|ran|"
                            r"joined|tried|opened|pushed|merged|checked|looked|spent|wasted)\b|(?:got|saw|ran|joined|tried|"
                            r"opened|checked|looked)\b)", re.I)
 _FIX_RE = re.compile(r"\b(?:added|pulled|moved|switched|set|wrapped|replaced|created|declared|rewrote|swapped|"
@@ -64,18 +70,26 @@ _FIX_RE = re.compile(r"\b(?:added|pulled|moved|switched|set|wrapped|replaced|cre
 _STANDING_RE = re.compile(r"\b(?:every ?time|always|never|from now on|anything (?:\w+ )?you write|for me\b|"
                           r"(?:style|convention)s? for\b|(?:\w+ )?stays\b|only,|\bonly\b(?=[^.]{0,40}\b(?:same as|"
                           r"like the rest|as the rest)))", re.I)
-_RULE_FOR_ALL_RE = re.compile(r"\b(?:isn'?t|is not|aren'?t|are not|never) used (?:anywhere|in (?:this|the|our))\b|\b(?:anywhere|"
+_RULE_FOR_ALL_RE = re.compile(r"^in (?:this|the|our) (?:codebase|repo|project)\b[^.?]{0,40}\b(?:get|gets|are|is|go|goes)\b|"
+                              r"\b(?:banned|forbidden|not allowed|disallowed) (?:in|across) (?:this|the|our)\b|"
+                              r"^(?:can|could) you (?:keep|stop|always|never|make)\b[^?]*\?|"
+                              r"\b(?:isn'?t|is not|aren'?t|are not|never) used (?:anywhere|in (?:this|the|our))\b|\b(?:anywhere|"
                               r"everywhere) in (?:this|the|our) (?:codebase|repo|project|code)\b|\bonly (?:ok|okay|allowed|"
                               r"fine|used) in\b|"
                               r"\b(?:all|every|any(?:thing)?)\b[^.]{0,60}\b(?:go(?:es)? through (?!(?:her|him|them|me|us)\b)|"
                               r"has to|have to|must|needs? to)|^before (?:calling|marking|saying) (?:anything|something|"
                               r"it) done\b", re.I)
-"""A rule for all of a kind of thing ("all user-visible text goes through strings.xml"): a standing preference."""
+"""A rule for all of a kind of thing ("all user-visible text goes through strings.xml", "default exports are banned in
+this codebase", "can you keep replies shorter?"): a standing preference."""
+_SETTLED_RE = re.compile(r"\b(?:was|is|been|got) (?:settled|decided|agreed)\b|\bfinal answer\b|\b(?:goes|go) away\b", re.I)
+_BY_DESIGN_RE = re.compile(r"\b(?:by design|on purpose|intentional(?:ly)?|deliberate(?:ly)?)\b", re.I)
+"""How a thing is meant to be ("env vars are ignored on purpose"): a fact, code or not."""
 _DIRECTIVE_RE = re.compile(r"\b(?:pls|please|plz|don'?t|do not|no \w+|use|give me|keep|stays?|only|just)\b", re.I)
 _CHOICE_RE = re.compile(
     r"(?:^|[—:,-]\s*)[\w./@+-]+(?: [\w./@+-]+)?,? not [\w./@+-]+|\breplac(?:e|ed|ing) [\w./@+-]+ with\b|"
-    r"\b(?:moving|move|switch(?:ing)?|migrat(?:e|ing)|going|go) (?:\w+ ){0,3}(?:to|with) [\w./@+-]+|"
-    r"\binstead of\b|\brather than\b|\bover [\w./@+-]+ because\b|(?:^|[.;]\s+)(?:use|go with|pick|take) [\w./@+-]+\s*"
+    r"(?<!\bis )(?<!\bare )(?<!'re )(?<!'s )\b(?:moving|move|switch(?:ing)?|migrat(?:e|ing)|going|go) (?:\w+ ){0,4}(?:to|with) "
+    r"[\w./@+-]+|"
+    r"\binstead of\b|\brather than\b|\bover [\w./@+-]+ because\b|[.;]\s+so [\w./@+-]+(?: [\w./@+-]+){0,2},|(?:^|[:\u2014\u2013]\s*)[\w./@+-]+ over [\w./@+-]+\b|(?:^|[.;]\s+)(?:use|go with|pick|take) [\w./@+-]+\s*"
     r"(?:—|–|-|,|;|because|since)|^(?:keep|leave|stay on|stick with|pin) [\w./@+-]+ (?:at|on|to) ", re.I)
 _STYLE_RE = re.compile(r"\b(?:commit (?:msgs?|messages?)|style|naming|formatting|indent\w*|prefix(?:es)?|conventions?|"
                        r"casing|docstrings?)\b", re.I)
@@ -83,11 +97,11 @@ _REVISED_RE = re.compile(r"^(?:re [^—:.-]{1,40}[—:-]\s*)?(?:scratch|forget|i
                          r"\bchanged (?:my|our) mind\b", re.I)
 """Taking back what was said before ("scratch what i said earlier about friday releases."): what follows replaces it."""
 _EVENT_RE = re.compile(r"\b(?:went out|released|shipped|launched|was down|went down|outage|(?:code )?freeze runs|"
-                       r"cut ?over|went live|(?:finished|completed|done with) (?:the )?(?:move|migration|upgrade|cutover|"
+                       r"cut ?over|went live|for the record|postmortem|incident|rotated|revoked|(?:finished|completed|done with) (?:the )?(?:move|migration|upgrade|cutover|"
                        r"rollout)|(?:moved|migrated|upgraded) from)\b", re.I)
 _DATE_RE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
                       r"dec)[a-z]*\.? \d{1,2}\b|\byesterday\b|\blast (?:week|night|month)\b|\bv?\d+\.\d+\.\d+\b|"
-                      r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I)
+                      r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:mon|tue|wed|thu|fri|sat|sun)\b", re.I)
 
 
 def concrete(text: str) -> bool:
@@ -96,10 +110,10 @@ def concrete(text: str) -> bool:
 
 def kind_of(text: str) -> str | None:
     """The kind a whole message reads as, or None when it is no memory (see the module docstring)."""
-    if _HEDGE_RE.search(text):
+    if _HEDGE_RE.search(text) or a_guess(text) or _TRAILING_REQUEST_RE.search(text):
         return None
     corrected = bool(_CORRECTING_RE.match(text))  # what the assistant assumed, set right: a fact as it stands
-    text = _CORRECTING_RE.sub("", text)  # "ugh no, 2 spaces was for the yaml only. python stays 4 spaces"
+    text = _ACK_LEAD_RE.sub("", _CORRECTING_RE.sub("", text))  # "ugh no, 2 spaces was for the yaml only. ..."
     words = text.split()
     if not MIN_WORDS <= len(words) <= MAX_WORDS:
         return None
@@ -107,10 +121,13 @@ def kind_of(text: str) -> str | None:
     if _EVENT_RE.search(text) and _DATE_RE.search(text) and concrete(text) and "?" not in text:
         return "event"  # "finished the move from heroku to fly.io on friday" reads as a status too
     if _HEDGE_RE.search(text) or _SOCIAL_RE.match(text) or STATUS_RE.search(first) or _DONE_NOW_RE.search(text) \
-            or "?" in text:
+            or "?" in text and not _RULE_FOR_ALL_RE.search(text):
         return None
-    if _REQUEST_RE.match(text) and not (_STANDING_RE.search(text) or _RULE_FOR_ALL_RE.search(text)):
+    if _REQUEST_RE.match(text) and not (_STANDING_RE.search(text) or _RULE_FOR_ALL_RE.search(text)
+                                        or _SETTLED_RE.search(text)):
         return None  # something to do now ("rename `cnt` and drop the console.log"), however concrete
+    if _SETTLED_RE.search(text):
+        return "decision"  # "no automatic retries on the charge call, that was settled in the payments review"
     if _RULE_FOR_ALL_RE.search(text):
         return "preference"  # "no any anywhere in this codebase", "anyhow is only ok in the cli crate"
     problem = PROBLEM_RE.search(text) or _FAILING_RE.search(text)
@@ -126,7 +143,7 @@ def kind_of(text: str) -> str | None:
         return "preference"  # how things are written, said again: "forget the gitmoji prefixes. plain conventional"
     if _CHOICE_RE.search(text) and not _REQUEST_RE.match(text) or _REVISED_RE.search(text):
         return "decision"
-    if _REQUEST_RE.match(text) or not (concrete(text) or corrected):
+    if _REQUEST_RE.match(text) or not (concrete(text) or corrected or _BY_DESIGN_RE.search(text)):
         return None
     if _EVENT_RE.search(text) and _DATE_RE.search(text):
         return "event"
@@ -158,21 +175,30 @@ def rules_listed(items: Sequence[object]) -> None:
 
 
 SPECIFIC = frozenset({"preference", "lesson", "event"})  # not decision: "X, not Y" also states a fact
+_STRONG_CHOICE_RE = re.compile(r"\b(?:switch(?:ing)?|replac(?:e|ing)|migrat(?:e|ing)|moving) (?:\w+ ){0,4}(?:from|with|to)\b|"
+                               r"[.;]\s+so [\w./@+-]+(?: [\w./@+-]+){0,2},|"
+                               r"(?:^|[:\u2014\u2013]\s*)[\w./@+-]+ over [\w./@+-]+\b", re.I)
 
 
 def sharpen_facts(items: Sequence[object]) -> None:
     """A user's message read whole as one fact by a pattern ("hardcoded string. all user-visible text goes through
-    strings.xml") takes the more specific kind the message as a whole reads as, if any."""
+    strings.xml") takes the more specific kind the message as a whole reads as, if any; one read as a decision
+    becomes a lesson when it holds a problem and what fixed it."""
     by_turn: dict[int, list[object]] = {}
     for it in items:
         by_turn.setdefault(getattr(it, "ti"), []).append(it)
     for said in by_turn.values():
         cand = getattr(said[0], "cand")
         turn = getattr(said[0], "turn")
-        if len(said) != 1 or cand is None or cand.kind != "fact" or turn.role != "user" or getattr(said[0], "extra"):
+        if len(said) != 1 or cand is None or cand.kind not in ("fact", "decision") or turn.role != "user" \
+                or getattr(said[0], "extra"):
             continue
-        kind = kind_of(" ".join(re.sub(r"```.*?```", " ", turn.text, flags=re.S).split()))
-        if kind in SPECIFIC:
+        flat = " ".join(re.sub(r"```.*?```", " ", turn.text, flags=re.S).split())
+        kind = kind_of(flat)
+        if kind in SPECIFIC and cand.kind == "fact" or (cand.kind, kind) == ("decision", "lesson") \
+                and PROBLEM_RE.search(flat) and not _STRONG_CHOICE_RE.search(flat) \
+                or (cand.kind, kind) == ("fact", "decision") and _STRONG_CHOICE_RE.search(flat) \
+                or (cand.kind, kind) == ("decision", "event"):  # "billing moved to Aurora over the weekend of May 18"
             cand.kind, cand.importance = kind, DEFAULT_IMPORTANCE[kind]
 
 
