@@ -159,9 +159,9 @@ class Scope:
 
 
 def _whole(value: Any) -> Any:
-    """A stored or exported importance as an int; a non-integral one is kept as it is, so that the import's
-    validation refuses it rather than quietly cutting 7.5 to 7."""
-    return value if isinstance(value, float) and not value.is_integer() else int(value)
+    """A stored or exported importance as an int; a non-integral one (or a bool) is kept as it is, so that the
+    import's validation refuses it rather than quietly cutting 7.5 to 7 (or reading true as 1)."""
+    return value if isinstance(value, bool) or isinstance(value, float) and not value.is_integer() else int(value)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 import json
 import time
+import uuid
 from typing import Sequence
 
 import pytest
@@ -401,14 +402,15 @@ def test_importance_is_a_whole_number_never_silently_rounded(mem: Memory) -> Non
 
 def test_an_import_with_a_non_integral_importance_is_refused_whole(mem: Memory, tmp_path) -> None:
     """An export line edited to importance 7.5 was cut to 7 while it was read; now the import names it and stores
-    nothing of the file."""
+    nothing of the file, not even the batches before the bad line (the last of 102 here)."""
     mem.add("The on-call rota changes on Mondays", scope=ALICE, importance=6)
     path = tmp_path / "out.jsonl"
     assert mem.export(path, scope=ALICE) == 1
     lines = path.read_text().splitlines()
     row = json.loads(lines[1])
     other = dict(row, id="0b9c1c52-2a51-4d0e-8d0e-0c1a7c0f2f11", text="Deploys freeze on Fridays")
-    path.write_text("\n".join([lines[0], json.dumps(other), json.dumps(dict(row, importance=7.5))]) + "\n")
+    many = [json.dumps(dict(row, id=str(uuid.UUID(int=k + 1)), text=f"Deploy window {k}")) for k in range(100)]
+    path.write_text("\n".join([lines[0], json.dumps(other), *many, json.dumps(dict(row, importance=7.5))]) + "\n")
     target = Memory(tmp_path / "target", embedder="none", service="off")
     try:
         with pytest.raises(ValueError, match="importance must be a whole number"):

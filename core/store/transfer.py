@@ -92,9 +92,10 @@ def import_plan(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = 
                              f"({wanted}); import with that scope, or into every tenant to restore them all "
                              "(scope=ALL_TENANTS; remem import --all-tenants)")
     _refuse_moves(engine, records)  # before anything is written (and again, under the write lock, per batch)
+    records = [_checked(engine, r) for r in records]  # every value checked before the first batch is written
     n = 0
     for start in range(0, len(records), BATCH):
-        batch = [_checked(engine, r) for r in records[start:start + BATCH]]
+        batch = records[start:start + BATCH]
         vectors = yield EmbedDocuments(batch, engine.settings.on_embed_error == "keep")
         n += _write(engine, batch, vectors)
         if progress:
