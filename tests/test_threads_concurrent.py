@@ -166,3 +166,27 @@ def test_continuing_a_note_whose_vector_is_pending_embeds_only_the_new_note(tmp_
         assert not first.embedded and mem.stats(scope=DANA).pending_embeddings == 1
     finally:
         mem.close()
+
+
+def test_a_call_without_dated_notes_is_stored_as_it_is_embedded(tmp_path: Path) -> None:
+    """Facts and other undated items are stored batch by batch while the rest is still embedding (a progress bar
+    moves during the slow part), and the progress callback runs outside the write lock: another thread's add()
+    from inside it completes instead of waiting for the whole call."""
+    mem = Memory(tmp_path / "store", embedder=MeetingEmbedder(), service="off")
+    seen: list[tuple[int, int]] = []
+    other: list[str] = []
+
+    def progress(n: int) -> None:
+        seen.append((n, mem.count(scope=DANA)))
+        writer = threading.Thread(target=lambda: other.append(mem.add(f"side note {len(seen)}", scope=Scope(
+            tenant="acme", user="eli"), kind="fact").id))
+        writer.start()
+        writer.join(timeout=10)
+        assert not writer.is_alive(), "an add() from the progress callback waited on the write lock"
+
+    try:
+        items = [{"text": f"Service {k} listens on port {8000 + k}", "kind": "fact"} for k in range(10)]
+        mem.add_many(items, scope=DANA, batch_size=4, progress=progress)
+        assert [n for n, _ in seen] == [4, 4, 2] and [c for _, c in seen] == [4, 8, 10] and len(other) == 3
+    finally:
+        mem.close()

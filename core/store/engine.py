@@ -208,23 +208,23 @@ class Engine:
             draft = self.draft(it["text"], kind=it.get("kind", "note"), tags=it.get("tags"), context=it.get("context"))
             fields_ = {k: v for k, v in it.items() if k not in ("text", "kind", "tags", "context", "dedupe")}
             built.append(self.build_record(draft, None, **{"scope": scope, **fields_}))
-        vectors: list[Any] = []  # the dense vector is the text's alone, whatever the thread: embedded first
+        placeable = threads.placeable(self, items)  # dated notes: placed under the write lock once all are embedded
+        out: list[Any] = [None] * len(built)
+        kept: dict[int, Any] = {}  # vectors kept until then (a dense vector is the text's alone, placed or not)
         for start in range(0, len(built), batch_size):
             got = yield EmbedDocuments(built[start:start + batch_size], self.settings.on_embed_error == "keep")
-            vectors.extend(v if v is None else array("f", v) for v in got)  # 4 bytes a number, not 32
-        with self.write_lock:  # placed and stored in one step: two calls never continue a thread from one note
-            self.check_usable()
-            placed = threads.place(self, items, scope, dedupe)
-            recs, out = threads.placed_records(self, placed, built), []
-            for start in range(0, len(recs), batch_size):
-                stop = min(start + batch_size, len(recs))
-                for rec, it, vec in zip(recs[start:stop], items[start:stop], vectors[start:stop]):
-                    vec = None if vec is None else list(vec)
-                    out.append(self.commit_new(replace(rec, embedded=vec is not None or not self.dense), vec,
-                                               dedupe_=it.get("dedupe", dedupe)))
-                if progress:
-                    progress(stop - start)
-            threads.extend_stored(self, placed)
+            for k, vec in enumerate(got, start):
+                if placeable:  # nothing stored until the placed notes are checked: a bad one stores nothing
+                    kept[k] = vec if vec is None else array("f", vec)  # 4 bytes a number, not 32
+                else:  # stored as embedded, each under the lock only while it is written
+                    out[k] = self.commit_new(replace(built[k], embedded=vec is not None or not self.dense), vec,
+                                             dedupe_=items[k].get("dedupe", dedupe))
+            if progress and not placeable:
+                progress(len(got))
+        if placeable:
+            out = threads.store_placed(self, items, built, kept, placeable, scope=scope, dedupe=dedupe)
+            if progress:
+                progress(len(built))
         return out
 
     # ------------------------------------------------------------------ read one / update / supersede / forget

@@ -277,6 +277,38 @@ def placed_records(engine: Any, placement: Placement, built: Sequence[MemoryReco
     return out
 
 
+def placeable(engine: Any, items: Sequence[Mapping[str, Any]]) -> set[int]:
+    """Indexes of the ``items`` that :func:`place` places (their records wait for the write lock)."""
+    gap = _gap(engine)
+    return {k for k, it in enumerate(items) if _placeable(it, gap)}
+
+
+def store_placed(engine: Any, items: Sequence[Mapping[str, Any]], built: Sequence[MemoryRecord],
+                 vectors: Mapping[int, Any], placeable: set[int], *, scope: Any, dedupe: bool) -> list[MemoryRecord]:
+    """Store a call whose dated notes are placed: place them and store them in one step under the write lock, so
+    two calls never take the same position or continue the same note, and give the stored notes they continue
+    what followed; then the call's other items, each under the lock only while it is written. No embedding
+    happens here (``vectors``, by item index, were embedded before)."""
+    out: list[Any] = [None] * len(built)
+
+    def commit(rec: MemoryRecord, k: int) -> None:
+        vec = None if vectors[k] is None else list(vectors[k])
+        out[k] = engine.commit_new(replace(rec, embedded=vec is not None or not engine.dense), vec,
+                                   dedupe_=items[k].get("dedupe", dedupe))
+
+    with engine.write_lock:
+        engine.check_usable()
+        placed = place(engine, items, scope, dedupe)
+        recs = placed_records(engine, placed, built)  # checked before any of the call's records is stored
+        for k in sorted(placeable):
+            commit(recs[k], k)
+        extend_stored(engine, placed)
+    for k in range(len(built)):
+        if k not in placeable:
+            commit(built[k], k)
+    return out
+
+
 def _unembedded(plan: Any) -> Any:
     """Run an ``update`` plan without embedding: called under the write lock, which no embedding may hold (a
     stored note whose vector is pending, its embedding failed, stays pending for ``reembed``)."""
@@ -310,4 +342,4 @@ def extend_stored(engine: Any, placement: Placement) -> None:
             log.debug("could not add what followed note %s: %s", seen.id, exc)
 
 
-__all__ = ["THREAD_KEYS", "Placement", "extend_stored", "place", "placed_records", "prepare"]
+__all__ = ["THREAD_KEYS", "Placement", "extend_stored", "place", "placeable", "store_placed", "placed_records", "prepare"]
