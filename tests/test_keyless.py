@@ -170,6 +170,47 @@ def test_bullets_under_a_rules_header_are_standing_preferences() -> None:
     assert any("table-driven tests instead of one func per case" in c.text.lower() for c in got)
 
 
+@pytest.mark.parametrize("said", [
+    "It's important to me that you never push directly to main.",
+    "Here's the thing: I always want type hints on public functions.",
+    "That's a dealbreaker for me, I hate tabs.",
+    "It's always pnpm in this repo, never npm.",
+])
+def test_a_rule_that_opens_with_its_or_thats_is_kept_when_said_to_an_assistant(said: str) -> None:
+    """The photo-and-moment fragment rules are for talk between people; to an assistant these are rules (a review
+    found all four lost)."""
+    got = memories([U(said), A("Understood.")])
+    assert [c.kind for c in got] == ["preference"], got
+
+
+def test_a_chat_between_people_captured_in_parts_is_still_read_as_one(mem: Memory) -> None:
+    """The second capture holds one person's message only; the session still decides that two people talk, so
+    a compliment to the listener is no memory there either (it was kept whole as a fact)."""
+    def said(name: str, text: str) -> dict[str, Any]:
+        return {"role": "user", "name": name, "content": text}
+
+    first = [said("Caroline", "I finished the lake painting yesterday."), said("Melanie", "Show me!")]
+    mem.remember(first, scope=SCOPE, session="chat1", distiller="keyless")
+    later = [*first, said("Melanie", "Your painting of the sunset at lake-tahoe is amazing, keep it up")]
+    mem.remember(later, scope=SCOPE, session="chat1", distiller="keyless")
+    kept = [r.text for r in mem.list(scope=SCOPE, limit=100) if r.kind not in ("episode", "summary")]
+    assert not any("amazing" in t for t in kept), kept
+
+
+@pytest.mark.parametrize("offer,reply", [
+    ("I'd suggest moving the cron to a k8s CronJob, so retries and alerts come from the cluster.",
+     "ok no, keep it in systemd, the box has no kubectl access"),
+    ("I'd suggest moving the cron to a k8s CronJob, so retries and alerts come from the cluster.",
+     "ok, but what about the retries in job-runner?"),
+    ("Done. I've updated `config.py` and I'm switching the logger to structlog as discussed.",
+     "ok, now add tests for the parser"),
+    ("I'd suggest moving the cron to a k8s CronJob, so retries and alerts come from the cluster.", "ok thanks"),
+])
+def test_an_ok_that_turns_down_asks_thanks_or_moves_on_accepts_no_proposal(offer: str, reply: str) -> None:
+    got = memories([A(offer), U(reply)])
+    assert not [c for c in got if "Proposed:" in c.text], got
+
+
 def test_my_partner_and_i_is_one_subject_in_the_third_person() -> None:
     """"My wife and I are moving" was split at "and I" into "Ana's wife." and "Ana ares moving"."""
     said = [{"role": "user", "name": "Ana", "content": "My wife and I are moving to Denver, and I work at Zalando."}]

@@ -84,6 +84,17 @@ def _beyond_listener(sentence: str) -> str:
     return ""
 
 
+def between_people(turns: Sequence[Turn], *, part: bool = False) -> bool:
+    """Whether ``turns`` are said between people (named users, no assistant: LoCoMo's friends), not to an
+    assistant. ``part``: only the new part of a conversation is known, so one named person talking, with no
+    assistant reply, is taken as one side of such a chat (an assistant's session always holds its replies)."""
+    if any(t.role == "assistant" for t in turns):
+        return False
+    users = [t for t in turns if t.role == "user"]
+    names = {t.speaker for t in users if t.speaker}
+    return len(names) >= 2 or part and bool(users) and all(t.speaker for t in users)
+
+
 def _attach_error(c: Candidate, ti: int, errors: list[tuple[int, str]]) -> None:
     """A lesson explains the last tool error before it: the error line rides along (once)."""
     for k in range(len(errors) - 1, -1, -1):
@@ -108,14 +119,14 @@ class KeylessDistiller:
         self.max_words = max_words
 
     # ------------------------------------------------------------------ memories
-    def candidates(self, turns: Sequence[Turn]) -> list[Candidate]:
+    def candidates(self, turns: Sequence[Turn], *, peer: bool | None = None) -> list[Candidate]:
         """The memories in ``turns``: scored sentences, then joined — a cause with the fix said right after it, a
-        decision with its reason (said next to it, just before it, or in the neighbouring message)."""
+        decision with its reason (said next to it, just before it, or in the neighbouring message). ``peer``:
+        said between people, not to an assistant (by default, read from ``turns``: see :func:`between_people`)."""
         items: list[Said] = []
         errors: list[tuple[int, str]] = []
         # between people (named users, no assistant) a sentence about the listener is no memory of either
-        peer = len({t.speaker for t in turns if t.role == "user" and t.speaker}) >= 2 \
-            and not any(t.role == "assistant" for t in turns)
+        peer = between_people(turns) if peer is None else peer
         for ti, t in enumerate(turns):
             if t.role == "tool_result":
                 errors.extend((ti, e) for e in error_lines(t.text)[-1:])
@@ -405,8 +416,10 @@ class KeylessDistiller:
         parts = self.summary_parts(context_turns if context_turns is not None else turns)
         if context_turns is None:
             parts = self.merge_parts(previous, parts)
-        return Distillation(candidates=self.candidates(turns), summary=self.render_summary(parts),
+        # a capture that continues a chat between people may hold one person's messages: the session decides
+        peer = between_people(context_turns) if context_turns is not None else between_people(turns, part=True)
+        return Distillation(candidates=self.candidates(turns, peer=peer), summary=self.render_summary(parts),
                             summary_metadata={"parts": parts})
 
 
-__all__ = ["KeylessDistiller", "split_sentences"]
+__all__ = ["KeylessDistiller", "between_people", "split_sentences"]

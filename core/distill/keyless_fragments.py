@@ -5,10 +5,12 @@ this": said next to a photo or a question they answer, they mean something; stor
 nobody can use later (issue 13: "no context-free fragments"). The episode keeps them as said, so recall still
 finds them in their conversation; they just do not become memories of their own.
 
-Between two people (a conversation of named users, such as LoCoMo's friends) a sentence about the listener or
-the moment ("You're right, I love it", "Let's keep motivating each other", "Keep on keepin' on, bud!") is no
-memory of either. Said to an assistant, the same forms are instructions ("Keep answers short", "Let's use
-Postgres 16"), so that rule holds only between people, and never for a sentence that names something concrete.
+Between two people (a conversation of named users, such as LoCoMo's friends, where photos are shown and the
+talk is small) such fragments are left out, and so is a sentence about the listener or the moment ("You're
+right, I love it", "Let's keep motivating each other", "Keep on keepin' on, bud!"): no memory of either. Said to
+an assistant, the same forms are rules and instructions ("It's important to me that you never push to main",
+"Keep answers short", "Let's use Postgres 16"), so there only the moment's own phrases are left out ("Got to go
+now", "waiting to hear how it turns out"). Nothing that names something concrete is left out.
 """
 
 from __future__ import annotations
@@ -81,8 +83,8 @@ def leans_on_context(sentence: str, *, peer: bool = False) -> bool:
     """Whether ``sentence`` means nothing stored alone (see the module docstring); ``peer``: said between two
     people, not to an assistant."""
     body = _LEAD_RE.sub("", sentence.strip())
-    if not (_DEICTIC_LEAD_RE.match(body) or _DEICTIC_END_RE.search(body) or _MOMENT_RE.search(body)
-            or peer and (_TO_PEER_RE.search(body) or _CALLED_RE.match(sentence.strip()))):
+    if not (_MOMENT_RE.search(body) or peer and (_DEICTIC_LEAD_RE.match(body) or _DEICTIC_END_RE.search(body)
+                                                  or _TO_PEER_RE.search(body) or _CALLED_RE.match(sentence.strip()))):
         return False
     return not concrete(sentence)
 

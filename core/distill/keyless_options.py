@@ -14,10 +14,11 @@ from typing import Sequence
 from .candidates import DEFAULT_IMPORTANCE, Candidate
 from .keyless_said import Said, clip_words, ended
 from .third_person import first_person_to_user
-from .keyless_whole import kind_of
+from .admission import content_words
+from .keyless_whole import a_request, kind_of
 
 OPTION_WORDS, REASON_WORDS = 40, 35
-_NUMBERED_RE = re.compile(r"^\s*(?:option\s+)?(\d)[.)]\s+(.+)$", re.M | re.I)
+_NUMBERED_RE = re.compile(r"^[ \t]*(?:option[ \t]+)?(\d)[.)][ \t]+(.+)$", re.M | re.I)
 _PICK_NUMBER_RE = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|yes|yep|let'?s (?:go with|do)|go with|i'?ll take|take|pick)\s+)?"
                              r"(?:option\s+|#)?(\d)(?:\s*[.!,;:\u2014\u2013-]+\s*|\s*$)(.*)$", re.I | re.S)
 _PICK_WORD_RE = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|yes|let'?s (?:go with|do)|go with)\s+)?([\w./@+-]+(?: [\w./@+-]+)?)"
@@ -84,12 +85,26 @@ def picked_options(items: Sequence[Said]) -> None:
 
 
 _PROPOSED_RE = re.compile(r"\b(?:i'?d|i would|i'?d suggest|i suggest|i recommend|(?:we|you) should|the cleanest (?:route|way|fix)|"
-                          r"better to|lets queries|switch(?:ing)?|writing|moving|swapping|would (?:address|fix|solve|help|"
-                          r"work)|(?:closest|best|good|better) fit)\b",
-                          re.I)
+                          r"better to|lets queries|would (?:address|fix|solve|help|work)|(?:closest|best|good|better) fit)\b|"
+                          r"\b(?:swapping|switching|moving|writing) [^.]{0,60}\b(?:for|to|as)\b", re.I)
+_STATUS_OPENING_RE = re.compile(r"^(?:done|updated|fixed|added|pushed|merged|i'?ve|i have|here'?s|here is)\b", re.I)
+"""An assistant reporting what it did ("Done. I've updated config.py and I'm switching the logger"): no proposal."""
 _ACCEPTED_RE = re.compile(r"^(?:(?:ok(?:ay)?|agreed|yes|yep|yeah|sounds (?:good|right)|makes sense|do it|do that|go ahead|"
                           r"let'?s do (?:it|that))\b[,.!]*\s*)+", re.I)
+_AGREED_RE = re.compile(r"\b(?:agreed|yes|yep|yeah|sounds (?:good|right)|makes sense|do it|do that|go ahead|let'?s do)\b", re.I)
+_NOT_AGREED_RE = re.compile(r"^(?:no|nope|but|wait|hmm|what|why|how|not|thanks|thx|thank you|cool|nice|great)\b", re.I)
+"""What follows an "ok" that takes nothing ("ok no, keep it in systemd", "ok, but what about...", "ok thanks")."""
 PROPOSAL_WORDS = 40
+
+
+def _taken(said: str, rest: str, proposal: str) -> bool:
+    """Whether the reply takes the proposal: it agrees outright, or its "ok" goes on about the proposal's own
+    subject; never a reply that turns it down, asks, thanks, or asks for something else."""
+    if len(proposal.split()) < 5 or _STATUS_OPENING_RE.match(proposal) or "?" in rest or _NOT_AGREED_RE.match(rest):
+        return False
+    shared = content_words(rest) & content_words(proposal)
+    return bool(shared) if rest.strip() and (a_request(rest) or not _AGREED_RE.search(said[:len(said) - len(rest)])) \
+        else bool(_AGREED_RE.search(said))
 
 
 def accepted_proposals(items: Sequence[Said]) -> None:
@@ -108,6 +123,8 @@ def accepted_proposals(items: Sequence[Said]) -> None:
             continue
         proposal = " ".join(re.sub(r"```.*?```", " ", offer[0].turn.text, flags=re.S).split())
         rest = _ACCEPTED_RE.sub("", said)
+        if not _taken(said, rest, proposal):
+            continue
         agreed = ended(first_person_to_user(clip_words(" ".join(rest.split()), REASON_WORDS), answer[0].turn.speaker)) \
             if len(rest.split()) >= 2 else "User agreed."
         first = answer[0]

@@ -248,7 +248,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"cut|sped up|slowed)\b[^.!?\n]{0,160}?\bfrom\s+~?\$?\d[\d.,]*\s*\S*\s+to\s+~?\$?\d"),
     # lessons: causes said without the words "root cause" ("X failed because Y", "the flake was Y", "it was an
     # N+1 query"), and fixes explained by their cause ("I added X because Y")
-    _p("lesson", 0.8, _UA, r"\b(?:the\s+)?(?:[\w-]+\s+){0,3}(?:flake|flakiness|failures?|crash(?:es)?|bug|issue|"
+    _p("lesson", 0.8, _UA, r"\b(?:the\s+)?(?:[\w-]{1,40}\s+){0,3}(?:flake|flakiness|failures?|crash(?:es)?|bug|issue|"
        r"problem|errors?|timeouts?|hang|leak|slowness|creep|slowdown|outage|regression|segfault|\d{3}s|oom|"
        r"flaky\s+(?:[\w-]+\s+){0,2}"
        r"(?:tests?|jobs?|builds?|checks?|suites?))(?:\s+(?:in|on|of|for|from)\s+(?:the\s+|our\s+)?(?:[\w-]+\s+){0,2}?"

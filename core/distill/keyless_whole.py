@@ -86,11 +86,11 @@ _BY_DESIGN_RE = re.compile(r"\b(?:by design|on purpose|intentional(?:ly)?|delibe
 """How a thing is meant to be ("env vars are ignored on purpose"): a fact, code or not."""
 _DIRECTIVE_RE = re.compile(r"\b(?:pls|please|plz|don'?t|do not|no \w+|use|give me|keep|stays?|only|just)\b", re.I)
 _CHOICE_RE = re.compile(
-    r"(?:^|[—:,-]\s*)[\w./@+-]+(?: [\w./@+-]+)?,? not [\w./@+-]+|\breplac(?:e|ed|ing) [\w./@+-]+ with\b|"
+    r"(?:^|[—:,-]\s*)[\w./@+-]{1,64}(?: [\w./@+-]{1,64})?,? not [\w./@+-]{1,64}|\breplac(?:e|ed|ing) [\w./@+-]{1,64} with\b|"
     r"(?<!\bis )(?<!\bare )(?<!'re )(?<!'s )\b(?:moving|move|switch(?:ing)?|migrat(?:e|ing)|going|go) (?:\w+ ){0,4}(?:to|with) "
-    r"[\w./@+-]+|"
-    r"\binstead of\b|\brather than\b|\bover [\w./@+-]+ because\b|[.;]\s+so [\w./@+-]+(?: [\w./@+-]+){0,2},|(?:^|[:\u2014\u2013]\s*)[\w./@+-]+ over [\w./@+-]+\b|(?:^|[.;]\s+)(?:use|go with|pick|take) [\w./@+-]+\s*"
-    r"(?:—|–|-|,|;|because|since)|^(?:keep|leave|stay on|stick with|pin) [\w./@+-]+ (?:at|on|to) ", re.I)
+    r"[\w./@+-]{1,64}|"
+    r"\binstead of\b|\brather than\b|\bover [\w./@+-]{1,64} because\b|[.;]\s+so [\w./@+-]{1,64}(?: [\w./@+-]{1,64}){0,2},|(?:^|[:\u2014\u2013]\s*)[\w./@+-]{1,64} over [\w./@+-]{1,64}\b|(?:^|[.;]\s+)(?:use|go with|pick|take) [\w./@+-]{1,64}\s*"
+    r"(?:—|–|-|,|;|because|since)|^(?:keep|leave|stay on|stick with|pin) [\w./@+-]{1,64} (?:at|on|to) ", re.I)
 _STYLE_RE = re.compile(r"\b(?:commit (?:msgs?|messages?)|style|naming|formatting|indent\w*|prefix(?:es)?|conventions?|"
                        r"casing|docstrings?)\b", re.I)
 _REVISED_RE = re.compile(r"^(?:re [^—:.-]{1,40}[—:-]\s*)?(?:scratch|forget|ignore|disregard) (?:what|the|that|my)\b|"
@@ -102,6 +102,11 @@ _EVENT_RE = re.compile(r"\b(?:went out|released|shipped|launched|was down|went d
 _DATE_RE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
                       r"dec)[a-z]*\.? \d{1,2}\b|\byesterday\b|\blast (?:week|night|month)\b|\bv?\d+\.\d+\.\d+\b|"
                       r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:mon|tue|wed|thu|fri|sat|sun)\b", re.I)
+
+
+def a_request(text: str) -> bool:
+    """Whether ``text`` opens by asking for work to be done ("rename `cnt` ...", "can you ...")."""
+    return bool(_REQUEST_RE.match(text))
 
 
 def concrete(text: str) -> bool:
@@ -176,8 +181,8 @@ def rules_listed(items: Sequence[object]) -> None:
 
 SPECIFIC = frozenset({"preference", "lesson", "event"})  # not decision: "X, not Y" also states a fact
 _STRONG_CHOICE_RE = re.compile(r"\b(?:switch(?:ing)?|replac(?:e|ing)|migrat(?:e|ing)|moving) (?:\w+ ){0,4}(?:from|with|to)\b|"
-                               r"[.;]\s+so [\w./@+-]+(?: [\w./@+-]+){0,2},|"
-                               r"(?:^|[:\u2014\u2013]\s*)[\w./@+-]+ over [\w./@+-]+\b", re.I)
+                               r"[.;]\s+so [\w./@+-]{1,64}(?: [\w./@+-]{1,64}){0,2},|"
+                               r"(?:^|[:\u2014\u2013]\s*)[\w./@+-]{1,64} over [\w./@+-]{1,64}\b", re.I)
 
 
 def sharpen_facts(items: Sequence[object]) -> None:
@@ -215,4 +220,4 @@ def unread_user_turns(items: Sequence[object], turns: Sequence[Turn]) -> list[in
     return [ti for ti, t in enumerate(turns) if t.role == "user" and ti not in read]
 
 
-__all__ = ["WHOLE_SCORE", "answered", "rules_listed", "sharpen_facts", "kind_of", "unread_user_turns", "whole_message"]
+__all__ = ["WHOLE_SCORE", "a_request", "answered", "rules_listed", "sharpen_facts", "kind_of", "unread_user_turns", "whole_message"]

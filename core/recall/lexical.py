@@ -24,8 +24,8 @@ _IDENT_PATTERNS = [
     r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b",                   # ENV_VARS / CONSTANTS
     r"\b[\w.-]{1,100}=[^\s,;'\"]+",                         # key=value (bounded: a 20k-char token took 1 s)
     r"(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?",                  # absolute / relative paths with 2+ parts
-    r"\b[\w-]+(?:/[\w.@+-]+)+\.\w{1,6}\b",                  # relative file paths: src/x/y.py
-    r"\b[\w-]+\.(?:py|js|ts|tsx|rs|go|java|rb|md|json|ya?ml|toml|sh|sql|txt|cfg|ini|lock|html|css)\b",
+    r"\b[\w-]{1,100}(?:/[\w.@+-]+)+\.\w{1,6}\b",             # relative file paths: src/x/y.py (bounded, as below)
+    r"\b[\w-]{1,100}\.(?:py|js|ts|tsx|rs|go|java|rb|md|json|ya?ml|toml|sh|sql|txt|cfg|ini|lock|html|css)\b",  # 20k "a-" took 1-4 s
     r"\b[A-Za-z_][\w.]{0,100}\(\)",                          # calls: get_store()
     r"\b[a-z]+(?:_[a-z0-9]+)+\b",                           # snake_case names
     r"\b[a-z]+(?:[A-Z][a-z0-9]+)+\b",                       # camelCase names
