@@ -400,6 +400,12 @@ def test_importance_is_a_whole_number_never_silently_rounded(mem: Memory) -> Non
     assert type(mem.update(kept.id, scope=ALICE, importance=10.0).importance) is int
 
 
+def test_add_many_takes_a_generator_of_items(mem: Memory) -> None:
+    """A generator was read once by the checks and the call stored nothing, silently."""
+    stored = mem.add_many(({"text": f"Region {k} runs in zone {k}a", "kind": "fact"} for k in range(3)), scope=ALICE)
+    assert len(stored) == 3 and mem.count(scope=ALICE) == 3
+
+
 def test_an_import_with_a_non_integral_importance_is_refused_whole(mem: Memory, tmp_path) -> None:
     """An export line edited to importance 7.5 was cut to 7 while it was read; now the import names it and stores
     nothing of the file, not even the batches before the bad line (the last of 102 here)."""

@@ -30,7 +30,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, links, message_id, said_order
 from ..scope import coerce_scope, own_records
@@ -166,9 +166,10 @@ def _same_note(stored: MemoryRecord, meta: Mapping[str, Any], named: str | None)
         stored.metadata, {k: v for k, v in meta.items() if k != "thread"}, PROVENANCE_KEYS | THREAD_KEYS)
 
 
-def prepare(engine: Any, items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def prepare(engine: Any, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Copies of ``items`` (``add_many`` items) for :func:`place`, refused before anything is embedded or
     stored when one is no mapping, or when a note it would place sets a key that says where a note sits."""
+    items = list(items)  # a generator is read once: checking it first would leave nothing to store
     if not all(isinstance(it, Mapping) for it in items):
         raise TypeError("every item must be a mapping of add() fields")
     gap = _gap(engine)
