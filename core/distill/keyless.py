@@ -8,6 +8,9 @@ Both sides of the conversation count: users state facts and standing instruction
 "never", "don't", "avoid", "allergic"), assistants often state the decision or the root cause ("Decision: ...",
 "The fix was ..."). A "Reason:" line right after a decision joins it. Questions, offers, one-off instructions
 ("don't push yet") and referent-less replies ("go with it") are skipped; the admission gate checks the rest.
+A user's message that no sentence pattern reads is kept whole when it says one lasting thing
+(:mod:`.keyless_whole`); an option picked or a proposal accepted is one decision (:mod:`.keyless_options`); a
+fragment that leans on a photo, the moment or (between people) the listener is none (:mod:`.keyless_fragments`).
 Covered by the labelled set in ``tests/test_keyless.py``.
 """
 
