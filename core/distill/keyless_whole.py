@@ -85,20 +85,23 @@ _SETTLED_RE = re.compile(r"\b(?:was|is|been|got) (?:settled|decided|agreed)\b|\b
 _BY_DESIGN_RE = re.compile(r"\b(?:by design|on purpose|intentional(?:ly)?|deliberate(?:ly)?)\b", re.I)
 """How a thing is meant to be ("env vars are ignored on purpose"): a fact, code or not."""
 _DIRECTIVE_RE = re.compile(r"\b(?:pls|please|plz|don'?t|do not|no \w+|use|give me|keep|stays?|only|just)\b", re.I)
+_W = r"[\w./@+-]{1,64}"  # a name as written: "redux", "log/slog", "@tanstack/query" (bounded: linear on long runs)
 _CHOICE_RE = re.compile(
-    r"(?:^|[—:,-]\s*)[\w./@+-]{1,64}(?: [\w./@+-]{1,64})?,? not [\w./@+-]{1,64}|\breplac(?:e|ed|ing) [\w./@+-]{1,64} with\b|"
-    r"(?<!\bis )(?<!\bare )(?<!'re )(?<!'s )\b(?:moving|move|switch(?:ing)?|migrat(?:e|ing)|going|go) (?:\w+ ){0,4}(?:to|with) "
-    r"[\w./@+-]{1,64}|"
-    r"\binstead of\b|\brather than\b|\bover [\w./@+-]{1,64} because\b|[.;]\s+so [\w./@+-]{1,64}(?: [\w./@+-]{1,64}){0,2},|(?:^|[:\u2014\u2013]\s*)[\w./@+-]{1,64} over [\w./@+-]{1,64}\b|(?:^|[.;]\s+)(?:use|go with|pick|take) [\w./@+-]{1,64}\s*"
-    r"(?:—|–|-|,|;|because|since)|^(?:keep|leave|stay on|stick with|pin) [\w./@+-]{1,64} (?:at|on|to) ", re.I)
+    rf"(?:^|[—:,-]\s*){_W}(?: {_W})?,? not {_W}|\breplac(?:e|ed|ing) {_W} with\b|"
+    rf"(?<!\bis )(?<!\bare )(?<!'re )(?<!'s )\b(?:moving|move|switch(?:ing)?|migrat(?:e|ing)|going|go) (?:\w+ ){{0,4}}"
+    rf"(?:to|with) {_W}|"
+    rf"\binstead of\b|\brather than\b|\bover {_W} because\b|[.;]\s+so {_W}(?: {_W}){{0,2}},|"
+    rf"(?:^|[:\u2014\u2013]\s*){_W} over {_W}\b|(?:^|[.;]\s+)(?:use|go with|pick|take) {_W}\s*(?:—|–|-|,|;|because|since)|"
+    rf"^(?:keep|leave|stay on|stick with|pin) {_W} (?:at|on|to) ", re.I)
 _STYLE_RE = re.compile(r"\b(?:commit (?:msgs?|messages?)|style|naming|formatting|indent\w*|prefix(?:es)?|conventions?|"
                        r"casing|docstrings?)\b", re.I)
 _REVISED_RE = re.compile(r"^(?:re [^—:.-]{1,40}[—:-]\s*)?(?:scratch|forget|ignore|disregard) (?:what|the|that|my)\b|"
                          r"\bchanged (?:my|our) mind\b", re.I)
 """Taking back what was said before ("scratch what i said earlier about friday releases."): what follows replaces it."""
 _EVENT_RE = re.compile(r"\b(?:went out|released|shipped|launched|was down|went down|outage|(?:code )?freeze runs|"
-                       r"cut ?over|went live|for the record|postmortem|incident|rotated|revoked|(?:finished|completed|done with) (?:the )?(?:move|migration|upgrade|cutover|"
-                       r"rollout)|(?:moved|migrated|upgraded) from)\b", re.I)
+                       r"cut ?over|went live|for the record|postmortem|incident|rotated|revoked|"
+                       r"(?:finished|completed|done with) (?:the )?(?:move|migration|upgrade|cutover|rollout)|"
+                       r"(?:moved|migrated|upgraded) from)\b", re.I)
 _DATE_RE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
                       r"dec)[a-z]*\.? \d{1,2}\b|\byesterday\b|\blast (?:week|night|month)\b|\bv?\d+\.\d+\.\d+\b|"
                       r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:mon|tue|wed|thu|fri|sat|sun)\b", re.I)
