@@ -1,9 +1,11 @@
-"""A choice picked from the options the assistant laid out.
+"""A choice the user makes from what the assistant laid out: an option picked, or a proposal accepted.
 
 "1. rotate the IAM user's keys monthly / 2. switch the deploy workflows to GitHub OIDC ..." answered with "2", or
 "you could keep the GenServer queue or move to Oban" answered with "oban. we deploy ~10x a day and losing
 exports on every deploy is the bug": the user's message alone says almost nothing, the option alone was only
-offered. Together they are one decision, in the option's words, with the user's reason when one follows.
+offered. Together they are one decision, in the option's words, with the user's reason when one follows. So is
+"I'd move the session store to Redis: ..." answered with "agreed, do that" (never with "ok no", "ok, but ...?",
+"ok thanks", or an "ok" after a report of what was done).
 """
 
 from __future__ import annotations
@@ -11,11 +13,11 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from .admission import content_words
 from .candidates import DEFAULT_IMPORTANCE, Candidate
 from .keyless_said import Said, clip_words, ended
-from .third_person import first_person_to_user
-from .admission import content_words
 from .keyless_whole import a_request, kind_of
+from .third_person import first_person_to_user
 
 OPTION_WORDS, REASON_WORDS = 40, 35
 _NUMBERED_RE = re.compile(r"^[ \t]*(?:option[ \t]+)?(\d)[.)][ \t]+(.+)$", re.M | re.I)
