@@ -211,6 +211,14 @@ def test_an_ok_that_turns_down_asks_thanks_or_moves_on_accepts_no_proposal(offer
     assert not [c for c in got if "Proposed:" in c.text], got
 
 
+def test_an_answer_to_a_numbered_question_is_no_choice() -> None:
+    """A review found "2" after "Which test failed? 1. test_auth 2. test_db" stored as a decision."""
+    assert memories([A("Which test failed?\n1. test_auth\n2. test_db"), U("2")]) == []
+    [chosen] = memories([A("Which do you prefer?\n1. keep cron with a lock file\n2. move the job to Celery beat"),
+                         U("2, celery already runs everything else")])
+    assert chosen.kind == "decision" and "Celery beat" in chosen.text
+
+
 def test_my_partner_and_i_is_one_subject_in_the_third_person() -> None:
     """"My wife and I are moving" was split at "and I" into "Ana's wife." and "Ana ares moving"."""
     said = [{"role": "user", "name": "Ana", "content": "My wife and I are moving to Denver, and I work at Zalando."}]

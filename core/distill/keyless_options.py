@@ -31,8 +31,18 @@ _NO_PICK = frozenset("later sure yes yeah yep nope both neither either maybe tha
 _OFFER_LEAD_RE = re.compile(r"^(?:.*?\b(?:you could|you can|either|we could|i'?d)\s+)", re.I)
 
 
+_OFFER_WORDS_RE = re.compile(r"\b(?:prefer|want|should|go with|pick|choose|rather|options?|ways?|approach\w*|either)\b",
+                             re.I)
+"""What a question before a numbered list says when the list is a choice ("Which do you prefer?", "Two ways to
+..."), not a question for a fact ("Which test failed? 1. test_auth 2. test_db")."""
+
+
 def _numbered(reply: str, n: str) -> str | None:
-    for m in _NUMBERED_RE.finditer(reply):
+    found = list(_NUMBERED_RE.finditer(reply))
+    lead = reply[:found[0].start()] if found else ""
+    if "?" in lead and not _OFFER_WORDS_RE.search(lead):
+        return None  # the user answered a question; nothing was chosen
+    for m in found:
         if m.group(1) == n:
             return m.group(2).strip()
     return None
