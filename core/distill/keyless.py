@@ -32,7 +32,7 @@ from .keyless_exchange import DONE_RE, PROBLEM_RE, TOLD_LESSON, confirmed_fix_le
 from .keyless_listener import TO_LISTENER_RE
 from .keyless_patterns import CHOICE_RE, PATTERNS, Pattern
 from .keyless_said import (NOT_WANTED_RE, QUESTION_RE, Said, clip_words, ended, content_words_of, entities, is_cause,
-                           is_reason, plain_run, split_sentences)
+                           is_reason, plain_run, split_sentences, turn_groups)
 from .keyless_summary import merge_parts, render_summary, summary_parts
 from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, first_person_to_user
 from ..store.records import normalize_text
@@ -328,24 +328,21 @@ class KeylessDistiller:
         Postgres.") or in an agreeing reply ("Yes — session mode would need 2,000 connections."); a lesson's
         fix opening the next message ("The flake was a race in the retry queue." / "Awaited the queue flush
         in conftest.")."""
-        by_turn: dict[int, list[Said]] = {}
-        for it in items:
-            by_turn.setdefault(it.ti, []).append(it)
-        order = sorted(by_turn)
-        for k, ti in enumerate(order):
-            if k + 1 < len(order):
-                self._join_fix_from_next_turn(by_turn[ti], by_turn[order[k + 1]])
-            for it in by_turn[ti]:
+        groups = turn_groups(items)
+        for k, group in enumerate(groups):
+            if k + 1 < len(groups):
+                self._join_fix_from_next_turn(group, groups[k + 1])
+            for it in group:
                 if it.consumed or it.cand is None or it.cand.kind != "decision" or REASON_HINT_RE.search(
                         it.cand.text) and not AGREE_RE.match(it.text):  # "Agreed, ...": the argument agreed to
                     continue
-                before = by_turn[order[k - 1]] if k > 0 else []
-                after = by_turn[order[k + 1]] if k + 1 < len(order) else []
+                before = groups[k - 1] if k > 0 else []
+                after = groups[k + 1] if k + 1 < len(groups) else []
                 told = after  # the reason told next, or after the other side's question ("want me to start?")
                 asked = after and after[0].turn.role != it.turn.role and any(x.text.rstrip().endswith("?")
                                                                              for x in after)
-                if asked and k + 2 < len(order):
-                    told = by_turn[order[k + 2]]
+                if asked and k + 2 < len(groups):
+                    told = groups[k + 2]
                 why = asked and any(x.text.rstrip().endswith("?") and ASKED_WHY_RE.search(x.text) for x in after)
                 if told and told[0].turn.role == it.turn.role and not QUESTION_RE.search(told[0].text) and (
                         REASON_LABEL_RE.match(told[0].text) or why and told is not after):
@@ -358,7 +355,7 @@ class KeylessDistiller:
                     continue
                 if after and AGREE_RE.match(after[0].text) and any(is_reason(x) for x in after):
                     reply = after[0].turn
-                    self._join("decision", it, Said(reply.text.translate(QUOTES), order[k + 1], reply, None),
+                    self._join("decision", it, Said(reply.text.translate(QUOTES), after[0].ti, reply, None),
                                glue=" Reason: ")
                     for x in after:
                         x.consumed = True

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 from .admission import admit
 from .candidates import DEFAULT_IMPORTANCE, Candidate
 from .keyless_patterns import Pattern
-from .keyless_said import Said, clip_words, ended
+from .keyless_said import Said, clip_words, ended, turn_groups
 from .third_person import first_person_to_user
 
 CONFIRMED_RE = re.compile(
@@ -109,12 +109,8 @@ def confirmed_fix_lessons(items: list[Said], split: Callable[[str], Sequence[str
     """Each user message that confirms a fix, right after an assistant's reply to a user's problem report, makes
     the report's first problem sentence one lesson of the three messages; the reply's and the confirmation's
     sentences are consumed. ``split`` splits a message into sentences (code blocks removed)."""
-    by_turn: dict[int, list[Said]] = {}
-    for it in items:
-        by_turn.setdefault(it.ti, []).append(it)
-    order = sorted(by_turn)
-    for k in range(2, len(order)):
-        asked, reply, confirm = (by_turn[order[k - 2]], by_turn[order[k - 1]], by_turn[order[k]])
+    groups = turn_groups(items)
+    for asked, reply, confirm in zip(groups, groups[1:], groups[2:]):
         if (asked[0].turn.role, reply[0].turn.role, confirm[0].turn.role) != ("user", "assistant", "user") \
                 or any(x.consumed for x in asked + reply + confirm):
             continue

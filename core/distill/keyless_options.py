@@ -15,7 +15,7 @@ from typing import Sequence
 
 from .admission import content_words
 from .candidates import DEFAULT_IMPORTANCE, Candidate
-from .keyless_said import Said, clip_words, ended
+from .keyless_said import Said, clip_words, ended, prose_of, replies
 from .keyless_whole import a_request, kind_of
 from .third_person import first_person_to_user
 
@@ -63,14 +63,8 @@ def _offered(reply: str, pick: str) -> str | None:
 def picked_options(items: Sequence[Said]) -> None:
     """Each user message that picks one of the options of the assistant's message before it becomes one
     decision (on its first sentence; its other sentences are consumed: they are the reason)."""
-    by_turn: dict[int, list[Said]] = {}
-    for it in items:
-        by_turn.setdefault(it.ti, []).append(it)
-    order = sorted(by_turn)
-    for k in range(1, len(order)):
-        offer, answer = by_turn[order[k - 1]], by_turn[order[k]]
-        if (offer[0].turn.role, answer[0].turn.role) != ("assistant", "user") or any(x.consumed for x in answer) \
-                or any(x.cand is not None and x.cand.kind == "decision" for x in answer):
+    for offer, answer in replies(items):
+        if any(x.consumed or x.cand is not None and x.cand.kind == "decision" for x in answer):
             continue
         said, reply = answer[0].turn.text.strip(), offer[0].turn.text
         option, rest = None, ""
@@ -122,18 +116,12 @@ def _taken(said: str, rest: str, proposal: str) -> bool:
 def accepted_proposals(items: Sequence[Said]) -> None:
     """A user's "agreed, do that" / "ok switch the export to parquet" right after the assistant proposed a change
     is one decision: what the user said, with the proposal it accepts (its words and its reason)."""
-    by_turn: dict[int, list[Said]] = {}
-    for it in items:
-        by_turn.setdefault(it.ti, []).append(it)
-    order = sorted(by_turn)
-    for k in range(1, len(order)):
-        offer, answer = by_turn[order[k - 1]], by_turn[order[k]]
+    for offer, answer in replies(items):
         said = answer[0].turn.text.strip()
-        if (offer[0].turn.role, answer[0].turn.role) != ("assistant", "user") or any(x.consumed for x in answer) \
-                or not _ACCEPTED_RE.match(said) or not _PROPOSED_RE.search(offer[0].turn.text) \
-                or any(x.cand is not None and x.cand.kind in ("lesson", "decision") for x in answer):
+        if not _ACCEPTED_RE.match(said) or not _PROPOSED_RE.search(offer[0].turn.text) \
+                or any(x.consumed or x.cand is not None and x.cand.kind in ("lesson", "decision") for x in answer):
             continue
-        proposal = " ".join(re.sub(r"```.*?```", " ", offer[0].turn.text, flags=re.S).split())
+        proposal = prose_of(offer[0].turn.text)
         rest = _ACCEPTED_RE.sub("", said)
         if not _taken(said, rest, proposal):
             continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Iterator, Sequence
 
 from .admission import admit
 from .artifacts import FENCE_RE
@@ -72,6 +73,27 @@ class Said:
         return [self.turn, *self.extra]
 
 
+def prose_of(text: str) -> str:
+    """``text`` on one line without its fenced code blocks: what a message says in words."""
+    return " ".join(FENCE_RE.sub(" ", text).split())
+
+
+def turn_groups(items: Sequence[Said]) -> list[list[Said]]:
+    """``items`` grouped by the turn they come from, in the order of the turns (each group in the order said)."""
+    by_turn: dict[int, list[Said]] = {}
+    for it in items:
+        by_turn.setdefault(it.ti, []).append(it)
+    return [by_turn[ti] for ti in sorted(by_turn)]
+
+
+def replies(items: Sequence[Said]) -> Iterator[tuple[list[Said], list[Said]]]:
+    """Each user turn that answers an assistant turn, as (the assistant's sentences, the user's)."""
+    groups = turn_groups(items)
+    for offer, answer in zip(groups, groups[1:]):
+        if (offer[0].turn.role, answer[0].turn.role) == ("assistant", "user"):
+            yield offer, answer
+
+
 def ended(text: str) -> str:
     """``text`` as a sentence: stripped, with its final stop."""
     text = text.strip()
@@ -130,5 +152,5 @@ def entities(text: str) -> set[str]:
     return caps | set(identifiers(text))
 
 
-__all__ = ["NOT_WANTED_RE", "QUESTION_RE", "Said", "clip_words", "content_words_of", "ended", "entities", "is_cause",
+__all__ = ["NOT_WANTED_RE", "QUESTION_RE", "Said", "clip_words", "prose_of", "replies", "turn_groups", "content_words_of", "ended", "entities", "is_cause",
            "is_reason", "plain_run", "split_sentences"]

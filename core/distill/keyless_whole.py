@@ -21,7 +21,7 @@ from .conversation import Turn
 from .keyless_cues import STATUS_RE
 from .keyless_exchange import CONFIRMED_RE, DONE_RE, PROBLEM_RE
 from .keyless_fragments import a_guess
-from .keyless_said import ended
+from .keyless_said import Said, ended, prose_of, turn_groups
 from .third_person import first_person_to_user
 
 MIN_WORDS, MAX_WORDS = 6, 90
@@ -128,8 +128,8 @@ def kind_of(text: str) -> str | None:
     first = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
     if _EVENT_RE.search(text) and _DATE_RE.search(text) and concrete(text) and "?" not in text:
         return "event"  # "finished the move from heroku to fly.io on friday" reads as a status too
-    if _HEDGE_RE.search(text) or _SOCIAL_RE.match(text) or STATUS_RE.search(first) or _DONE_NOW_RE.search(text) \
-            or "?" in text and not _RULE_FOR_ALL_RE.search(text):
+    if _SOCIAL_RE.match(text) or STATUS_RE.search(first) or _DONE_NOW_RE.search(text) \
+            or "?" in text and not _RULE_FOR_ALL_RE.search(text):  # (a hedge was looked for above, in all of it)
         return None
     if _REQUEST_RE.match(text) and not (_STANDING_RE.search(text) or _RULE_FOR_ALL_RE.search(text)
                                         or _SETTLED_RE.search(text)):
@@ -160,7 +160,7 @@ def kind_of(text: str) -> str | None:
 
 def whole_message(text: str, speaker: str | None = None) -> Candidate | None:
     """A user's message as one memory (in the third person, code blocks left out), or None."""
-    flat = " ".join(re.sub(r"```.*?```", " ", text, flags=re.S).split())
+    flat = prose_of(text)
     kind = kind_of(flat)
     if kind is None:
         return None
@@ -172,13 +172,13 @@ _RULES_HEADER_RE = re.compile(r"^[^\n]{0,60}\b(?:rules|style|conventions?|guidel
 RULE_KINDS = frozenset({"decision", "fact"})
 
 
-def rules_listed(items: Sequence[object]) -> None:
+def rules_listed(items: Sequence[Said]) -> None:
     """A user's list under a rules header ("House rules for SQL in this repo:" and its bullets): what each
     bullet says is a standing preference, not a choice made once ("CTEs instead of nested subqueries")."""
     for it in items:
-        cand = getattr(it, "cand")
-        if cand is not None and cand.kind in RULE_KINDS and getattr(it, "turn").role == "user" \
-                and _RULES_HEADER_RE.match(getattr(it, "turn").text):
+        cand = it.cand
+        if cand is not None and cand.kind in RULE_KINDS and it.turn.role == "user" \
+                and _RULES_HEADER_RE.match(it.turn.text):
             cand.kind, cand.importance = "preference", DEFAULT_IMPORTANCE["preference"]
 
 
@@ -188,20 +188,16 @@ _STRONG_CHOICE_RE = re.compile(r"\b(?:switch(?:ing)?|replac(?:e|ing)|migrat(?:e|
                                r"(?:^|[:\u2014\u2013]\s*)[\w./@+-]{1,64} over [\w./@+-]{1,64}\b", re.I)
 
 
-def sharpen_facts(items: Sequence[object]) -> None:
+def sharpen_facts(items: Sequence[Said]) -> None:
     """A user's message read whole as one fact by a pattern ("hardcoded string. all user-visible text goes through
     strings.xml") takes the more specific kind the message as a whole reads as, if any; one read as a decision
     becomes a lesson when it holds a problem and what fixed it."""
-    by_turn: dict[int, list[object]] = {}
-    for it in items:
-        by_turn.setdefault(getattr(it, "ti"), []).append(it)
-    for said in by_turn.values():
-        cand = getattr(said[0], "cand")
-        turn = getattr(said[0], "turn")
+    for said in turn_groups(items):
+        cand, turn = said[0].cand, said[0].turn
         if len(said) != 1 or cand is None or cand.kind not in ("fact", "decision") or turn.role != "user" \
-                or getattr(said[0], "extra"):
+                or said[0].extra:
             continue
-        flat = " ".join(re.sub(r"```.*?```", " ", turn.text, flags=re.S).split())
+        flat = prose_of(turn.text)
         kind = kind_of(flat)
         if kind in SPECIFIC and cand.kind == "fact" or (cand.kind, kind) == ("decision", "lesson") \
                 and PROBLEM_RE.search(flat) and not _STRONG_CHOICE_RE.search(flat) \
@@ -216,10 +212,10 @@ def answered(turns: Sequence[Turn], ti: int) -> bool:
     return nxt is not None and nxt.role == "assistant" and len(nxt.text.split()) >= ANSWER_WORDS
 
 
-def unread_user_turns(items: Sequence[object], turns: Sequence[Turn]) -> list[int]:
+def unread_user_turns(items: Sequence[Said], turns: Sequence[Turn]) -> list[int]:
     """Indexes of the user turns none of whose sentences became (or joined) a memory (or that had no sentence
     left to score: a status-like opener such as "finished the move from heroku" is skipped as a sentence)."""
-    read = {getattr(it, "ti") for it in items if getattr(it, "cand") is not None or getattr(it, "consumed")}
+    read = {it.ti for it in items if it.cand is not None or it.consumed}
     return [ti for ti, t in enumerate(turns) if t.role == "user" and ti not in read]
 
 
