@@ -163,6 +163,68 @@ def test_a_proposal_the_user_accepts_is_one_decision_with_its_reason() -> None:
         and "admin app" in decision.text
 
 
+def test_a_reply_naming_one_side_of_alternatives_asked_before_is_a_decision_with_its_reason() -> None:
+    [asked] = memories([U("Set up the new ledger service. Should migrations be Flyway or Liquibase?"),
+                        A("Both work with Spring Boot 3.2; which one do you want?"),
+                        U("Flyway, with plain SQL files. The DBAs refuse to read Liquibase XML changelogs.")])
+    assert asked.kind == "decision" and "plain SQL" in asked.text and "Liquibase XML" in asked.text
+    [listed] = memories([U("need a queue for order webhooks. options i see: RabbitMQ, Redis Streams, SQS"),
+                         A("SQS FIFO gives ordering per message group; RabbitMQ needs a broker you run."),
+                         U("SQS FIFO, group id = merchant_id. everything else is on AWS already")])
+    assert listed.kind == "decision" and "on AWS" in listed.text and "RabbitMQ" in listed.text  # the side not taken
+
+
+@pytest.mark.parametrize("offer,reply", [
+    ("Should I remove the `Procfile` from the repo, or keep it until the Heroku apps are deleted?", "keep it till then"),
+    ("Do you want Postgres or MySQL for the orders DB?", "Postgres? what does the rest of the stack use"),
+])
+def test_a_reply_that_names_no_offered_thing_is_no_choice(offer: str, reply: str) -> None:
+    assert [c for c in memories([A(offer), U(reply)]) if c.kind == "decision"] == []
+
+
+def test_a_decision_taken_back_leaves_only_the_new_one() -> None:
+    got = memories([U("for the mobile API v2 let's do GraphQL, the app screens need lots of nested data"),
+                    A("Okay. I'll sketch a schema with Apollo Server and a DataLoader for authors."),
+                    U("hmm wait. the Android team generates their client with openapi-generator. scrap GraphQL, v2 "
+                      "stays REST with an OpenAPI 3.1 spec, nested stuff via `?include=author`")])
+    assert [c.kind for c in got] == ["decision"] and "OpenAPI 3.1" in got[0].text
+
+
+@pytest.mark.parametrize("said", [
+    "prod celery is throwing `psycopg2.OperationalError: too many clients` again, 3rd time this week",
+    "sidekiq keeps raising ActiveRecord::RecordNotFound in WelcomeEmailJob for users that exist",
+    "this returns nothing even though there are pos orders: `SELECT id FROM orders WHERE src = 'pos'`",
+    "validate the env vars at startup with zod, put it in src/env.ts",
+    "the notifier needs a new env var SLACK_WEBHOOK_URL",
+])
+def test_a_problem_report_or_a_request_is_no_fact(said: str) -> None:
+    assert memories([U(said)]) == []
+
+
+@pytest.mark.parametrize("said, kind, kept", [
+    ("One thing you should know about this repo: billing/ is still a Laravel 6 app on PHP 7.4.", "fact", "Laravel 6"),
+    ("heads up, I'm a data engineer, mostly Scala and Spark for the last 6 years", "fact", "Scala and Spark"),
+    ("when u explain stuff just give the 3-4 key bullets + a code snippet, skip the history lesson", "preference",
+     "key bullets"),
+    ("check with me before adding any npm dependency, the bundle has to stay under 50KB", "preference",
+     "npm dependency"),
+    ("rule for this codebase: `any` is off limits. reach for `unknown` and narrow it, CI fails on it", "preference",
+     "off limits"),
+    ("Done: the move from Heroku to Fly.io finished on Saturday.", "event", "Heroku to Fly.io"),
+    ("We've settled on Java 21 for billing so we can use virtual threads instead of the reactive stack.", "decision",
+     "virtual threads"),
+])
+def test_what_a_developer_tells_in_passing_keeps_its_kind(said: str, kind: str, kept: str) -> None:
+    got = memories([U(said)])
+    assert [c.kind for c in got] == [kind] and kept in got[0].text
+
+
+def test_bullets_under_a_decided_header_are_decisions() -> None:
+    got = memories([U("Team sync outcome for the Android app:\n\n- All new screens are built in Jetpack Compose.\n"
+                      "- Existing XML layouts stay as they are until someone touches the screen.")])
+    assert len(got) == 2 and {c.kind for c in got} == {"decision"}
+
+
 def test_bullets_under_a_rules_header_are_standing_preferences() -> None:
     got = memories([U("House rules for Go in this repo:\n\n- errors wrapped with %w, never string-formatted\n"
                       "- table-driven tests instead of one func per case\n- no init() functions")])

@@ -24,10 +24,10 @@ from .artifacts import error_lines
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
 from .keyless_cues import (AGREE_RE, ASKED_WHY_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE,
-                           NOT_CHOSEN_RE, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, VAGUE_OBJECT_RE, VAGUE_WORDS)
+                           NOT_CHOSEN_RE, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, SYMPTOM_RE, THEN_RE, VAGUE_OBJECT_RE, VAGUE_WORDS)
 from .keyless_fragments import a_guess, leans_on_context
-from .keyless_options import accepted_proposals, picked_options
-from .keyless_whole import WHOLE_SCORE, answered, rules_listed, sharpen_facts, unread_user_turns, whole_message
+from .keyless_options import accepted_proposals, named_choices, picked_options, taken_back
+from .keyless_whole import WHOLE_SCORE, answered, decided_listed, rules_listed, sharpen_facts, unread_user_turns, whole_message
 from .keyless_exchange import DONE_RE, PROBLEM_RE, TOLD_LESSON, confirmed_fix_lessons, problem_before_cause, told_whole
 from .keyless_listener import TO_LISTENER_RE
 from .keyless_patterns import CHOICE_RE, PATTERNS, Pattern
@@ -49,6 +49,16 @@ _INSTEAD_RE = re.compile(r"^(?:just\s+|only\s+)?[\w`.+#-]+(?:\s+[\w`.+#-]+){0,3}
 """What to use instead, said after a thing not to use ("No ORMs please. Raw SQL through sqlx."): one preference."""
 _MY_X_END_RE = re.compile(r"(?:^|\s)my [\w'-]+(?: [\w'-]+)?$", re.I)
 _THATS_HOW_RE = re.compile(r"^that'?s how (?:i|we) (?:want|like|write|structure|do)\b", re.I)
+_HEADS_UP_RE = re.compile(r"^(?:(?:one|a) thing (?:you should|to) know|(?:quick |just a |a )?heads[- ]up|fyi|for context|"
+                          r"background|for the record)\b[^:.?!\d]{0,40}:\s+(?=\S)", re.I)
+"""A lead that announces what follows ("One thing you should know about this repo: billing/ is ..."): the rest is
+read on its own."""
+_PURPOSE_RE = re.compile(r"\bso(?: that)? (?:we|i|you|it|they) (?:can|could|don'?t|won'?t)\b", re.I)
+"""A decision's purpose said in its sentence ("settled on Java 21 so we can use virtual threads"): one memory."""
+_DONE_LEAD_RE = re.compile(r"^(?:done|finished)\s*[:\u2014\u2013-]\s+(?=\S)", re.I)
+_OPENS_CHOICE_RE = re.compile(r"^(?:[-*]\s+)?[\w./@+#-]{1,64}(?: [\w./@+#-]{1,64}){0,2} (?:instead of|rather than) [\w./@+#-]",
+                              re.I)
+"""A sentence that opens with the thing chosen ("Meilisearch instead of Elasticsearch: two devs, ..."): a decision."""
 _REASON_RE = re.compile(r"\b(?:because|since|so that|due to|as it|otherwise|which means|in order to)\b", re.I)
 
 
@@ -145,6 +155,7 @@ class KeylessDistiller:
         if not peer:
             picked_options(items)  # "2" after the assistant's numbered options: the option, chosen
             accepted_proposals(items)  # "agreed, do that" after the assistant proposed a change
+            named_choices(items)  # "Flyway, with plain SQL files." after "Flyway or Liquibase?"
         for ti in [] if peer else unread_user_turns(items, turns):  # a message no pattern read may say one thing
             whole = None if answered(turns, ti) else whole_message(turns[ti].text, turns[ti].speaker)
             if whole is None:
@@ -154,7 +165,9 @@ class KeylessDistiller:
                 first = Said(turns[ti].text, ti, turns[ti], None)
                 items.insert(next((k for k, it in enumerate(items) if it.ti > ti), len(items)), first)
             first.cand, first.score = whole, WHOLE_SCORE
+        taken_back(items)  # "scrap GraphQL, v2 stays REST": the earlier "let's do GraphQL" is no decision now
         rules_listed(items)  # bullets under "House rules for SQL:" are standing rules
+        decided_listed(items)  # bullets under "Team sync outcome:" are decisions
         if not peer:
             sharpen_facts(items)  # a one-sentence message a pattern read as a fact may read as a rule or choice
         out: list[tuple[float, int, Candidate]] = []
@@ -182,12 +195,13 @@ class KeylessDistiller:
         slow, so we'll use Y")."""
         sents: list[str] = []
         for x in split_sentences(t.text.translate(QUOTES)):
+            x = _DONE_LEAD_RE.sub("", x) if STATUS_RE.search(_DONE_LEAD_RE.sub("", x)) is None else x  # "Done: the move ..."
             if STATUS_RE.search(x) and not PROBLEM_RE.search(x):  # "tests pass locally but fail in CI" reports
                 continue
             if sents and CORRECTION_LEAD_RE.match(x):  # "X listens on 8080. Correction: it's 8443 now": one memory,
                 sents[-1] = f"{sents[-1]} {x}"           # the correction read with what it corrects
             else:
-                sents.append(_capitalised(CORRECTION_LEAD_RE.sub("", x)))
+                sents.append(_capitalised(_HEADS_UP_RE.sub("", CORRECTION_LEAD_RE.sub("", x))))
         if t.role != "user":
             return sents
         out: list[str] = []
@@ -198,8 +212,9 @@ class KeylessDistiller:
                 if _MY_X_END_RE.search(clauses[k - 1]) and joined in sent:
                     clauses[k - 1:k + 1] = [joined]
             said = sum(1 for c in clauses if self._says(c, peer)) if len(clauses) > 1 else 2
-            whole = self._says(sent, peer) if said < 2 or DONE_RE.search(sent) else None
-            keep = whole is not None and (whole[1].kind in ("decision", "lesson") and (said < 2 or whole[1].kind == "lesson"
+            whole = self._says(sent, peer) if said < 2 or DONE_RE.search(sent) or _PURPOSE_RE.search(sent) else None
+            keep = whole is not None and (whole[1].kind == "decision" and _PURPOSE_RE.search(sent) is not None
+                                          or whole[1].kind in ("decision", "lesson") and (said < 2 or whole[1].kind == "lesson"
                                                                                 and DONE_RE.search(sent)) or whole[1].kind == "preference"
                                           and not any(re.match(r"(?i)(?:my|i|i'm|we|our)\b", c) for c in clauses[1:])
                                           or whole[1].kind == "fact" and all(  # "our clusters run EKS 1.29 and
@@ -240,11 +255,14 @@ class KeylessDistiller:
                 best = pat
         if role == "user" and len(words) >= 12 and (best is None or best.kind != "lesson") and told_whole(sentence):
             best = TOLD_LESSON  # what broke, why, what was done and that it holds, in one breath
-        if best is None or (role == "assistant" and len(words) < 4 and not best.labelled):
+        if best is None or (role == "assistant" and len(words) < 4 and not best.labelled) \
+                or best.kind == "fact" and role == "user" and SYMPTOM_RE.search(sentence) \
+                and not DONE_RE.search(sentence) and ". " not in sentence.rstrip(". "):  # a report, one sentence
             return None
+        kind = "decision" if best.kind == "fact" and role == "user" and _OPENS_CHOICE_RE.match(sentence) else best.kind
         score = best.score
         if QUESTION_RE.search(sentence):
-            if best.kind in ("preference", "fact", "decision"):
+            if kind in ("preference", "fact", "decision"):
                 return None
             score -= 0.3
         if _REASON_RE.search(sentence):
@@ -253,7 +271,7 @@ class KeylessDistiller:
             score += 0.05
         if len(words) > self.max_words:
             score -= 0.15
-        if best.kind == "event" and not idents and len(words) < 8:
+        if kind == "event" and not idents and len(words) < 8:
             return None  # "It worked." alone says nothing later; the summary keeps the outcome
         if score < self.min_score:
             return None
@@ -261,7 +279,7 @@ class KeylessDistiller:
         if not admit(text):
             return None
         tags = tuple(i for i in idents if len(i) <= 60)[:4]
-        return score, Candidate(text=text, kind=best.kind, tags=tags, importance=DEFAULT_IMPORTANCE[best.kind],
+        return score, Candidate(text=text, kind=kind, tags=tags, importance=DEFAULT_IMPORTANCE[kind],
                                 metadata={"role": role})
 
     def _join(self, kind: str, first: "Said", second: "Said", glue: str = " ") -> None:

@@ -42,6 +42,7 @@ FIX_RE = re.compile(
     r"^(?:setting|adding|using|pinning|switching|moving|changing|removing|pointing|running|dropping|copying|wrapping|"
     r"freezing|enabling|disabling|installing|upgrading|downgrading|passing|rotating|guarding|bumping|raising|"
     r"lowering|increasing|reducing|replacing|deleting|restarting|making|marking)\b|"
+    r"^now (?:it|we|the [\w-]+) (?:uses?|creates?|sets?|calls?|closes?|passes|goes through|runs)\b|"
     r"^(?:so\s+)?(?:i|we)(?:'ve| have)?\s+(?:added|changed|moved|switched|set|replaced|removed|pinned|wrapped|made|"
     r"rewrote|bumped|increased|reduced|capped|disabled|enabled|rotated|dropped|upgraded|downgraded|fixed|patched|"
     r"put|turned|limited|raised|lowered)\b|"
@@ -97,9 +98,15 @@ STATUS_RE = re.compile(
     r"(?:passing|green)|green|run green)|\btests? (?:are|is) green\b|^(?:ci|the build|build|lint(?:ing)?|the "
     r"linter|checks?)\b.{0,30}\b(?:passed|passes|succeeded|is green|are green|clean)\b|^coverage is\b|"
     r"^ran \d+ tests?\b|^no (?:errors|failures|warnings)\b|^all set\b|\bready for review\b|"
-    r"^(?:done|finished)\b|^i (?:opened|pushed|merged|committed)\b|^(?:the\s+)?(?:[\w-]+\s+){0,2}(?:pr|mr|pull request)\s+"
+    r"^(?:done|finished)\b|^(?:ci|the build|build)\b.{0,20}\b(?:is|are) (?:only |still )?red\b|^i (?:opened|pushed|merged|committed)\b|^(?:the\s+)?(?:[\w-]+\s+){0,2}(?:pr|mr|pull request)\s+"
     r"(?:is|was|got|has been)\s+merged\b", re.I)
 """Outcome reports ("All 48 tests pass now"): the session summary keeps the outcome; they are never memories."""
+SYMPTOM_RE = re.compile(
+    r"\b(?:is|are|keeps?|kept)\s+(?:\w+\s+)?(?:throwing|raising|failing|crashing|timing out|hanging|dying)\b|"
+    r"\breturns? (?:nothing|null|nil|empty|undefined)\b|\bgetting hammered\b|\bfails (?:in|on|with|when)\b|"
+    r"\bblows? up\b|\bcrashed (?:twice|again|\d+ times)\b|\bhas been (?:sitting|stuck|hanging) on\b", re.I)
+"""A problem being reported ("prod celery is throwing `OperationalError` again"): what went wrong is not a fact to
+keep; with its cause and fix it is a lesson."""
 NOT_CHOSEN_RE = re.compile(r"\b(?:not|n't)\s+(?:going with|using|doing|moving to|switching to|adopting)\b", re.I)
 """A choice turned down: the choice made instead, said next, is one decision with it."""
 AGREE_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b", re.I)

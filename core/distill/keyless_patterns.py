@@ -228,6 +228,9 @@ PATTERNS: tuple[Pattern, ...] = (
        r"down\b[^.!?]{0,40}?\bon\s+" + _DATE, min_words=5),
     _p("event", 0.75, _UA, r"\b(?:was|were|went|been)\s+down\s+for\s+(?:about\s+|almost\s+|over\s+)?\d+\s*"
        r"(?:min(?:ute)?s?|h(?:ours?|rs?)?|seconds?|days?)\b|^(?:fyi\s+)?inc-?\d+\s*:", min_words=5),
+    # "the move from Heroku to Fly.io finished on Saturday"
+    _p("event", 0.75, _UA, r"\b(?:move|migration|upgrade|cutover|rollout|switch)\s+(?:from|to|of)\s+[^!?]{1,60}?\b(?:finished|"
+       r"completed|was done|is done|went live)\s+(?:on|last|yesterday|this|today)\b", min_words=6),
     _p("event", 0.75, _UA, r"\b\d+\s*(?:min(?:ute)?s?|h(?:ours?|rs?)?)\s+(?:outage|downtime|incident)\b|\b(?:outage|"
        r"incident|downtime)\s+(?:on|at)\s+" + _DATE),
     _p("event", 0.8, _UA, r"\b(?:we|i)\s+(?:cut over|cut \w+ over|migrated|switched|moved|upgraded|rolled out|rotated)\b[^.!?]{0,80}?(?:"
@@ -312,6 +315,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("fact", 0.65, _U, r"\b(?:the|our)\s+(?:[\w-]+\s+){0,3}(?:apps|services|clients|backends)\s+(?:share|both use|all use)\s+\S"),
     # standing instructions said other ways: "..., never tabs", "when you review, ...", "X should look like Y"
     _p("preference", 0.69, _U, r"(?<!\bthey )(?<!\bit )(?<!\bhe )(?<!\bshe )(?<!\bhas )(?<!\bhad )(?<!\bwas )"
+       r"(?<!\bsometimes )(?<!\boften )(?<!\boccasionally )"
        r"\bnever\b(?!\s+mind\b)(?!\s+(?!(?:need|allowed|supposed|expected|permitted|required)\b)(?:\w+ed|did|was|were|had|came|got|went|gave|made|saw|knew|took|ran|wrote|said|"
        r"told|found|heard|paid|sent|built|left|been)\b)(?=\s*[\w`'\"(])", min_words=4),
     # a standing rule said in passing: "..., so from now on comments in English", "no prose unless I ask",

@@ -36,7 +36,9 @@ _REQUEST_RE = re.compile(
     r"^(?:(?:ok(?:ay)?|also|and|now|so|then|pls|please|plz|just|hey|right)[,!\s]+|(?:in|for) (?:this|the) [\w.-]+,?\s+)*"
     r"(?:can you|could you|would you|need|write|add|create|make|implement|refactor|fix|update|change|remove|delete|"
     r"rename|convert|generate|explain|show|run|set ?up|install|debug|review|check|look(?: at)?|try|bump|revert|help|"
-    r"tell|find|draft|port|type|drop|push|open|deploy|ship|split|extract|move)\b", re.I)
+    r"tell|find|draft|port|type|drop|push|open|deploy|ship|split|extract|move|validate|wrap|put|wire|parse|handle|"
+    r"ensure|make sure|paginate|memoize|throttle)\b|^(?:the |this |our )?[\w./-]+(?: [\w./-]+){0,3} needs? (?:a|an) new\b",
+    re.I)
 _TRAILING_REQUEST_RE = re.compile(r"[,.;]\s*(?:and\s+|then\s+|also\s+)?(?:pls\s+|please\s+)?(?:make it|fix|add|rebase|rename|"
                                   r"split|revert|push|merge|deploy|rerun|retry|update|bump)\b[^.]{0,80}$", re.I)
 """A request at the end ("..., make it more robust"): the message asks for work; the work is no memory."""
@@ -51,12 +53,14 @@ _CONCRETE_RE = re.compile(r"`|\b\d+(?:\.\d+)+\b|\bv\d|\b\d+\s*(?:ms|s|k|m|gb|mb|
                           r"(?:[-_.][a-z0-9]+)*\b|\b[\w-]+\.(?:py|js|ts|go|rs|java|kt|rb|yaml|yml|json|toml|sql|sh)\b",
                           re.I)
 
-_CAUSE_RE = re.compile(r"\b(?:the reason|was the|wasn'?t \w+ed|never \w+ed|can'?t be|bypass\w*|turns? out|"
+_CAUSE_RE = re.compile(r"\b(?:the reason|was the|found it|root cause|(?:the )?culprit|wasn'?t \w+ed|never \w+ed|can'?t be|bypass\w*|turns? out|"
                        r"turned out|the whole time|all along)\b", re.I)
 """What made it happen, said without a failure word ("the reason the image was 2.3gb was the pip cache")."""
 _FAILING_RE = re.compile(r"\b(?:still (?:getting|seeing)|same (?:thing|error|issue|result)|no luck|will (?:look|check|dig) "
                          r"(?:again|into it|more)|dies|died|dying|[45]\d\ds|down|drops?|dropped|flakes?|crashloop\w*|kill(?:s|ed|ing)|"
-                         r"hung|spun|seq scan\w*|no-op|garbage|clobber\w*|wreck\w*)\b", re.I)
+                         r"hung|spun|seq scan\w*|no-op|garbage|clobber\w*|wreck\w*|rais(?:es|ing)|hammered|too many requests|"
+                         r"keeps? (?:raising|throwing|failing|crashing|returning|timing out|dropping)|"
+                         r"returns? (?:nothing|null|nil|none|empty|an empty|undefined|no rows))\b", re.I)
 """Failure words the shared problem pattern does not hold: with what was done, a lesson; without, a report."""
 _ACK_LEAD_RE = re.compile(r"^(?:(?:ok(?:ay)?|right|then|alright)\b[,.!]*\s+)+", re.I)
 """An answer's opening ("ok, every split goes by customer_id"): what follows it is read on its own."""
@@ -65,9 +69,11 @@ _NARRATION_RE = re.compile(r"^(?:also\s+|fyi\s+|btw\s+)?(?:[{\[<]|(?:sure|yes|ye
                            r"opened|checked|looked)\b)", re.I)
 _FIX_RE = re.compile(r"\b(?:added|pulled|moved|switched|set|wrapped|replaced|created|declared|rewrote|swapped|"
                      r"pinned|bumped|raised|removed|fixed|changed|made)\b|\b(?:we|i) now \w+|"
-                     r"`[^`]+`\s+(?:and|->|→|fixed)|->|→|"
-                     r"(?:^|\.\s+)`[^`]+`", re.I)
+                     r"`[^`]+`\s+(?:and|->|→|fixed)|\s(?:->|→)\s|\bfix:|"
+                     r"\.\s+`[^`]+`", re.I)
 _STANDING_RE = re.compile(r"\b(?:every ?time|always|never|from now on|anything (?:\w+ )?you write|for me\b|"
+                          r"when (?:you|u) (?:explain|write|review|answer|reply|suggest|add|create|generate|touch|edit|"
+                          r"commit|refactor|name)\b|"
                           r"(?:style|convention)s? for\b|(?:\w+ )?stays\b|only,|\bonly\b(?=[^.]{0,40}\b(?:same as|"
                           r"like the rest|as the rest)))", re.I)
 _RULE_FOR_ALL_RE = re.compile(r"^in (?:this|the|our) (?:codebase|repo|project)\b[^.?]{0,40}\b(?:get|gets|are|is|go|goes)\b|"
@@ -78,13 +84,18 @@ _RULE_FOR_ALL_RE = re.compile(r"^in (?:this|the|our) (?:codebase|repo|project)\b
                               r"fine|used) in\b|"
                               r"\b(?:all|every|any(?:thing)?)\b[^.]{0,60}\b(?:go(?:es)? through (?!(?:her|him|them|me|us)\b)|"
                               r"has to|have to|must|needs? to)|^before (?:calling|marking|saying) (?:anything|something|"
-                              r"it) done\b", re.I)
+                              r"it) done\b|^(?:\w+ ){0,2}rules? for (?:this|the|our|all|every)\b|\boff[- ]limits\b|\bof any kind\b|"
+                              r"\bapplies to (?:everything|all|every|any)\b|\b(?:check with me|ask(?: me)?(?: first)?) before "
+                              r"(?:adding|installing|using|pulling|bumping|upgrading|touching|changing|running|pushing|"
+                              r"merging|deleting|removing)\b", re.I)
 """A rule for all of a kind of thing ("all user-visible text goes through strings.xml", "default exports are banned in
 this codebase", "can you keep replies shorter?"): a standing preference."""
-_SETTLED_RE = re.compile(r"\b(?:was|is|been|got) (?:settled|decided|agreed)\b|\bfinal answer\b|\b(?:goes|go) away\b", re.I)
+_SETTLED_RE = re.compile(r"\b(?:was|is|been|got) (?:settled|decided|agreed)\b|\bstarting (?:this|next) (?:sprint|week|"
+                         r"release|quarter|month)\b[^.]{0,40}\b(?:standard|default)\b|\bfinal answer\b|\b(?:goes|go) away\b", re.I)
 _BY_DESIGN_RE = re.compile(r"\b(?:by design|on purpose|intentional(?:ly)?|deliberate(?:ly)?)\b", re.I)
 """How a thing is meant to be ("env vars are ignored on purpose"): a fact, code or not."""
-_DIRECTIVE_RE = re.compile(r"\b(?:pls|please|plz|don'?t|do not|no \w+|use|give me|keep|stays?|only|just)\b", re.I)
+_DIRECTIVE_RE = re.compile(r"\b(?:pls|please|plz|don'?t|do not|no \w+|use|give me|keep|stays?|only|just|stick (?:to|with)|"
+                           r"skip|avoid)\b", re.I)
 _W = r"[\w./@+-]{1,64}"  # a name as written: "redux", "log/slog", "@tanstack/query" (bounded: linear on long runs)
 _CHOICE_RE = re.compile(
     rf"(?:^|[—:,-]\s*){_W}(?: {_W})?,? not {_W}|\breplac(?:e|ed|ing) {_W} with\b|"
@@ -95,13 +106,17 @@ _CHOICE_RE = re.compile(
     rf"^(?:keep|leave|stay on|stick with|pin) {_W} (?:at|on|to) ", re.I)
 _STYLE_RE = re.compile(r"\b(?:commit (?:msgs?|messages?)|style|naming|formatting|indent\w*|prefix(?:es)?|conventions?|"
                        r"casing|docstrings?)\b", re.I)
+_INLINE_CODE_RE = re.compile(r"`[^`\n]*`")
 _REVISED_RE = re.compile(r"^(?:re [^—:.-]{1,40}[—:-]\s*)?(?:scratch|forget|ignore|disregard) (?:what|the|that|my)\b|"
                          r"\bchanged (?:my|our) mind\b", re.I)
 """Taking back what was said before ("scratch what i said earlier about friday releases."): what follows replaces it."""
+SCRAPPED_RE = re.compile(r"(?:^|[.;:!,]\s+|\bwe\s+)(?:scrap|ditch|nix) ([\w./@+-]{2,64})", re.I)
+"""A choice taken back ("scrap GraphQL, v2 stays REST with ..."): what is said with it is the decision now."""
 _EVENT_RE = re.compile(r"\b(?:went out|released|shipped|launched|was down|went down|outage|(?:code )?freeze runs|"
                        r"cut ?over|went live|for the record|postmortem|incident|rotated|revoked|"
                        r"(?:finished|completed|done with) (?:the )?(?:move|migration|upgrade|cutover|rollout)|"
-                       r"(?:moved|migrated|upgraded) from)\b", re.I)
+                       r"(?:moved|migrated|upgraded) from|(?:move|migration|upgrade|cutover|rollout)\b[^.]{0,60}\b(?:finished|"
+                       r"completed|went live))\b", re.I)
 _DATE_RE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
                       r"dec)[a-z]*\.? \d{1,2}\b|\byesterday\b|\blast (?:week|night|month)\b|\bv?\d+\.\d+\.\d+\b|"
                       r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:mon|tue|wed|thu|fri|sat|sun)\b", re.I)
@@ -112,8 +127,13 @@ def a_request(text: str) -> bool:
     return bool(_REQUEST_RE.match(text))
 
 
+_ROLE_RE = re.compile(r"\b(?:i'?m|i am) an? (?:[\w-]+ ){0,2}(?:engineer|developer|dev|scientist|analyst|designer|student|"
+                      r"admin|sre|architect|manager|researcher|consultant)\b", re.I)
+"""Who the user is ("I'm a data engineer, mostly Scala and Spark"): as lasting as a version."""
+
+
 def concrete(text: str) -> bool:
-    return bool(_CONCRETE_RE.search(text)) or bool(identifiers(text))
+    return bool(_CONCRETE_RE.search(text)) or bool(identifiers(text)) or bool(_ROLE_RE.search(text))
 
 
 def kind_of(text: str) -> str | None:
@@ -129,7 +149,7 @@ def kind_of(text: str) -> str | None:
     if _EVENT_RE.search(text) and _DATE_RE.search(text) and concrete(text) and "?" not in text:
         return "event"  # "finished the move from heroku to fly.io on friday" reads as a status too
     if _SOCIAL_RE.match(text) or STATUS_RE.search(first) or _DONE_NOW_RE.search(text) \
-            or "?" in text and not _RULE_FOR_ALL_RE.search(text):  # (a hedge was looked for above, in all of it)
+            or "?" in _INLINE_CODE_RE.sub("", text) and not _RULE_FOR_ALL_RE.search(text):  # (a hedge was looked for above, in all of it)
         return None
     if _REQUEST_RE.match(text) and not (_STANDING_RE.search(text) or _RULE_FOR_ALL_RE.search(text)
                                         or _SETTLED_RE.search(text)):
@@ -144,6 +164,8 @@ def kind_of(text: str) -> str | None:
         return "lesson"
     if problem or _NARRATION_RE.match(text):
         return None  # a report of a problem not solved yet, or of something done once, is no memory
+    if SCRAPPED_RE.search(text):
+        return "decision"
     if _STANDING_RE.search(text) and _DIRECTIVE_RE.search(text):
         return "preference"  # said as a rule, it needs no code to be one
     if _STYLE_RE.search(text) and (_REVISED_RE.search(text) or _DIRECTIVE_RE.search(text)) \
@@ -180,6 +202,19 @@ def rules_listed(items: Sequence[Said]) -> None:
         if cand is not None and cand.kind in RULE_KINDS and it.turn.role == "user" \
                 and _RULES_HEADER_RE.match(it.turn.text):
             cand.kind, cand.importance = "preference", DEFAULT_IMPORTANCE["preference"]
+
+
+_DECIDED_HEADER_RE = re.compile(r"^[^\n]{0,60}\b(?:outcome|decisions?|decided|agreed|conclusions?)\b[^\n:]{0,40}:\s*\n", re.I)
+
+
+def decided_listed(items: Sequence[Said]) -> None:
+    """A user's list under a header that says it was decided ("Team sync outcome for the Android app:" and its
+    bullets): what each bullet states is a decision, not a fact found out."""
+    for it in items:
+        cand = it.cand
+        if cand is not None and cand.kind == "fact" and it.turn.role == "user" \
+                and _DECIDED_HEADER_RE.match(it.turn.text):
+            cand.kind, cand.importance = "decision", DEFAULT_IMPORTANCE["decision"]
 
 
 SPECIFIC = frozenset({"preference", "lesson", "event"})  # not decision: "X, not Y" also states a fact
@@ -219,4 +254,4 @@ def unread_user_turns(items: Sequence[Said], turns: Sequence[Turn]) -> list[int]
     return [ti for ti, t in enumerate(turns) if t.role == "user" and ti not in read]
 
 
-__all__ = ["WHOLE_SCORE", "a_request", "answered", "rules_listed", "sharpen_facts", "kind_of", "unread_user_turns", "whole_message"]
+__all__ = ["WHOLE_SCORE", "a_request", "answered", "decided_listed", "rules_listed", "sharpen_facts", "kind_of", "unread_user_turns", "whole_message"]
