@@ -177,9 +177,35 @@ def test_a_reply_naming_one_side_of_alternatives_asked_before_is_a_decision_with
 @pytest.mark.parametrize("offer,reply", [
     ("Should I remove the `Procfile` from the repo, or keep it until the Heroku apps are deleted?", "keep it till then"),
     ("Do you want Postgres or MySQL for the orders DB?", "Postgres? what does the rest of the stack use"),
+    ("Are you on Linux or macOS? The linker flags differ.", "macOS, Sonoma 14.4 on an M2 Pro."),  # what the user has
+    ("Should we do REST or GraphQL for v2?", "GraphQL is overkill, we have two consumers."),  # a verdict on it
+    ("Should the webhook fan-out use Kafka or SQS?", "Kafka, maybe, but I need to ask the platform team first."),
+    ("The client exposes these options: timeout, retries, pool_size.", "timeout is 30s in prod, retries 3."),
 ])
 def test_a_reply_that_names_no_offered_thing_is_no_choice(offer: str, reply: str) -> None:
     assert [c for c in memories([A(offer), U(reply)]) if c.kind == "decision"] == []
+
+
+def test_a_choice_keeps_a_name_of_several_words_and_names_only_its_own_offer() -> None:
+    [chosen] = memories([U("We need a Java framework for the new billing service. Are you on Linux or macOS?"),
+                         A("Spring Boot or Quarkus?"), U("Spring Boot, the whole team already knows it.")])
+    assert chosen.kind == "decision" and chosen.text.endswith("(Chosen over Quarkus.)")
+
+
+@pytest.mark.parametrize("scrapped, kept", [
+    ("OK, scrap the nightly cron job. We're going with Celery beat instead of cron.", "Postgres"),  # not "the"
+    ("Hmm, scrap React Query. We're going with SWR instead of React Query.", "keep React for the admin UI"),
+])
+def test_scrapping_one_thing_keeps_the_decisions_about_others(scrapped: str, kept: str) -> None:
+    got = memories([U("We'll go with Postgres for the main database because we need row-level locks."), A("OK."),
+                    U("We'll keep React for the admin UI since the team knows it."), A("OK."), U(scrapped)])
+    assert any(kept in c.text for c in got if c.kind == "decision")
+
+
+def test_a_procedure_that_ditches_things_is_no_choice() -> None:
+    got = memories([U("The deploy script in bin/deploy.sh rebuilds the image, then we ditch the old containers by "
+                      "label.")])
+    assert [c.kind for c in got] == ["fact"]
 
 
 def test_a_decision_taken_back_leaves_only_the_new_one() -> None:
@@ -188,6 +214,9 @@ def test_a_decision_taken_back_leaves_only_the_new_one() -> None:
                     U("hmm wait. the Android team generates their client with openapi-generator. scrap GraphQL, v2 "
                       "stays REST with an OpenAPI 3.1 spec, nested stuff via `?include=author`")])
     assert [c.kind for c in got] == ["decision"] and "OpenAPI 3.1" in got[0].text
+    again = memories([U("Let's go with GraphQL for the v2 API because the mobile team wants it."), A("OK."),
+                      U("Changed my mind, we scrap GraphQL. v2 stays REST with OpenAPI.")])
+    assert [c.kind for c in again] == ["decision"] and "REST" in again[0].text
 
 
 @pytest.mark.parametrize("said", [
@@ -199,6 +228,28 @@ def test_a_decision_taken_back_leaves_only_the_new_one() -> None:
 ])
 def test_a_problem_report_or_a_request_is_no_fact(said: str) -> None:
     assert memories([U(said)]) == []
+
+
+@pytest.mark.parametrize("said, kind, kept", [
+    ("The /v1/users endpoint returns null for soft-deleted users, clients rely on that.", "fact", "returns null"),
+    ("Validate request bodies with pydantic models in api/schemas.py, that's our convention.", "preference",
+     "pydantic"),
+    ("Ensure every migration in db/migrations is reversible.", "preference", "reversible"),
+    ("The build is red on Windows whenever a test hardcodes '/' in paths, so always build paths with pathlib.", None,
+     "pathlib"),
+    ("Background on the payments service: it runs on ECS Fargate with 4 tasks.", "fact", "payments service"),
+])
+def test_what_looks_like_a_report_a_request_or_a_lead_still_keeps_what_it_says(said: str, kind: str | None,
+                                                                                kept: str) -> None:
+    got = memories([U(said), A("Good to know.")])
+    assert len(got) == 1 and kept in got[0].text and kind in (None, got[0].kind)
+
+
+def test_between_people_a_hard_time_told_is_still_a_memory() -> None:
+    said = [("Caroline", "Hey Mel! How are you?"), ("Melanie", "Good! You?"),
+            ("Caroline", "My sister's startup is getting hammered by the recession, she had to lay off 10 people.")]
+    got = memories([{"role": "user", "name": name, "content": text} for name, text in said])
+    assert any("lay off 10 people" in c.text for c in got)
 
 
 @pytest.mark.parametrize("said, kind, kept", [
@@ -223,6 +274,19 @@ def test_bullets_under_a_decided_header_are_decisions() -> None:
     got = memories([U("Team sync outcome for the Android app:\n\n- All new screens are built in Jetpack Compose.\n"
                       "- Existing XML layouts stay as they are until someone touches the screen.")])
     assert len(got) == 2 and {c.kind for c in got} == {"decision"}
+    undecided = memories([U("Not decided yet:\n- Postgres 16 vs Aurora for the ledger DB\n- whether the mobile app "
+                            "uses GraphQL\n\nWhat we know: the ledger runs on Postgres 14 on RDS.")])
+    context = memories([U("Sprint review outcome:\n- we ship the CSV export in v2.3\n\nFor context, the export "
+                          "service runs on Lambda with a 15 min limit.")])
+    assert "decision" not in {c.kind for c in undecided}
+    assert [c.kind for c in context if "Lambda" in c.text] == ["fact"]
+
+
+def test_a_fix_still_failing_or_a_requirement_is_no_confirmed_lesson() -> None:
+    still = memories([U("The PDF export hangs on big reports."),
+                      A("Stream the rows with a generator in export.py instead of building the whole list."),
+                      U("Did the paginated version first. Still hangs on the 50k-row report.")])
+    assert "lesson" not in {c.kind for c in still}
 
 
 def test_bullets_under_a_rules_header_are_standing_preferences() -> None:

@@ -24,10 +24,12 @@ from .artifacts import error_lines
 from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
 from .conversation import Turn
 from .keyless_cues import (AGREE_RE, ASKED_WHY_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE,
-                           NOT_CHOSEN_RE, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, SYMPTOM_RE, THEN_RE, VAGUE_OBJECT_RE, VAGUE_WORDS)
+                           NOT_CHOSEN_RE, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
+                           symptom_reported)
 from .keyless_fragments import a_guess, leans_on_context
-from .keyless_options import accepted_proposals, named_choices, picked_options, taken_back
-from .keyless_whole import WHOLE_SCORE, answered, decided_listed, rules_listed, sharpen_facts, unread_user_turns, whole_message
+from .keyless_choices import named_choices, taken_back
+from .keyless_options import accepted_proposals, picked_options
+from .keyless_whole import WHOLE_SCORE, answered, listed_under_headers, sharpen_facts, unread_user_turns, whole_message
 from .keyless_exchange import DONE_RE, PROBLEM_RE, TOLD_LESSON, confirmed_fix_lessons, problem_before_cause, told_whole
 from .keyless_listener import TO_LISTENER_RE
 from .keyless_patterns import CHOICE_RE, PATTERNS, Pattern
@@ -50,9 +52,10 @@ _INSTEAD_RE = re.compile(r"^(?:just\s+|only\s+)?[\w`.+#-]+(?:\s+[\w`.+#-]+){0,3}
 _MY_X_END_RE = re.compile(r"(?:^|\s)my [\w'-]+(?: [\w'-]+)?$", re.I)
 _THATS_HOW_RE = re.compile(r"^that'?s how (?:i|we) (?:want|like|write|structure|do)\b", re.I)
 _HEADS_UP_RE = re.compile(r"^(?:(?:one|a) thing (?:you should|to) know|(?:quick |just a |a )?heads[- ]up|fyi|for context|"
-                          r"background|for the record)\b[^:.?!\d]{0,40}:\s+(?=\S)", re.I)
+                          r"background|for the record)(?: about (?:this|the|our) (?:repo|codebase|project|code))?\s*:\s+"
+                          r"(?=\S)", re.I)
 """A lead that announces what follows ("One thing you should know about this repo: billing/ is ..."): the rest is
-read on its own."""
+read on its own. Not when the lead names the subject ("Background on the payments service: it runs ...")."""
 _PURPOSE_RE = re.compile(r"\bso(?: that)? (?:we|i|you|it|they) (?:can|could|don'?t|won'?t)\b", re.I)
 """A decision's purpose said in its sentence ("settled on Java 21 so we can use virtual threads"): one memory."""
 _DONE_LEAD_RE = re.compile(r"^(?:done|finished)\s*[:\u2014\u2013-]\s+(?=\S)", re.I)
@@ -166,8 +169,7 @@ class KeylessDistiller:
                 items.insert(next((k for k, it in enumerate(items) if it.ti > ti), len(items)), first)
             first.cand, first.score = whole, WHOLE_SCORE
         taken_back(items)  # "scrap GraphQL, v2 stays REST": the earlier "let's do GraphQL" is no decision now
-        rules_listed(items)  # bullets under "House rules for SQL:" are standing rules
-        decided_listed(items)  # bullets under "Team sync outcome:" are decisions
+        listed_under_headers(items)  # bullets under "House rules for SQL:" are rules, under "Team sync outcome:" decisions
         if not peer:
             sharpen_facts(items)  # a one-sentence message a pattern read as a fact may read as a rule or choice
         out: list[tuple[float, int, Candidate]] = []
@@ -195,7 +197,8 @@ class KeylessDistiller:
         slow, so we'll use Y")."""
         sents: list[str] = []
         for x in split_sentences(t.text.translate(QUOTES)):
-            x = _DONE_LEAD_RE.sub("", x) if STATUS_RE.search(_DONE_LEAD_RE.sub("", x)) is None else x  # "Done: the move ..."
+            rest = _DONE_LEAD_RE.sub("", x)
+            x = rest if STATUS_RE.search(rest) is None else x  # "Done: the move to Fly.io finished on Saturday"
             if STATUS_RE.search(x) and not PROBLEM_RE.search(x):  # "tests pass locally but fail in CI" reports
                 continue
             if sents and CORRECTION_LEAD_RE.match(x):  # "X listens on 8080. Correction: it's 8443 now": one memory,
@@ -213,7 +216,7 @@ class KeylessDistiller:
                     clauses[k - 1:k + 1] = [joined]
             said = sum(1 for c in clauses if self._says(c, peer)) if len(clauses) > 1 else 2
             whole = self._says(sent, peer) if said < 2 or DONE_RE.search(sent) or _PURPOSE_RE.search(sent) else None
-            keep = whole is not None and (whole[1].kind == "decision" and _PURPOSE_RE.search(sent) is not None
+            keep = whole is not None and ((whole[1].kind == "decision" and _PURPOSE_RE.search(sent) is not None)
                                           or whole[1].kind in ("decision", "lesson") and (said < 2 or whole[1].kind == "lesson"
                                                                                 and DONE_RE.search(sent)) or whole[1].kind == "preference"
                                           and not any(re.match(r"(?i)(?:my|i|i'm|we|our)\b", c) for c in clauses[1:])
@@ -256,8 +259,8 @@ class KeylessDistiller:
         if role == "user" and len(words) >= 12 and (best is None or best.kind != "lesson") and told_whole(sentence):
             best = TOLD_LESSON  # what broke, why, what was done and that it holds, in one breath
         if best is None or (role == "assistant" and len(words) < 4 and not best.labelled) \
-                or best.kind == "fact" and role == "user" and SYMPTOM_RE.search(sentence) \
-                and not DONE_RE.search(sentence) and ". " not in sentence.rstrip(". "):  # a report, one sentence
+                or best.kind == "fact" and role == "user" and not peer and symptom_reported(sentence) \
+                and not DONE_RE.search(sentence):  # "prod celery is throwing X again": a report, no fact
             return None
         kind = "decision" if best.kind == "fact" and role == "user" and _OPENS_CHOICE_RE.match(sentence) else best.kind
         score = best.score

@@ -98,15 +98,27 @@ STATUS_RE = re.compile(
     r"(?:passing|green)|green|run green)|\btests? (?:are|is) green\b|^(?:ci|the build|build|lint(?:ing)?|the "
     r"linter|checks?)\b.{0,30}\b(?:passed|passes|succeeded|is green|are green|clean)\b|^coverage is\b|"
     r"^ran \d+ tests?\b|^no (?:errors|failures|warnings)\b|^all set\b|\bready for review\b|"
-    r"^(?:done|finished)\b|^(?:ci|the build|build)\b.{0,20}\b(?:is|are) (?:only |still )?red\b|^i (?:opened|pushed|merged|committed)\b|^(?:the\s+)?(?:[\w-]+\s+){0,2}(?:pr|mr|pull request)\s+"
+    r"^(?:done|finished)\b|^(?:ci|the build|build)\b(?![^.]*\b(?:whenever|when|if|always)\b).{0,20}\b(?:is|are) "
+    r"(?:only |still )?red\b|^i (?:opened|pushed|merged|committed)\b|^(?:the\s+)?(?:[\w-]+\s+){0,2}(?:pr|mr|pull request)\s+"
     r"(?:is|was|got|has been)\s+merged\b", re.I)
 """Outcome reports ("All 48 tests pass now"): the session summary keeps the outcome; they are never memories."""
 SYMPTOM_RE = re.compile(
     r"\b(?:is|are|keeps?|kept)\s+(?:\w+\s+)?(?:throwing|raising|failing|crashing|timing out|hanging|dying)\b|"
-    r"\breturns? (?:nothing|null|nil|empty|undefined)\b|\bgetting hammered\b|\bfails (?:in|on|with|when)\b|"
+    r"\breturns? (?:nothing|null|nil|empty|undefined|no rows)\b|\bgetting hammered\b|\btoo many requests\b|"
+    r"\bfails (?:in|on|with|when)\b|"
     r"\bblows? up\b|\bcrashed (?:twice|again|\d+ times)\b|\bhas been (?:sitting|stuck|hanging) on\b", re.I)
 """A problem being reported ("prod celery is throwing `OperationalError` again"): what went wrong is not a fact to
 keep; with its cause and fix it is a lesson."""
+_KNOWN_BEHAVIOUR_RE = re.compile(r"\b(?:by design|on purpose|intended|intentional\w*|rel(?:y|ies) on|expected)\b|"
+                                 r"\breturns? \w+(?: \w+)? (?:for|when|if|on|unless)\b", re.I)
+
+
+def symptom_reported(sentence: str) -> bool:
+    """Whether ``sentence`` only reports something going wrong: not how a thing is meant to behave ("the endpoint
+    returns null for soft-deleted users, clients rely on that"), and with nothing else said in it."""
+    parts = re.split(r"[.;]\s+", sentence.strip())
+    return bool(SYMPTOM_RE.search(sentence)) and not _KNOWN_BEHAVIOUR_RE.search(sentence) \
+        and all(SYMPTOM_RE.search(p) or len(p.split()) < 4 for p in parts)  # "... fails on CI. fwiw the repo is X"
 NOT_CHOSEN_RE = re.compile(r"\b(?:not|n't)\s+(?:going with|using|doing|moving to|switching to|adopting)\b", re.I)
 """A choice turned down: the choice made instead, said next, is one decision with it."""
 AGREE_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b", re.I)

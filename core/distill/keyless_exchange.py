@@ -34,14 +34,13 @@ CONFIRMED_RE = re.compile(
     r"\b(?:goes|went|gets|got) through\b|\bback to ~?\d|\b(?:are|is|all) back\b|\bno (?:\w+ ){0,2}(?:timeouts?|errors?|crashes|failures?|flakes?|"
     r"alerts?|restarts?|ooms?) since\b|\bran it \d+x\b|\b\d+x (?:locally|in a row)\b[^.]*\bclean\b|"
     r"\b\d+ (?:runs|times) in a row\b|\b(?:correctly|properly) now\b|\bstable (?:for )?~?\d+\s*\w+|\band it (?:works|sticks|builds|passes|"
-    r"loads|renders|compiles|runs|starts|connects|scrolls)\b|\bwith zero (?:stalls|errors|failures|crashes|timeouts|"
-    r"restarts|drops|leaks|flakes|ooms|hangs|alerts)\b",
+    r"loads|renders|compiles|runs|starts|connects|scrolls)\b|\b(?:ran|runs?|running|over|across|after)\b[^.]{0,60}?\bwith "
+    r"zero (?:stalls|errors|failures|crashes|timeouts|restarts|drops|leaks|flakes|ooms|hangs|alerts)\b",
     re.I)
 """The user saying the fix worked ("that was it", "yep passing timeZone fixed it", "counts match now")."""
 _FIXED_RE = re.compile(r"(?:^|[.;,!]\s+)(?:(?:ah|ok|oh)\w*[,.!]*\s+)*(?:did that|done|confirmed|makes sense|(?:bumped|split|moved|set|"
                        r"switched|added|pinned|fixed|created|rewrote|changed|wrapped|swapped|replaced|dropped) \S+)|"
-                       r"\bzero \w+ (?:across|in|over|since|for)\b|\bwith zero \w+\b|"
-                       r"^did the [\w-]+ (?:version|approach|fix|change|variant|route|way)\b|"
+                       r"\bzero \w+ (?:across|in|over|since|for)\b|"
                        r"\b(?:fixed it|fixed in|solved it|(?:that|this) was it|(?:that|this) did it|that'?s it|(?:rule|change|flag|fix|setting|patch|bump|pin)"
                        r"\s+did it|sorted it|(?:it'?s|it is) (?:fixed|sorted)|back to normal)\b", re.I)
 """Said outright: what the user reported was a problem even without a failure word ("all print the last user")."""

@@ -5,10 +5,8 @@
 exports on every deploy is the bug": the user's message alone says almost nothing, the option alone was only
 offered. Together they are one decision, in the option's words, with the user's reason when one follows. So is
 "I'd move the session store to Redis: ..." answered with "agreed, do that" (never with "ok no", "ok, but ...?",
-"ok thanks", or an "ok" after a report of what was done). And so is a reply that opens by naming one side of
-an "A or B?" asked before ("Flyway or Liquibase?" / "Flyway, with plain SQL files. The DBAs ..."), or of the
-options listed ("options i see: RabbitMQ, Redis Streams, SQS" / "SQS FIFO, group id = merchant_id ..."): the
-user's own words are the decision, and the sides not taken are named with it.
+"ok thanks", or an "ok" after a report of what was done). A reply naming one side of "A or B?" is in
+:mod:`.keyless_choices`.
 """
 
 from __future__ import annotations
@@ -18,8 +16,8 @@ from typing import Sequence
 
 from .admission import content_words
 from .candidates import DEFAULT_IMPORTANCE, Candidate
-from .keyless_said import Said, clip_words, ended, prose_of, replies, turn_groups
-from .keyless_whole import SCRAPPED_RE, a_request, kind_of
+from .keyless_said import Said, clip_words, ended, prose_of, replies
+from .keyless_whole import a_request, kind_of
 from .third_person import first_person_to_user
 
 OPTION_WORDS, REASON_WORDS = 40, 35
@@ -140,83 +138,4 @@ def accepted_proposals(items: Sequence[Said]) -> None:
             x.consumed = True
 
 
-_ALTERNATIVES_RE = re.compile(r"([^.?!\n]{1,200}?)\s+(?:or|vs\.?|versus)\s+([^.?!\n]{1,80})\?")
-_LISTED_RE = re.compile(r"\boptions?\b[^:.?\n]{0,30}:\s*([^.?\n]{3,200})", re.I)
-_NAME_RE = re.compile(r"[\w./@+#-]{2,64}")
-_PICK_LEAD_RE = re.compile(r"^(?:(?:ok(?:ay)?|yes|yeah|yep|so|alright|fine|agreed|sounds (?:right|good)|makes sense|"
-                           r"let'?s (?:go with|do|use)|(?:we'?ll |i'?ll )?go(?:ing)? with|use)\b[,.!]*\s*)+", re.I)
-_PICK_END_RE = re.compile(r"[,.;:!(\u2014\u2013]|\s-\s|\s+then\b|\s+it is\b", re.I)
-PICK_WORDS = 5
-_NOT_NAMES = frozenset("""keep remove use add go stay do drop leave move make it them that this those these both either
-one the a an just write ship wait skip retry revert rename merge split push pull delete fix change update rewrite
-build run test ask tell start stop""".split())
-"""Words that open a reply without naming a thing offered ("keep them till then" after "remove X, or keep them?")."""
-
-
-def _sides(text: str) -> list[str]:
-    """The names offered as alternatives in ``text``: either side of "A or B?" / "A vs B?" (the word next to the
-    "or"), and each item of "options: A, B, C"."""
-    out: list[str] = []
-    for m in _ALTERNATIVES_RE.finditer(text):
-        left, right = _NAME_RE.findall(m.group(1)), _NAME_RE.findall(m.group(2))
-        if left and right:
-            out += [left[-1], right[0]]
-    for m in _LISTED_RE.finditer(text):
-        for item in re.split(r",|/|\bor\b|\band\b", m.group(1)):
-            if names := _NAME_RE.findall(item):
-                out.append(names[0])
-    return [o for o in out if o.lower() not in _NO_PICK and o.lower() not in _NOT_NAMES
-            and (not o.isalpha() or not o.islower() or len(o) >= 4)]
-
-
-def _pick(said: str) -> str | None:
-    """The thing a reply opens by naming ("SQS FIFO, group id = ..." -> "SQS FIFO"), if it opens with a name."""
-    head = _PICK_END_RE.split(_PICK_LEAD_RE.sub("", said.strip()), maxsplit=1)[0].strip()
-    return head if 1 <= len(head.split()) <= PICK_WORDS and "?" not in head else None
-
-
-def named_choices(items: Sequence[Said]) -> None:
-    """Each user message that opens by naming one side of alternatives offered earlier in the conversation
-    becomes one decision: the whole message (its reason with it), with the sides not taken."""
-    groups = turn_groups(items)
-    for k, answer in enumerate(groups):
-        first = answer[0]
-        if k == 0 or first.turn.role != "user" or any(
-                x.consumed or x.cand is not None and x.cand.kind in ("decision", "lesson") for x in answer):
-            continue
-        said = prose_of(first.turn.text)
-        pick = _pick(said)
-        if pick is None or a_request(said):
-            continue
-        sides = [s for g in groups[:k] for s in _sides(prose_of(g[0].turn.text))]
-        head = pick.split()[0].lower()
-        if head in _NO_PICK or not any(s.lower() == head for s in sides):
-            continue
-        others = list(dict.fromkeys(s for s in sides if s.lower() != head and s.lower() not in said.lower()))
-        text = ended(first_person_to_user(clip_words(" ".join(said.split()), OPTION_WORDS + REASON_WORDS),
-                                          first.turn.speaker))
-        if others:
-            text = f"{text} (Chosen over {', '.join(others)}.)"
-        first.cand = Candidate(text=text, kind="decision", importance=DEFAULT_IMPORTANCE["decision"],
-                               metadata={"role": "user"})
-        first.score = max(first.score, 0.8)
-        first.extra = [*first.extra, *(g[0].turn for g in groups[:k] if _sides(prose_of(g[0].turn.text)))][:3]
-        for x in answer[1:]:
-            x.consumed = True
-
-
-def taken_back(items: Sequence[Said]) -> None:
-    """A user's decision that takes back an earlier one ("scrap GraphQL, v2 stays REST ...") leaves the earlier
-    decision out: only what was decided last is kept."""
-    for it in items:
-        m = SCRAPPED_RE.search(it.turn.text) if it.cand is not None and it.cand.kind == "decision" \
-            and it.turn.role == "user" and not it.consumed else None
-        if m is None:
-            continue
-        dropped = re.compile(rf"(?<![\w-]){re.escape(m.group(1))}(?![\w-])", re.I)
-        for old in items:
-            if old.ti < it.ti and old.cand is not None and old.cand.kind == "decision" and dropped.search(old.cand.text):
-                old.consumed = True
-
-
-__all__ = ["accepted_proposals", "named_choices", "picked_options", "taken_back"]
+__all__ = ["accepted_proposals", "picked_options"]

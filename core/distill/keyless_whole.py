@@ -18,7 +18,7 @@ from typing import Sequence
 from ..recall.lexical import identifiers
 from .candidates import DEFAULT_IMPORTANCE, Candidate
 from .conversation import Turn
-from .keyless_cues import STATUS_RE
+from .keyless_cues import STATUS_RE, symptom_reported
 from .keyless_exchange import CONFIRMED_RE, DONE_RE, PROBLEM_RE
 from .keyless_fragments import a_guess
 from .keyless_said import Said, ended, prose_of, turn_groups
@@ -36,7 +36,7 @@ _REQUEST_RE = re.compile(
     r"^(?:(?:ok(?:ay)?|also|and|now|so|then|pls|please|plz|just|hey|right)[,!\s]+|(?:in|for) (?:this|the) [\w.-]+,?\s+)*"
     r"(?:can you|could you|would you|need|write|add|create|make|implement|refactor|fix|update|change|remove|delete|"
     r"rename|convert|generate|explain|show|run|set ?up|install|debug|review|check|look(?: at)?|try|bump|revert|help|"
-    r"tell|find|draft|port|type|drop|push|open|deploy|ship|split|extract|move|validate|wrap|put|wire|parse|handle|"
+    r"tell|find|draft|port|type|drop|push|open|deploy|ship|split|extract|move|validate|wrap|wire|parse|handle|"
     r"ensure|make sure|paginate|memoize|throttle)\b|^(?:the |this |our )?[\w./-]+(?: [\w./-]+){0,3} needs? (?:a|an) new\b",
     re.I)
 _TRAILING_REQUEST_RE = re.compile(r"[,.;]\s*(?:and\s+|then\s+|also\s+)?(?:pls\s+|please\s+)?(?:make it|fix|add|rebase|rename|"
@@ -58,9 +58,7 @@ _CAUSE_RE = re.compile(r"\b(?:the reason|was the|found it|root cause|(?:the )?cu
 """What made it happen, said without a failure word ("the reason the image was 2.3gb was the pip cache")."""
 _FAILING_RE = re.compile(r"\b(?:still (?:getting|seeing)|same (?:thing|error|issue|result)|no luck|will (?:look|check|dig) "
                          r"(?:again|into it|more)|dies|died|dying|[45]\d\ds|down|drops?|dropped|flakes?|crashloop\w*|kill(?:s|ed|ing)|"
-                         r"hung|spun|seq scan\w*|no-op|garbage|clobber\w*|wreck\w*|rais(?:es|ing)|hammered|too many requests|"
-                         r"keeps? (?:raising|throwing|failing|crashing|returning|timing out|dropping)|"
-                         r"returns? (?:nothing|null|nil|none|empty|an empty|undefined|no rows))\b", re.I)
+                         r"hung|spun|seq scan\w*|no-op|garbage|clobber\w*|wreck\w*)\b", re.I)
 """Failure words the shared problem pattern does not hold: with what was done, a lesson; without, a report."""
 _ACK_LEAD_RE = re.compile(r"^(?:(?:ok(?:ay)?|right|then|alright)\b[,.!]*\s+)+", re.I)
 """An answer's opening ("ok, every split goes by customer_id"): what follows it is read on its own."""
@@ -77,6 +75,8 @@ _STANDING_RE = re.compile(r"\b(?:every ?time|always|never|from now on|anything (
                           r"(?:style|convention)s? for\b|(?:\w+ )?stays\b|only,|\bonly\b(?=[^.]{0,40}\b(?:same as|"
                           r"like the rest|as the rest)))", re.I)
 _RULE_FOR_ALL_RE = re.compile(r"^in (?:this|the|our) (?:codebase|repo|project)\b[^.?]{0,40}\b(?:get|gets|are|is|go|goes)\b|"
+                              r"\b(?:that'?s|it'?s|is) (?:our|the) (?:convention|standard|house rule)\b|"
+                              r"^(?:wrap|validate|route|log|send|ensure|make sure|handle) (?:every|all|any)\b|"
                               r"\b(?:banned|forbidden|not allowed|disallowed) (?:in|across) (?:this|the|our)\b|"
                               r"^(?:can|could) you (?:keep|stop|always|never|make)\b[^?]*\?|"
                               r"\b(?:isn'?t|is not|aren'?t|are not|never) used (?:anywhere|in (?:this|the|our))\b|\b(?:anywhere|"
@@ -110,8 +110,11 @@ _INLINE_CODE_RE = re.compile(r"`[^`\n]*`")
 _REVISED_RE = re.compile(r"^(?:re [^—:.-]{1,40}[—:-]\s*)?(?:scratch|forget|ignore|disregard) (?:what|the|that|my)\b|"
                          r"\bchanged (?:my|our) mind\b", re.I)
 """Taking back what was said before ("scratch what i said earlier about friday releases."): what follows replaces it."""
-SCRAPPED_RE = re.compile(r"(?:^|[.;:!,]\s+|\bwe\s+)(?:scrap|ditch|nix) ([\w./@+-]{2,64})", re.I)
-"""A choice taken back ("scrap GraphQL, v2 stays REST with ..."): what is said with it is the decision now."""
+SCRAPPED_RE = re.compile(r"(?:^|[.;:!,]\s+)(?:(?:we|let'?s)\s+)?(?:scrap|ditch|nix)\s+(?:the\s+)?(?P<thing>(?!(?:it|that|this|them|everything|"
+                         r"all)\b)[\w./@+#-]{2,64}(?:\s+[\w./@+#-]{2,64}){0,2}?)\s*(?=[,;:!]|\.(?:\s|$)|$)", re.I)
+"""A choice taken back ("scrap GraphQL, v2 stays REST with ..."): what is said with it is the decision now, and
+``thing`` is what was taken back (up to three words, ended by punctuation: "then we ditch the old containers by
+label" is a step, not a choice)."""
 _EVENT_RE = re.compile(r"\b(?:went out|released|shipped|launched|was down|went down|outage|(?:code )?freeze runs|"
                        r"cut ?over|went live|for the record|postmortem|incident|rotated|revoked|"
                        r"(?:finished|completed|done with) (?:the )?(?:move|migration|upgrade|cutover|rollout)|"
@@ -120,6 +123,11 @@ _EVENT_RE = re.compile(r"\b(?:went out|released|shipped|launched|was down|went d
 _DATE_RE = re.compile(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|"
                       r"dec)[a-z]*\.? \d{1,2}\b|\byesterday\b|\blast (?:week|night|month)\b|\bv?\d+\.\d+\.\d+\b|"
                       r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:mon|tue|wed|thu|fri|sat|sun)\b", re.I)
+
+
+def hedged(text: str) -> bool:
+    """Whether ``text`` is unsure of itself ("Kafka, maybe, but ...", "I think it's the pool")."""
+    return bool(_HEDGE_RE.search(text)) or a_guess(text)
 
 
 def a_request(text: str) -> bool:
@@ -138,7 +146,7 @@ def concrete(text: str) -> bool:
 
 def kind_of(text: str) -> str | None:
     """The kind a whole message reads as, or None when it is no memory (see the module docstring)."""
-    if _HEDGE_RE.search(text) or a_guess(text) or _TRAILING_REQUEST_RE.search(text):
+    if hedged(text) or _TRAILING_REQUEST_RE.search(text):
         return None
     corrected = bool(_CORRECTING_RE.match(text))  # what the assistant assumed, set right: a fact as it stands
     text = _ACK_LEAD_RE.sub("", _CORRECTING_RE.sub("", text))  # "ugh no, 2 spaces was for the yaml only. ..."
@@ -158,7 +166,7 @@ def kind_of(text: str) -> str | None:
         return "decision"  # "no automatic retries on the charge call, that was settled in the payments review"
     if _RULE_FOR_ALL_RE.search(text):
         return "preference"  # "no any anywhere in this codebase", "anyhow is only ok in the cli crate"
-    problem = PROBLEM_RE.search(text) or _FAILING_RE.search(text)
+    problem = PROBLEM_RE.search(text) or _FAILING_RE.search(text) or symptom_reported(text)
     if (problem or _CAUSE_RE.search(text)) and concrete(text) \
             and (_FIX_RE.search(text) or DONE_RE.search(text) or CONFIRMED_RE.search(text)):
         return "lesson"
@@ -191,30 +199,32 @@ def whole_message(text: str, speaker: str | None = None) -> Candidate | None:
 
 
 _RULES_HEADER_RE = re.compile(r"^[^\n]{0,60}\b(?:rules|style|conventions?|guidelines|standards)\b[^\n:]{0,40}:\s*\n", re.I)
-RULE_KINDS = frozenset({"decision", "fact"})
+_DECIDED_HEADER_RE = re.compile(r"^(?![^\n]*\b(?:not|un|to be|yet|whether|why|how)\b)[^\n?]{0,60}\b(?:outcome|decisions?|"
+                                r"decided|agreed|conclusions?)\b[^\n:?]{0,40}:\s*\n", re.I)
+_BULLET_RE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(.*)$", re.M)
+LISTED_KINDS = ((_RULES_HEADER_RE, frozenset({"decision", "fact"}), "preference"),
+                (_DECIDED_HEADER_RE, frozenset({"fact"}), "decision"))
+"""A header and what its bullets are: under "House rules for SQL in this repo:" a standing preference ("CTEs
+instead of nested subqueries" is no choice made once); under "Team sync outcome for the Android app:" a decision
+(never under "Not decided yet:" or "Why did the outcome differ:")."""
 
 
-def rules_listed(items: Sequence[Said]) -> None:
-    """A user's list under a rules header ("House rules for SQL in this repo:" and its bullets): what each
-    bullet says is a standing preference, not a choice made once ("CTEs instead of nested subqueries")."""
+def listed_under_headers(items: Sequence[Said]) -> None:
+    """A user's bullets under a header that says what they are (:data:`LISTED_KINDS`) take that kind; prose
+    around the list keeps its own."""
     for it in items:
         cand = it.cand
-        if cand is not None and cand.kind in RULE_KINDS and it.turn.role == "user" \
-                and _RULES_HEADER_RE.match(it.turn.text):
-            cand.kind, cand.importance = "preference", DEFAULT_IMPORTANCE["preference"]
+        if cand is None or it.turn.role != "user":
+            continue
+        for header, kinds, kind in LISTED_KINDS:
+            if cand.kind in kinds and header.match(it.turn.text) and _in_bullet(it.text, it.turn.text):
+                cand.kind, cand.importance = kind, DEFAULT_IMPORTANCE[kind]
+                break
 
 
-_DECIDED_HEADER_RE = re.compile(r"^[^\n]{0,60}\b(?:outcome|decisions?|decided|agreed|conclusions?)\b[^\n:]{0,40}:\s*\n", re.I)
-
-
-def decided_listed(items: Sequence[Said]) -> None:
-    """A user's list under a header that says it was decided ("Team sync outcome for the Android app:" and its
-    bullets): what each bullet states is a decision, not a fact found out."""
-    for it in items:
-        cand = it.cand
-        if cand is not None and cand.kind == "fact" and it.turn.role == "user" \
-                and _DECIDED_HEADER_RE.match(it.turn.text):
-            cand.kind, cand.importance = "decision", DEFAULT_IMPORTANCE["decision"]
+def _in_bullet(sentence: str, text: str) -> bool:
+    head = " ".join(sentence.split()[:4]).lower()
+    return any(head in " ".join(m.group(1).split()).lower() for m in _BULLET_RE.finditer(text))
 
 
 SPECIFIC = frozenset({"preference", "lesson", "event"})  # not decision: "X, not Y" also states a fact
@@ -254,4 +264,4 @@ def unread_user_turns(items: Sequence[Said], turns: Sequence[Turn]) -> list[int]
     return [ti for ti, t in enumerate(turns) if t.role == "user" and ti not in read]
 
 
-__all__ = ["WHOLE_SCORE", "a_request", "answered", "decided_listed", "rules_listed", "sharpen_facts", "kind_of", "unread_user_turns", "whole_message"]
+__all__ = ["SCRAPPED_RE", "WHOLE_SCORE", "a_request", "answered", "hedged", "listed_under_headers", "sharpen_facts", "kind_of", "unread_user_turns", "whole_message"]
