@@ -190,3 +190,57 @@ def test_a_call_without_dated_notes_is_stored_as_it_is_embedded(tmp_path: Path) 
         assert [n for n, _ in seen] == [4, 4, 2] and [c for _, c in seen] == [4, 8, 10] and len(other) == 3
     finally:
         mem.close()
+
+
+def test_concurrent_adds_between_stored_notes_keep_the_order_said(tmp_path: Path) -> None:
+    """Late messages arriving together, all dated between two stored notes: each goes where it was said (the
+    later notes moved down under the write lock), one chain in date order."""
+    emb = MeetingEmbedder()
+    mem = Memory(path=tmp_path / "s", embedder=emb, service="off")
+    try:
+        first = mem.add("Ben: where are we with the release?", scope=DANA, occurred_at=at(0))
+        mem.add("Ben: thanks all, shipping it", scope=DANA, occurred_at=at(10))
+        emb.meet(WRITERS)
+        errors: list[BaseException] = []
+
+        def write(k: int) -> None:
+            try:
+                mem.add(f"Ana: update number {k} on the release", scope=DANA, occurred_at=at(1 + k))
+            except BaseException as exc:  # noqa: BLE001 (reported below, in the test's thread)
+                errors.append(exc)
+
+        writers = [threading.Thread(target=write, args=(k,)) for k in range(WRITERS)]
+        for t in writers:
+            t.start()
+        for t in writers:
+            t.join(30)
+        assert not errors, errors
+        notes = thread_in_order(mem, first.metadata["thread"])
+        assert [r.occurred_at for r in notes] == sorted(r.occurred_at for r in notes)
+        assert_one_chain(notes, WRITERS + 2)
+    finally:
+        mem.close()
+
+
+def test_a_note_put_between_stored_ones_embeds_only_itself(tmp_path: Path) -> None:
+    """The stored notes around a late one get new links and context without being embedded again: a pending
+    vector stays pending, a stored one is kept as it was."""
+    emb = MeetingEmbedder()
+    mem = Memory(path=tmp_path / "s", embedder=emb, service="off")
+    try:
+        emb.down = True
+        first = mem.add("Ben: where are we with the release?", scope=DANA, occurred_at=at(0))
+        emb.down = False
+        last = mem.add("Ben: great, see you at the demo", scope=DANA, occurred_at=at(2))
+        backend = mem._connection.local.backend
+        vector = backend.dense_vectors([last.id])[last.id]
+        late = mem.add("Ana: it ships on Friday", scope=DANA, occurred_at=at(1))
+        assert emb.texts == ["Ben: great, see you at the demo", "Ana: it ships on Friday"]
+        first, last = mem.get(first.id, scope=DANA), mem.get(last.id, scope=DANA)
+        assert first.metadata["followed_by"] == [late.metadata["message_id"], last.metadata["message_id"]]
+        assert last.metadata["follows"] == [first.metadata["message_id"], late.metadata["message_id"]]
+        assert "Friday" in first.context and "Friday" in last.context
+        assert not first.embedded and mem.stats(scope=DANA).pending_embeddings == 1
+        assert last.embedded and backend.dense_vectors([last.id])[last.id] == vector
+    finally:
+        mem.close()

@@ -13,14 +13,19 @@ context, 0.891 with both sides and passages.
 
 One call places its dated notes in the order of their dates (a history fetched newest first reads oldest
 first). A call whose note is older than every stored note near it (the next page of a history paged newest
-first) starts a thread of its own rather than continuing a later one with its future as context; a note dated
-between stored notes of a thread still goes after its last one, with what was said last as its context. ``metadata={"thread": "name"}`` names the thread itself (with or without a date); ``thread_gap_minutes``
+first) starts a thread of its own rather than continuing a later one with its future as context. A note dated
+between stored notes of its thread (a message that arrives late, a history back-filled out of order) goes
+between them in date order: the notes said just before and after it are its links and context, and theirs are
+rewritten around it (:mod:`remem.core.store.thread_insert`). The notes a new one is placed from are those said
+last near its date, not those stored last (a back-filled history is stored after what was said later).
+``metadata={"thread": "name"}`` names the thread itself (with or without a date); ``thread_gap_minutes``
 (:class:`~remem.core.settings.Settings`, 30 by default) is the gap; ``0`` turns inference off. Facts, preferences
 and the other kinds are never threaded: what they say does not depend on what was said next to them. Thread keys
 are bookkeeping: they never keep two notes that say the same thing apart (:data:`THREAD_KEYS`, ignored by
 de-duplication). Calls at the same time keep a thread's order: ``add_many`` embeds first (a note's dense vector is
-its text's alone), then finds where the thread ends, places and stores its notes in one step under the store's
-write lock, so two calls never continue one thread from the same note.
+its text's alone), then finds where its notes go in their threads, places and stores them (and moves and relinks
+the stored notes around them) in one step under the store's write lock, so two calls never continue one thread
+from the same note or take the same position.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from .backends.base import Cond
 from .dedupe import PROVENANCE_KEYS, THREAD_KEYS, conflicting
 from .erasure import one_write
 from .records import content_hash, from_payload, valid_within
+from .thread_insert import Insertion, arrange, later_notes, make_room, relink
 
 log = logging.getLogger("remem.store.threads")
 
@@ -57,6 +63,7 @@ class _Thread:
     history: list[tuple[str, str]] = field(default_factory=list)  # (text, message id), the last said last
     stored_tail: list[MemoryRecord] = field(default_factory=list)  # stored notes still waiting for what follows
     placed: list[int] = field(default_factory=list)  # indexes of this call's items in the thread, in order
+    inserting: bool = False  # a stored note is dated after one of the call's: placed by thread_insert.arrange
 
 
 @dataclass
@@ -67,6 +74,7 @@ class Placement:
     items: list[dict[str, Any]]
     record_ids: list[str | None]
     after_stored: dict[str, tuple[MemoryRecord, list[tuple[str, str]]]] = field(default_factory=dict)
+    inserted: list[Insertion] = field(default_factory=list)  # threads the call's notes go into between stored ones
 
 
 def _threadable(item: Mapping[str, Any]) -> bool:
@@ -95,19 +103,62 @@ def _when(item: Mapping[str, Any]) -> dt.datetime | None:
         return None  # the write itself reports the bad date
 
 
+def _said_last(engine: Any, flt: Any) -> list[Any] | None:
+    """The notes of ``flt`` said last (by date, up to :data:`LOOKUP_LIMIT`); None when the store cannot order by
+    date (a server collection created before dates were indexed): the caller falls back to the newest stored."""
+    try:
+        return engine.backend.newest(flt, LOOKUP_LIMIT, by="occurred_ts")
+    except (RememError, ValueError, OverflowError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the server's own error for a field it cannot order by
+        log.debug("ordering by date failed: %s", exc)
+        return None
+
+
+def _lookup(engine: Any, scope: Scope, name: str | None, at: dt.datetime | None,
+            gap: dt.timedelta) -> tuple[list[Any], bool]:
+    """The stored notes a new one's thread is found from: a named thread's newest stored (it may be undated) and,
+    for a long one, its notes said last; else those dated within ``gap`` of ``at``, said last first (the newest
+    stored can be said earlier: a history back-filled), and the ones said before ``at`` when all of those were
+    said after it. Also: whether they hold every note of the thread dated after ``at``."""
+    own = own_records(scope)  # a tenant's scope also holds its users' notes (and they may have said more since)
+    if name:
+        flt = engine.filter(scope, kind=THREAD_KIND, where={"thread": name, **own})
+        found = engine.backend.newest(flt, LOOKUP_LIMIT)
+        if len(found) < LOOKUP_LIMIT or at is None:
+            return found, len(found) < LOOKUP_LIMIT
+        dated = _said_last(engine, flt)
+        return found + (dated or []), dated is not None
+    if at is None:
+        return [], True  # an undated note names its thread or starts one
+    flt = engine.filter(scope, kind=THREAD_KIND, where={"occurred_at": {"$gte": at - gap, "$lte": at + gap}, **own})
+    found = _said_last(engine, flt)
+    if found is None:
+        found = engine.backend.newest(flt, LOOKUP_LIMIT)
+        return found, len(found) < LOOKUP_LIMIT
+    if len(found) < LOOKUP_LIMIT or any(_said_at(f) <= at.timestamp() for f in found):
+        return found, True
+    before = engine.filter(scope, kind=THREAD_KIND, where={"occurred_at": {"$gte": at - gap, "$lte": at}, **own})
+    return found + (_said_last(engine, before) or []), False
+
+
+def _said_at(found: Any) -> float:
+    value = found.payload.get("occurred_ts")
+    return float(value) if isinstance(value, (int, float)) else float("inf")
+
+
 def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime | None,
                    gap: dt.timedelta) -> _Thread | None:
     """The stored thread a note continues: the named one, else the thread of the last note said before ``at``
-    among those dated within ``gap`` of it (none: the note is older than all of them, and starts one)."""
+    among those dated within ``gap`` of it (none: the note is older than all of them, and starts one). When one
+    of its notes is dated after ``at``, the note goes between (:mod:`remem.core.store.thread_insert`)."""
     try:  # a date at the end of the calendar has no window around it: the note starts a thread
-        where: dict[str, Any] = {"thread": name} if name else {"occurred_at": {"$gte": at - gap, "$lte": at + gap}}
-        # this scope's own notes: a tenant's scope also holds its users' (and they may have said more since)
-        flt = engine.filter(scope, kind=THREAD_KIND, where={**where, **own_records(scope)})
-        found = engine.backend.newest(flt, LOOKUP_LIMIT)
+        found, complete = _lookup(engine, scope, name, at, gap)
     except (RememError, ValueError, OverflowError) as exc:  # a failed lookup costs the context, never the write
         log.debug("thread lookup failed: %s", exc)
         return None
-    recs = [r for r in (from_payload(f.id, f.payload) for f in found)
+    unique = {f.id: f for f in found}.values()
+    recs = [r for r in (from_payload(f.id, f.payload) for f in unique)
             if r.scope == scope and isinstance(r.metadata.get("thread"), str) and message_id(r)]
     if not recs:
         return None
@@ -117,6 +168,9 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
             return None  # older than all of them (a history paged newest first): a thread of its own, no sequel
         name = str(max(before, key=lambda r: (r.occurred_at, said_order(r))).metadata["thread"])
     members = sorted((r for r in recs if r.metadata.get("thread") == name), key=said_order)
+    if later_notes(engine, scope, name, at, members, complete):
+        dates = [r.occurred_at for r in members if r.occurred_at is not None]
+        return _Thread(name=name, position=0, last_at=max([*dates, at]), inserting=True)
     last = members[-1]
     pos = last.metadata.get("position")
     return _Thread(name=name, position=(pos + 1 if isinstance(pos, int) else len(members)),
@@ -196,7 +250,7 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
     out = [dict(it) for it in items]
     ids: list[str | None] = [None] * len(out)
     open_: dict[tuple[Scope, str | None], _Thread] = {}  # (scope, named thread or None for inferred)
-    seen: list[_Thread] = []
+    seen: dict[tuple[Scope, str], _Thread] = {}  # by (scope, thread name): a thread found again is the same
     placement = Placement(items=out, record_ids=ids)
     said: dict[int, str] = {}  # each placed item's text, redacted
     scopes: dict[int, Scope] = {}
@@ -230,9 +284,9 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
         if thread is None:
             thread = (_stored_thread(engine, sc, named, at, gap) if named or at is not None else None) or _Thread(
                 name=named or f"t-{uuid.uuid4().hex[:16]}", position=0, last_at=at)
+            thread = seen.setdefault((sc, thread.name), thread)  # found again (a later note of the call): the same
             open_[(sc, named)] = thread
-            seen.append(thread)
-            for rec in thread.stored_tail:
+            for rec in thread.stored_tail if not thread.placed else ():
                 if len(links(rec, "followed_by")) < CONTEXT_AFTER:
                     placement.after_stored.setdefault(rec.id, (rec, []))
         rid = str(uuid.uuid4())
@@ -240,13 +294,19 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
         given = meta.get("message_id")  # the caller's own id for the message (a chat sync), else its first source
         mid = given.strip() if isinstance(given, str) and given.strip() else (
             str(sources[0]) if sources and not isinstance(sources, str) else rid)
+        ids[i] = rid
+        thread.placed.append(i)
+        if thread.inserting:  # placed among the stored notes once all of the call's are known
+            meta.update({"thread": thread.name, "message_id": mid})
+            it["metadata"] = meta
+            thread.last_at = max(thread.last_at, at) if thread.last_at and at else thread.last_at or at
+            continue
         past = thread.history[-CONTEXT_TURNS:]
         meta.update({"thread": thread.name, "position": thread.position, "message_id": mid})
         if past:
             meta["follows"] = [m for _, m in past]
             it["context"] = " ".join(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in past)
         it["metadata"] = meta
-        ids[i] = rid
         for rec in thread.stored_tail:
             waiting = placement.after_stored.get(rec.id)
             if waiting is not None and len(links(rec, "followed_by")) + len(waiting[1]) < CONTEXT_AFTER:
@@ -254,9 +314,12 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
         thread.history.append((text, mid))
         thread.position += 1
         thread.last_at = at or thread.last_at
-        thread.placed.append(i)
-    for thread in seen:  # what is said after each, in this call
-        for k, i in enumerate(thread.placed):
+    for (sc, name), thread in seen.items():
+        if thread.inserting:
+            placement.inserted.append(arrange(engine, sc, name, [(i, _when(out[i])) for i in thread.placed], out,
+                                              said))
+            continue
+        for k, i in enumerate(thread.placed):  # what is said after each, in this call
             following = thread.placed[k + 1:k + 1 + CONTEXT_AFTER]
             if following:
                 it = out[i]
@@ -301,9 +364,11 @@ def store_placed(engine: Any, items: Sequence[Mapping[str, Any]], built: Sequenc
         engine.check_usable()
         placed = place(engine, items, scope, dedupe)
         recs = placed_records(engine, placed, built)  # checked before any of the call's records is stored
+        make_room(engine, placed.inserted)  # the later notes of a thread moved down for notes said before them
         for k in sorted(placeable):
             commit(recs[k], k)
         extend_stored(engine, placed)
+        relink(engine, placed.inserted)
     for k in range(len(built)):
         if k not in placeable:
             commit(built[k], k)

@@ -103,7 +103,9 @@ class Backend(Protocol):
 
     def scroll(self, flt: FilterSpec, limit: int, offset: Any = None) -> tuple[list[Found], Any]: ...
 
-    def newest(self, flt: FilterSpec, limit: int) -> list[Found]: ...
+    def newest(self, flt: FilterSpec, limit: int, by: str = "created_ts") -> list[Found]:
+        """The ``limit`` points matching ``flt`` with the highest ``by`` (a float field): the newest stored, or
+        with ``"occurred_ts"`` the last said (points without it left out)."""
 
     def count(self, flt: FilterSpec) -> int: ...
 

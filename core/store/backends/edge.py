@@ -285,9 +285,9 @@ class EdgeBackend:
             records, nxt = self._shard.scroll(req)
         return [_found(r) for r in records], nxt
 
-    def newest(self, flt: FilterSpec, limit: int) -> list[Found]:
+    def newest(self, flt: FilterSpec, limit: int, by: str = "created_ts") -> list[Found]:
         req = qe.ScrollRequest(limit=limit, filter=to_edge_filter(flt), with_payload=True,
-                               order_by=qe.OrderBy(key="created_ts", direction=qe.Direction.Desc))
+                               order_by=qe.OrderBy(key=by, direction=qe.Direction.Desc))
         with self._lock:
             records, _ = self._shard.scroll(req)
         return [_found(r) for r in records]

@@ -180,11 +180,11 @@ class QdrantClientBackend:
                                                offset=offset, with_payload=True)
         return [_found(r) for r in records], nxt
 
-    def newest(self, flt: FilterSpec, limit: int) -> list[Found]:
+    def newest(self, flt: FilterSpec, limit: int, by: str = "created_ts") -> list[Found]:
         with self._lock:
             records, _ = self._client.scroll(self.collection, scroll_filter=to_client_filter(flt), limit=limit,
                                              with_payload=True,
-                                             order_by=qm.OrderBy(key="created_ts", direction=qm.Direction.DESC))
+                                             order_by=qm.OrderBy(key=by, direction=qm.Direction.DESC))
         return [_found(r) for r in records]
 
     def count(self, flt: FilterSpec) -> int:

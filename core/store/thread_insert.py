@@ -1,0 +1,172 @@
+"""Notes dated between stored notes of a thread: put where they were said, the notes around them relinked.
+
+A message that arrives late, or a history back-filled out of order, is dated between stored notes of its thread
+(:mod:`remem.core.store.threads`). It goes after the last note of the thread (in the order said) dated no later
+than it or undated, before the notes dated after it; notes of one call dated alike keep the call's order. A
+dated note of a named thread said before all of its notes goes first. Positions stay whole numbers, as stores
+written before have them: the thread's later notes move down to make room (a payload write each, nothing
+re-indexed; one that has room already keeps its position), so a note costs a read of its thread and a write per
+note said after it: little for a late message, more for a long history back-filled one message at a time (100
+late messages added one by one into a thread of 300: 22 ms each, against 3 ms for a message at the end).
+
+Each of the call's notes gets the two notes said before it as ``follows`` and recall context and the two after
+it as ``followed_by``. A stored note with a new one among its two before or two after gets its links recomputed
+from the thread as stored plus the call's notes, and its context rebuilt from their texts: it never keeps the
+words of a message that is not its neighbour any more, and it names each message whose words it holds, so a
+forget reaches them (:mod:`remem.core.store.erasure`; a neighbour forgotten before is stored nowhere, so it is
+left out of both, and a passage across its place no longer shows the gap). The room is made before the call's
+notes are stored (a failure then leaves a gap in the positions, which orders the same), the neighbours are
+rewritten after (they never name a note that was not stored), all under the write lock that
+:func:`~remem.core.store.threads.store_placed` holds: a call at the same time reads the thread as this one left it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, MutableMapping, Sequence, Union
+
+from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, message_id, said_order
+from ..scope import own_records
+from ..types import MemoryRecord, NotFoundError, RememError, Scope, utcnow
+from .erasure import one_write
+from .records import from_payload, to_payload
+
+log = logging.getLogger("remem.store.threads")
+
+_KIND = "note"  # the kind threads hold (threads.THREAD_KIND)
+_LINKS = ("follows", "followed_by")
+Entry = Union[MemoryRecord, int]  # a stored note, or the index of one of the call's items
+
+
+@dataclass
+class Insertion:
+    """What placing a call's notes among the stored notes of one thread decided for the stored ones: those moved
+    down (their new position) and those around a new note (their new links and recall context)."""
+
+    moved: list[tuple[MemoryRecord, int]] = field(default_factory=list)
+    relinked: list[tuple[MemoryRecord, list[str], list[str], str]] = field(default_factory=list)
+
+
+def later_notes(engine: Any, scope: Scope, name: str, at: dt.datetime | None, seen: Sequence[MemoryRecord],
+                complete: bool) -> bool:
+    """Whether thread ``name`` has a stored note dated after ``at`` (the new note goes between): known from
+    ``seen`` (its notes a lookup read), asked of the store when that lookup did not read all there were."""
+    if at is None:
+        return False  # an undated note of a named thread goes after its last
+    if any(r.occurred_at is not None and r.occurred_at > at for r in seen):
+        return True
+    if complete:
+        return False
+    try:
+        flt = engine.filter(scope, kind=_KIND, where={"thread": name, "occurred_at": {"$gt": at}, **own_records(scope)})
+        return any(from_payload(f.id, f.payload).scope == scope for f in engine.backend.newest(flt, 8))
+    except (RememError, ValueError, OverflowError) as exc:  # a failed lookup places the note after the last
+        log.debug("later notes lookup failed: %s", exc)
+        return False
+
+
+def _stored(engine: Any, scope: Scope, name: str) -> list[MemoryRecord]:
+    """Every stored note of the thread (this scope's own), in the order said."""
+    flt = engine.filter(scope, kind=_KIND, where={"thread": name, **own_records(scope)})
+    recs = (from_payload(f.id, f.payload) for f in engine.scan(flt))
+    return sorted((r for r in recs if r.scope == scope and r.metadata.get("thread") == name and message_id(r)),
+                  key=said_order)
+
+
+def _whole(pos: Any) -> bool:
+    return isinstance(pos, int) and not isinstance(pos, bool)
+
+
+def arrange(engine: Any, scope: Scope, name: str, new: Sequence[tuple[int, dt.datetime | None]],
+            items: Sequence[MutableMapping[str, Any]], said: Mapping[int, str]) -> Insertion:
+    """Place the call's notes ``new`` ((item index, date), in date order; each item's metadata has its thread
+    and message id) among the stored notes of thread ``name``: each item's position, links and context are set
+    in ``items``; what the stored notes need is returned (:func:`make_room`, :func:`relink`)."""
+    seq: list[Entry] = list(_stored(engine, scope, name))
+    when = dict(new)
+
+    def date(e: Entry) -> dt.datetime | None:
+        return e.occurred_at if isinstance(e, MemoryRecord) else when[e]
+
+    for i, at in new:
+        k = len(seq)
+        while at is not None and k > 0 and (d := date(seq[k - 1])) is not None and d > at:
+            k -= 1
+        seq.insert(k, i)
+    out = Insertion()
+    first = next(k for k, e in enumerate(seq) if not isinstance(e, MemoryRecord))
+    pos = -1
+    for k, e in enumerate(seq):
+        if not isinstance(e, MemoryRecord):
+            pos += 1
+            items[e]["metadata"]["position"] = pos
+            continue
+        have = e.metadata.get("position")
+        if k < first or (_whole(have) and have > pos):
+            pos = max(pos, have) if _whole(have) else pos
+        else:
+            pos += 1
+            out.moved.append((e, pos))
+    mids = [str(message_id(e)) if isinstance(e, MemoryRecord) else str(items[e]["metadata"]["message_id"])
+            for e in seq]
+    texts = [e.text if isinstance(e, MemoryRecord) else said.get(e, "") for e in seq]
+    placed = {k for k, e in enumerate(seq) if not isinstance(e, MemoryRecord)}
+    for k, e in enumerate(seq):
+        before = list(range(max(0, k - CONTEXT_TURNS), k))
+        after = list(range(k + 1, min(len(seq), k + 1 + CONTEXT_AFTER)))
+        if isinstance(e, MemoryRecord) and not placed & {*before, *after}:
+            continue  # no new note next to it: it stays as it is
+        follows, followed_by = [mids[j] for j in before], [mids[j] for j in after]
+        context = " ".join(c for c in (clipped(texts[j], CONTEXT_TURN_TOKENS) for j in (*before, *after)) if c)
+        if isinstance(e, MemoryRecord):
+            out.relinked.append((e, follows, followed_by, context))
+            continue
+        meta = items[e]["metadata"]
+        meta.update({key: ids for key, ids in zip(_LINKS, (follows, followed_by)) if ids})
+        if context:
+            items[e]["context"] = context
+    return out
+
+
+def make_room(engine: Any, insertions: Sequence[Insertion]) -> None:
+    """Move the stored notes said after the new ones down (before those are stored). Raises on a failed write:
+    a new note stored at a position still taken would read in the wrong place."""
+    for ins in insertions:
+        for rec, pos in reversed(ins.moved):
+            engine.backend.set_payload([rec.id], {"meta": {**rec.metadata, "position": pos}})
+
+
+def relink(engine: Any, insertions: Sequence[Insertion]) -> None:
+    """Give the stored notes around the new ones their links and recall context (after those are stored): one
+    write of each record's payload and BM25 vector, nothing embedded again. A failure is logged, never raised
+    (the new notes are stored already); the note keeps its old links and the words they name, so a forget
+    still reaches them."""
+    for ins in insertions:
+        for seen, follows, followed_by, context in ins.relinked:
+            try:
+                with one_write(engine):
+                    rec = engine.get(seen.id, scope=seen.scope)  # as stored now (a new note may have merged into it)
+                    meta = {k: v for k, v in rec.metadata.items() if k not in _LINKS}
+                    meta.update({key: ids for key, ids in zip(_LINKS, (follows, followed_by)) if ids})
+                    _rewrite(engine, rec, context, meta)
+            except NotFoundError:
+                continue  # forgotten meanwhile: nothing of it to rewrite
+            except (RememError, ValueError) as exc:
+                log.warning("could not relink note %s around a note said before it: %s", seen.id, exc)
+
+
+def _rewrite(engine: Any, rec: MemoryRecord, context: str, meta: Mapping[str, Any]) -> None:
+    """``rec`` with a new context and metadata, as ``update`` writes one (redacted and checked; its BM25 vector
+    re-indexed, its dense vector, the text's alone, kept; a pending one stays pending for ``reembed``)."""
+    new = replace(rec, context=engine.check.context(context or None), metadata=engine.check.metadata(meta),
+                  updated_at=utcnow())
+    if rec.embedded:
+        engine.backend.set_vectors([engine.point(new, None)])
+        engine.backend.set_payload([new.id], to_payload(new))
+    else:
+        engine.backend.upsert([engine.point(replace(new, embedded=not engine.dense), None)])
+
+
+__all__ = ["Insertion", "arrange", "later_notes", "make_room", "relink"]

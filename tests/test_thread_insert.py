@@ -1,0 +1,158 @@
+"""A dated note said between stored notes of its thread goes between them, in date order.
+
+What users rely on: a message that arrives late, or a history back-filled out of order, reads where it was said:
+``search()`` and ``context()`` show it between the messages dated around it, it is found by their words and they
+by its words, the messages it now stands between no longer carry the words of messages that are not their
+neighbours any more, and forgetting it leaves none of its words with them. Real stores (Qdrant Edge,
+qdrant-client local mode).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from remem import Memory, Scope
+
+DANA = Scope(tenant="acme", user="dana")
+T0 = dt.datetime(2024, 6, 1, 9, 0, tzinfo=dt.timezone.utc)
+
+
+def at(minutes: float) -> dt.datetime:
+    return T0 + dt.timedelta(minutes=minutes)
+
+
+# said at minutes 0..4; the one at minute 2 arrives last
+CHAT = ["Ben: Are you coming to the offsite in Lisbon?",
+        "Ana: Yes, I booked my flight yesterday.",
+        "Ben: Which hotel did the organisers pick?",
+        "Ana: The Bairro Alto one, close to the tram stop.",
+        "Ben: Great, see you at breakfast then."]
+LATE = 2
+
+
+def with_late_message(mem: Memory) -> dict[str, Any]:
+    """The chat stored one message at a time, the one at minute 2 last: the stored records by text."""
+    for i, text in enumerate(CHAT):
+        if i != LATE:
+            mem.add(text, scope=DANA, occurred_at=at(i), sources=[f"m{i}"])
+    mem.add(CHAT[LATE], scope=DANA, occurred_at=at(LATE), sources=[f"m{LATE}"])
+    return {r.text: r for r in mem.list(scope=DANA, limit=100)}
+
+
+def in_date_order(records: Any) -> bool:
+    dates = [r.occurred_at for r in records]
+    return dates == sorted(dates)
+
+
+def test_a_late_message_is_shown_between_the_messages_dated_around_it(mem: Memory) -> None:
+    with_late_message(mem)
+    [hit, *_] = mem.search("which hotel did they pick, near the tram", scope=DANA, limit=3)
+    said = [r.text for r in hit.records]
+    assert CHAT[LATE] in said and len(said) > 1, said
+    assert in_date_order(hit.records), said  # a passage reads in the order said: the late one in its place
+    ctx = mem.context("which hotel did they pick, near the tram", scope=DANA, token_budget=300)
+    assert ctx.index("Which hotel did the organisers pick") < ctx.index("The Bairro Alto one"), ctx
+    notes = sorted(mem.list(scope=DANA, limit=100), key=lambda r: r.metadata["position"])
+    assert [r.text for r in notes] == CHAT  # its thread's order is the order said
+    assert len({r.metadata["thread"] for r in notes}) == 1
+
+
+def test_the_messages_around_a_late_one_are_relinked_and_find_it(any_mem: Memory) -> None:
+    """Its past is the two said before it, its sequel the two said after; they name it (and are found by its
+    words), and a message it now stands between keeps no words of one that is no longer its neighbour."""
+    mem = any_mem
+    by_text = with_late_message(mem)
+    late, before, after = by_text[CHAT[LATE]], by_text[CHAT[LATE - 1]], by_text[CHAT[LATE + 1]]
+    assert late.metadata["follows"] == ["m0", "m1"] and late.metadata["followed_by"] == ["m3", "m4"]
+    assert late.context.index(CHAT[1]) < late.context.index(CHAT[3]) and CHAT[4] in late.context
+    assert before.metadata["followed_by"] == ["m2", "m3"] and CHAT[4] not in before.context
+    assert after.metadata["follows"] == ["m1", "m2"] and CHAT[0] not in after.context
+    first, last = by_text[CHAT[0]], by_text[CHAT[4]]
+    assert first.metadata["followed_by"] == ["m1", "m2"] and CHAT[3] not in first.context
+    assert last.metadata["follows"] == ["m2", "m3"] and CHAT[1] not in last.context
+    # found by the words of the late message: the one said just before it, which the search shows with it
+    found = [r.text for h in mem.search("organisers hotel", scope=DANA, limit=5) for r in h.records]
+    assert CHAT[LATE - 1] in found and CHAT[LATE] in found
+    # and the late message by the words said just before it (what it answers)
+    found = [r.text for h in mem.search("booked flight yesterday", scope=DANA, limit=5) for r in h.records]
+    assert CHAT[LATE] in found, found
+
+
+def test_forgetting_a_late_message_leaves_its_words_nowhere_and_shows_the_gap(mem: Memory) -> None:
+    by_text = with_late_message(mem)
+    mem.forget(by_text[CHAT[LATE]].id, scope=DANA)
+    left = mem.list(scope=DANA, limit=100)
+    assert len(left) == 4 and not any("organisers" in (r.context or "") + r.text for r in left)
+    assert not [h for h in mem.search("organisers", scope=DANA, limit=5) if "organisers" in h.text]
+    # the messages it stood between show that something was said between them
+    ctx = mem.context("booked my flight, Bairro Alto hotel", scope=DANA, token_budget=300)
+    lines = ctx.splitlines()
+    flight = next(k for k, line in enumerate(lines) if "booked my flight" in line)
+    assert "… " in lines[flight + 1] and "Bairro Alto" in lines[flight + 1], ctx
+    # a neighbour forgotten after the insertion leaves no words in the late message's place either
+    mem.forget(by_text[CHAT[3]].id, scope=DANA)
+    assert not any("Bairro" in (r.context or "") for r in mem.list(scope=DANA, limit=100))
+
+
+def test_one_call_places_notes_between_and_after_stored_ones(any_mem: Memory) -> None:
+    """A batch back-filling gaps of a stored thread (in any order) and continuing it: one chain in date order,
+    each note continuing the two said before it and continued by the two after it."""
+    mem = any_mem
+    texts = [f"note {k}: the {w} step of the rollout" for k, w in enumerate(
+        ["first", "second", "third", "fourth", "fifth", "sixth", "seventh"])]
+    mem.add_many([{"text": texts[k], "occurred_at": at(k)} for k in (0, 2, 4)], scope=DANA)
+    mem.add_many([{"text": texts[k], "occurred_at": at(k)} for k in (5, 3, 1, 6)], scope=DANA)
+    notes = sorted(mem.list(scope=DANA, limit=100), key=lambda r: r.metadata["position"])
+    assert [r.text for r in notes] == texts
+    assert len({r.metadata["thread"] for r in notes}) == 1
+    ids = [r.metadata["message_id"] for r in notes]
+    for k, rec in enumerate(notes):
+        assert rec.metadata.get("follows", []) == ids[max(0, k - 2):k], (k, rec.text)
+        assert rec.metadata.get("followed_by", []) == ids[k + 1:k + 3], (k, rec.text)
+        near = {t for j, t in enumerate(texts) if 0 < abs(j - k) <= 2}
+        assert {t for t in texts if t in (rec.context or "")} == near, (k, rec.context)
+
+
+def test_a_named_thread_synced_out_of_order_reads_in_date_order(mem: Memory) -> None:
+    """A channel synced page by page, newest first: each page's messages go where they were said, before the
+    newer ones (a named thread has no gap: hours apart are still one thread)."""
+    chan = {"thread": "#deploys"}
+    said = ["deploy 1 went out at nine", "deploy 2 rolled back", "deploy 3 fixed the cache", "deploy 4 is green"]
+    mem.add_many([{"text": t, "occurred_at": at(60 * k), "metadata": chan} for k, t in enumerate(said) if k >= 2],
+                 scope=DANA)
+    mem.add_many([{"text": t, "occurred_at": at(60 * k), "metadata": chan} for k, t in enumerate(said) if k < 2],
+                 scope=DANA)
+    notes = sorted(mem.list(scope=DANA, limit=100), key=lambda r: r.metadata["position"])
+    assert [r.text for r in notes] == said
+    assert notes[2].metadata["follows"] == [notes[0].metadata["message_id"], notes[1].metadata["message_id"]]
+    [hit] = mem.search("deploy rolled back", scope=DANA, limit=1)
+    assert in_date_order(hit.records) and said[1] in hit.text
+
+
+
+def test_a_late_message_finds_its_place_in_a_long_busy_thread(any_mem: Memory) -> None:
+    """More notes around it than a lookup reads at once: a message said early in a busy chat (40 messages in
+    seven minutes) and a channel back-filled with a long older history, then continued, still read in date
+    order."""
+    mem = any_mem
+    busy = [{"text": f"chat line {k}: item {k * 7 % 40} is {'ok' if k % 2 else 'late'}",
+             "occurred_at": at(k / 6)} for k in range(40)]
+    mem.add_many(busy, scope=DANA)
+    late = mem.add("Ana: the lost message about the cache", scope=DANA, occurred_at=at(5 / 6 + 0.05))
+    chat = sorted(mem.list(scope=DANA, limit=100), key=lambda r: r.metadata["position"])
+    assert len({r.metadata["thread"] for r in chat}) == 1
+    assert [r.text for r in chat].index(late.text) == 6 and in_date_order(chat)
+    assert late.metadata["follows"] == [chat[4].metadata["message_id"], chat[5].metadata["message_id"]]
+    ops = Scope(tenant="acme", user="ops")
+    chan = {"thread": "#ops"}
+    mem.add_many([{"text": f"ops day {d}: all green", "occurred_at": at(1440 * d), "metadata": chan}
+                  for d in range(100, 105)], scope=ops)
+    mem.add_many([{"text": f"ops day {d}: backup ran", "occurred_at": at(1440 * d), "metadata": chan}
+                  for d in range(40)], scope=ops)  # the channel's older history, synced after
+    mem.add("ops day 105: new release", scope=ops, occurred_at=at(1440 * 105), metadata=chan)
+    mem.add("ops day 50: disk replaced", scope=ops, occurred_at=at(1440 * 50), metadata=chan)
+    notes = sorted(mem.list(scope=ops, limit=100), key=lambda r: r.metadata["position"])
+    assert len(notes) == 47 and in_date_order(notes)
+    assert [r.metadata["position"] for r in notes] == list(range(47))
+    assert notes[-1].text == "ops day 105: new release" and notes[40].text == "ops day 50: disk replaced"
