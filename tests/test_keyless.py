@@ -337,6 +337,14 @@ def test_an_ok_that_turns_down_asks_thanks_or_moves_on_accepts_no_proposal(offer
     assert not [c for c in got if "Proposed:" in c.text], got
 
 
+def test_an_option_named_with_a_question_about_it_is_no_choice_yet() -> None:
+    asked = memories([A("Should the cache be Redis or Memcached?"), U("Redis — does it support TTL per key though?")])
+    assert "decision" not in {c.kind for c in asked}
+    [chosen] = memories([A("Two ways:\n1. a lock file on the cron job\n2. a Celery beat task with a Redis lock"),
+                         U("2, can you also add a test for the lock?")])
+    assert chosen.kind == "decision" and "Celery beat" in chosen.text
+
+
 def test_an_answer_to_a_numbered_question_is_no_choice() -> None:
     """A review found "2" after "Which test failed? 1. test_auth 2. test_db" stored as a decision."""
     assert memories([A("Which test failed?\n1. test_auth\n2. test_db"), U("2")]) == []

@@ -111,8 +111,9 @@ def named_choices(items: Sequence[Said]) -> None:
             continue
         said = prose_of(first.turn.text)
         head = _head(said)
-        if head is None or head.split()[0].lower() in _NOT_NAMES or a_request(said) or hedged(said):
-            continue
+        if head is None or head.split()[0].lower() in _NOT_NAMES or a_request(said) or hedged(said) \
+                or "?" in re.split(r"(?<=[.!])\s", said, maxsplit=1)[0]:
+            continue  # "Redis — does it support TTL per key though?": still asking
         before = range(max(0, k - 2), k)
         name = head.split()[0].lower()
         if not any(name in groups[j][0].turn.text.lower() for j in before):

@@ -76,8 +76,8 @@ def picked_options(items: Sequence[Said]) -> None:
             word = _PICK_WORD_RE.match(said)
             if word and len(word.group(1)) >= 3 and "?" not in said[:40] and word.group(1).lower() not in _NO_PICK:
                 option, rest = _offered(reply, word.group(1)), word.group(2)
-        if not option:
-            continue
+        if not option or "?" in rest and not a_request(rest.strip(" ,.;:-\u2014\u2013")):
+            continue  # "Redis — does it support TTL per key though?": still asking, nothing chosen yet
         reason = ended(first_person_to_user(clip_words(" ".join(rest.split()), REASON_WORDS),
                                             answer[0].turn.speaker)) if len(rest.split()) >= 3 else ""
         text = " ".join(x for x in (f"User chose: {ended(clip_words(option, OPTION_WORDS))}",
