@@ -156,3 +156,65 @@ def test_a_late_message_finds_its_place_in_a_long_busy_thread(any_mem: Memory) -
     assert len(notes) == 47 and in_date_order(notes)
     assert [r.metadata["position"] for r in notes] == list(range(47))
     assert notes[-1].text == "ops day 105: new release" and notes[40].text == "ops day 50: disk replaced"
+
+
+def test_a_history_back_filled_newest_first_does_not_move_a_long_thread_for_every_note(mem: Memory) -> None:
+    """A note said before more of the thread than may move for it goes after the last, as before insertion
+    existed: a channel synced newest page first must not rewrite the whole thread for each note it adds."""
+    chan = {"thread": "#sync"}
+    mem.add_many([{"text": f"sync line {k}", "occurred_at": at(100 + k), "metadata": chan} for k in range(80)],
+                 scope=DANA)
+    before = {r.id: r.metadata["position"] for r in mem.list(scope=DANA, limit=200)}
+    mem.add("sync line from the older page", scope=DANA, occurred_at=at(10), metadata=chan)
+    after = {r.id: r.metadata["position"] for r in mem.list(scope=DANA, limit=200)}
+    assert all(after[i] == pos for i, pos in before.items())  # nothing of the 80 moved
+
+
+def test_a_neighbour_that_cannot_be_relinked_costs_neither_the_note_nor_a_forget(any_mem: Memory) -> None:
+    """The relink of a note next to the new one fails (the disk): the new note is stored, add() answers, and a
+    forget of it leaves its words found nowhere."""
+    mem = any_mem
+    for i, text in enumerate(CHAT):
+        if i != LATE:
+            mem.add(text, scope=DANA, occurred_at=at(i), sources=[f"m{i}"])
+    backend = mem._connection.local.backend
+    write, calls = backend.upsert, []
+
+    def fails_after_the_note(points):  # type: ignore[no-untyped-def]
+        calls.append(len(points))
+        if len(calls) == 2:  # the first write stores the note, the next one relinks a neighbour
+            raise OSError(28, "No space left on device")
+        return write(points)
+
+    backend.upsert = fails_after_the_note  # type: ignore[method-assign]
+    try:
+        late = mem.add("Ben: the zanzibar hotel was booked by the organisers", scope=DANA, occurred_at=at(LATE),
+                       sources=[f"m{LATE}"])
+    finally:
+        backend.upsert = write  # type: ignore[method-assign]
+    assert len(calls) >= 2 and mem.get(late.id, scope=DANA) is not None
+    assert mem.forget(late.id, scope=DANA) is True
+    assert not [h for h in mem.search("zanzibar", scope=DANA, limit=10) if "zanzibar" in (h.record.context or "")
+                or "zanzibar" in h.text]
+
+
+def test_a_superseded_note_is_no_member_of_its_thread_when_a_late_one_comes(mem: Memory) -> None:
+    chan = {"thread": "#codes"}
+    recs = [mem.add(f"code line {k}: value {k}", scope=DANA, occurred_at=at(k), metadata=chan) for k in (0, 1, 3, 4)]
+    mem.supersede(recs[2].id, "code line 3: value 4417 newcode", scope=DANA)
+    late = mem.add("code line 2: value 2", scope=DANA, occurred_at=at(2), metadata=chan)
+    links = late.metadata.get("follows", []) + late.metadata.get("followed_by", [])
+    assert len(links) == len(set(links))  # no message named twice
+    current = [r for r in mem.list(scope=DANA, limit=50) if "newcode" in r.text]
+    assert current and all("value 3" not in (r.context or "") or "code line 3: value 3" not in (r.context or "")
+                           for r in current)
+
+
+def test_an_undated_note_of_a_named_thread_does_not_stop_a_back_fill(mem: Memory) -> None:
+    chan = {"thread": "#standup"}
+    mem.add("standup at ten: api is green", scope=DANA, occurred_at=at(60), metadata=chan)
+    mem.add("standup note without a date", scope=DANA, metadata=chan)
+    mem.add("standup at twelve: deploy done", scope=DANA, occurred_at=at(180), metadata=chan)
+    early = mem.add("standup at nine: kickoff", scope=DANA, occurred_at=at(0), metadata=chan)
+    notes = sorted(mem.list(scope=DANA, limit=50), key=lambda r: r.metadata["position"])
+    assert notes[0].id == early.id
