@@ -13,7 +13,7 @@ import datetime as dt
 import hashlib
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import pytest
 
@@ -62,6 +62,24 @@ class MeetingEmbedder:
         return [b / 255 + 0.01 for b in hashlib.sha256(text.encode()).digest()[:8]]
 
 
+def at_once(write: Callable[[int], None], writers: int) -> list[BaseException]:
+    """``write(0)`` .. ``write(writers - 1)``, each in its own thread, all started together; what they raised."""
+    errors: list[BaseException] = []
+
+    def run(k: int) -> None:
+        try:
+            write(k)
+        except BaseException as exc:  # noqa: BLE001 (reported by the caller, in the test's thread)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return errors
+
+
 def thread_in_order(mem: Memory, name: str) -> list[Any]:
     notes = [r for r in mem.list(scope=DANA, limit=100) if r.metadata.get("thread") == name]
     return sorted(notes, key=lambda r: r.metadata["position"])
@@ -87,19 +105,8 @@ def test_concurrent_adds_to_one_thread_keep_its_order(tmp_path: Path, named: boo
     try:
         first = mem.add("Ben: where are we with the release?", scope=DANA, occurred_at=at(0), metadata=meta)
         emb.meet(WRITERS)
-        errors: list[BaseException] = []
-
-        def write(k: int) -> None:
-            try:
-                mem.add(f"Ana: update number {k} on the release", scope=DANA, occurred_at=at(1 + k), metadata=meta)
-            except BaseException as exc:  # noqa: BLE001 (reported below, in the test's thread)
-                errors.append(exc)
-
-        writers = [threading.Thread(target=write, args=(k,)) for k in range(WRITERS)]
-        for t in writers:
-            t.start()
-        for t in writers:
-            t.join(30)
+        errors = at_once(lambda k: mem.add(f"Ana: update number {k} on the release", scope=DANA,
+                                           occurred_at=at(1 + k), metadata=meta), WRITERS)
         assert not errors, errors
         assert_one_chain(thread_in_order(mem, first.metadata["thread"]), WRITERS + 1)
     finally:
@@ -137,11 +144,7 @@ def test_concurrent_add_many_calls_interleave_no_positions(tmp_path: Path) -> No
             items = [{"text": f"call {k} says thing {i}", "metadata": {"thread": "log"}} for i in range(3)]
             mem.add_many(items, scope=DANA, batch_size=8, progress=done.append)
 
-        writers = [threading.Thread(target=write, args=(k,)) for k in range(2)]
-        for t in writers:
-            t.start()
-        for t in writers:
-            t.join(30)
+        assert not at_once(write, 2)
         notes = thread_in_order(mem, "log")
         assert_one_chain(notes, 6)
         assert len({r.text.split()[1] for r in notes[:3]}) == 1  # one call's notes, then the other's
@@ -201,19 +204,8 @@ def test_concurrent_adds_between_stored_notes_keep_the_order_said(tmp_path: Path
         first = mem.add("Ben: where are we with the release?", scope=DANA, occurred_at=at(0))
         mem.add("Ben: thanks all, shipping it", scope=DANA, occurred_at=at(10))
         emb.meet(WRITERS)
-        errors: list[BaseException] = []
-
-        def write(k: int) -> None:
-            try:
-                mem.add(f"Ana: update number {k} on the release", scope=DANA, occurred_at=at(1 + k))
-            except BaseException as exc:  # noqa: BLE001 (reported below, in the test's thread)
-                errors.append(exc)
-
-        writers = [threading.Thread(target=write, args=(k,)) for k in range(WRITERS)]
-        for t in writers:
-            t.start()
-        for t in writers:
-            t.join(30)
+        errors = at_once(lambda k: mem.add(f"Ana: update number {k} on the release", scope=DANA,
+                                           occurred_at=at(1 + k)), WRITERS)
         assert not errors, errors
         notes = thread_in_order(mem, first.metadata["thread"])
         assert [r.occurred_at for r in notes] == sorted(r.occurred_at for r in notes)

@@ -17,6 +17,7 @@ import re
 from typing import Sequence
 
 from .candidates import DEFAULT_IMPORTANCE, Candidate
+from .keyless_options import NO_PICK
 from .keyless_said import Said, clip_words, ended, prose_of, turn_groups
 from .keyless_whole import SCRAPPED_RE, a_request, hedged
 from .third_person import first_person_to_user
@@ -37,10 +38,9 @@ _VERDICT_RE = re.compile(r"\b(?:is|are|was|were|seems?|sounds?|looks?|feels?|wou
                          r"isn'?t|aren'?t|won'?t)\b|'s\b|'re\b", re.I)
 """A head that says something of the thing ("GraphQL is overkill") rather than naming it."""
 _HEAD_WORDS = 5
-_NOT_NAMES = frozenset("""keep remove use add go stay do drop leave move make it them that this those these both either
-neither one the a an just write ship wait skip retry revert rename merge split push pull delete fix change update
-rewrite build run test ask tell start stop later sure yes yeah yep nope maybe thanks thx cool nice ok okay done hmm
-not now all everything nothing""".split())
+_NOT_NAMES = NO_PICK | frozenset("""keep remove use add go stay do drop leave move make it them that this those these
+one the a an just write ship wait skip retry revert rename merge split push pull delete fix change update rewrite
+build run test ask tell start stop all everything nothing""".split())
 """Words that open a reply without naming a thing offered ("keep them till then" after "remove X, or keep them?")."""
 
 

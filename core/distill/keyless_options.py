@@ -26,7 +26,7 @@ _PICK_NUMBER_RE = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|yes|yep|let'?s (?:go wit
                              r"(?:option\s+|#)?(\d)(?:\s*[.!,;:\u2014\u2013-]+\s*|\s*$)(.*)$", re.I | re.S)
 _PICK_WORD_RE = re.compile(r"^\s*(?:(?:ok(?:ay)?|yeah|yes|let'?s (?:go with|do)|go with)\s+)?([\w./@+-]+(?: [\w./@+-]+)?)"
                            r"(?:\s*[.!;:\u2014\u2013-]+\s*|\s*$)(.*)$", re.I | re.S)
-_NO_PICK = frozenset("later sure yes yeah yep nope both neither either maybe thanks thx cool nice ok okay done hmm "
+NO_PICK = frozenset("later sure yes yeah yep nope both neither either maybe thanks thx cool nice ok okay done hmm "
                      "not now".split())
 """Replies that pick no option ("later?", "both", "not now")."""
 _OFFER_LEAD_RE = re.compile(r"^(?:.*?\b(?:you could|you can|either|we could|i'?d)\s+)", re.I)
@@ -74,7 +74,7 @@ def picked_options(items: Sequence[Said]) -> None:
             option, rest = _numbered(reply, number.group(1)), number.group(2)
         else:
             word = _PICK_WORD_RE.match(said)
-            if word and len(word.group(1)) >= 3 and "?" not in said[:40] and word.group(1).lower() not in _NO_PICK:
+            if word and len(word.group(1)) >= 3 and "?" not in said[:40] and word.group(1).lower() not in NO_PICK:
                 option, rest = _offered(reply, word.group(1)), word.group(2)
         if not option or "?" in rest and not a_request(rest.strip(" ,.;:-\u2014\u2013")):
             continue  # "Redis — does it support TTL per key though?": still asking, nothing chosen yet
@@ -138,4 +138,4 @@ def accepted_proposals(items: Sequence[Said]) -> None:
             x.consumed = True
 
 
-__all__ = ["accepted_proposals", "picked_options"]
+__all__ = ["NO_PICK", "accepted_proposals", "picked_options"]

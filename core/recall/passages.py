@@ -29,6 +29,7 @@ PASSAGE_MAX = 3
 CONTEXT_TURNS = 2  # messages before an episode indexed as its recall context (distill.episodes writes them)
 CONTEXT_AFTER = 2  # and after it, as they arrive (BM25 only, LoCoMo any@10: 1 -> 0.869, 2 -> 0.877, 3 -> 0.873)
 CONTEXT_TURN_TOKENS = 120  # each of those messages in the context, clipped
+LINK_KEYS = ("follows", "followed_by")  # the metadata keys naming the messages said just before and just after
 
 
 def message_id(rec: MemoryRecord) -> str | None:
@@ -258,7 +259,7 @@ def flatten(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return out
 
 
-__all__ = ["CONTEXT_AFTER", "CONTEXT_TURNS", "CONTEXT_TURN_TOKENS", "PASSAGE_MAX", "bracket", "clipped", "completed",
+__all__ = ["CONTEXT_AFTER", "CONTEXT_TURNS", "CONTEXT_TURN_TOKENS", "LINK_KEYS", "PASSAGE_MAX", "bracket", "clipped", "completed",
            "conversation", "links",
            "flatten", "follows_directly", "join_passages", "label", "message_id",
            "passage_lines", "said_order"]

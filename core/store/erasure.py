@@ -30,7 +30,7 @@ import threading
 from dataclasses import replace
 from typing import Any, ContextManager, Iterator, Mapping, Sequence
 
-from ..recall.passages import CONTEXT_TURN_TOKENS, clipped, conversation, links, message_id
+from ..recall.passages import CONTEXT_TURN_TOKENS, LINK_KEYS, clipped, conversation, links, message_id
 from ..types import ErasureIncompleteError, MemoryRecord
 from .backends.base import Cond
 from .dedupe import MERGED_MESSAGES, said_as
@@ -38,7 +38,6 @@ from .records import from_payload
 
 log = logging.getLogger("remem.store.erasure")
 
-_LINKS = ("follows", "followed_by")
 # where a message was said, by kind (with MERGED_MESSAGES for any record): kept from callers' edits
 _PLACE_KEYS = {"episode": ("session", "position", "message_id", "follows", "followed_by"),
                "note": ("thread", "position", "message_id", "follows", "followed_by")}
@@ -167,11 +166,11 @@ def _neighbours(engine: Any, by_conv: Mapping[Key, Any]) -> list[MemoryRecord]:
         ids = sorted(mids)
         for start in range(0, len(ids), _CHUNK):
             flt = engine.filter(scope)  # one pass: either link names one of them
-            flt.should.extend(Cond(f"meta.{key}", any_of=tuple(ids[start:start + _CHUNK])) for key in _LINKS)
+            flt.should.extend(Cond(f"meta.{key}", any_of=tuple(ids[start:start + _CHUNK])) for key in LINK_KEYS)
             for f in engine.scan(flt):
                 rec = from_payload(f.id, f.payload)
                 conv = conversation(rec)
-                if conv is not None and any((*conv, mid) in by_conv for k in _LINKS for mid in links(rec, k)):
+                if conv is not None and any((*conv, mid) in by_conv for k in LINK_KEYS for mid in links(rec, k)):
                     found[rec.id] = rec
     return list(found.values())
 
@@ -179,7 +178,7 @@ def _neighbours(engine: Any, by_conv: Mapping[Key, Any]) -> list[MemoryRecord]:
 def _rewrite(engine: Any, rec: MemoryRecord, by_conv: Mapping[Key, tuple[MemoryRecord, str | None]],
              pending: Mapping[str, str | None]) -> int:
     conv = conversation(rec)
-    named = [by_conv[key] for key in ((*conv, mid) for k in _LINKS for mid in links(rec, k)) if key in by_conv] \
+    named = [by_conv[key] for key in ((*conv, mid) for k in LINK_KEYS for mid in links(rec, k)) if key in by_conv] \
         if conv is not None else []
     context = rec.context or ""
     for old, new_text in named:

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, MutableMapping, Sequence, Union
 
-from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, message_id, said_order
+from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, LINK_KEYS, clipped, message_id, said_order
 from ..scope import own_records
 from ..types import MemoryRecord, NotFoundError, RememError, Scope, utcnow
 from .erasure import one_write
@@ -40,7 +40,6 @@ log = logging.getLogger("remem.store.threads")
 
 _KIND = "note"  # the kind threads hold (threads.THREAD_KIND)
 MAX_MOVED = 64  # stored notes said after a new one that may move down to make room for it
-_LINKS = ("follows", "followed_by")
 Entry = Union[MemoryRecord, int]  # a stored note, or the index of one of the call's items
 
 
@@ -132,10 +131,15 @@ def arrange(engine: Any, scope: Scope, name: str, new: Sequence[tuple[int, dt.da
             out.relinked.append((e, follows, followed_by, context))
             continue
         meta = items[e]["metadata"]
-        meta.update({key: ids for key, ids in zip(_LINKS, (follows, followed_by)) if ids})
+        meta.update(_links(follows, followed_by))
         if context:
             items[e]["context"] = context
     return out
+
+
+def _links(follows: list[str], followed_by: list[str]) -> dict[str, list[str]]:
+    """The link metadata of a note: the messages said before and after it, each key only when there are some."""
+    return {key: ids for key, ids in zip(LINK_KEYS, (follows, followed_by)) if ids}
 
 
 def make_room(engine: Any, insertions: Sequence[Insertion]) -> None:
@@ -156,8 +160,8 @@ def relink(engine: Any, insertions: Sequence[Insertion]) -> None:
             try:
                 with one_write(engine):
                     rec = engine.get(seen.id, scope=seen.scope)  # as stored now (a new note may have merged into it)
-                    meta = {k: v for k, v in rec.metadata.items() if k not in _LINKS}
-                    meta.update({key: ids for key, ids in zip(_LINKS, (follows, followed_by)) if ids})
+                    meta = {k: v for k, v in rec.metadata.items() if k not in LINK_KEYS}
+                    meta.update(_links(follows, followed_by))
                     _rewrite(engine, rec, context, meta)
             except NotFoundError:
                 continue  # forgotten meanwhile: nothing of it to rewrite
