@@ -154,20 +154,83 @@ def test_a_late_message_finds_its_place_in_a_long_busy_thread(any_mem: Memory) -
     mem.add("ops day 50: disk replaced", scope=ops, occurred_at=at(1440 * 50), metadata=chan)
     notes = sorted(mem.list(scope=ops, limit=100), key=lambda r: r.metadata["position"])
     assert len(notes) == 47 and in_date_order(notes)
-    assert [r.metadata["position"] for r in notes] == list(range(47))
+    positions = [r.metadata["position"] for r in notes]
+    assert all(isinstance(p, int) for p in positions) and len(set(positions)) == 47  # whole numbers, none shared
     assert notes[-1].text == "ops day 105: new release" and notes[40].text == "ops day 50: disk replaced"
 
 
-def test_a_history_back_filled_newest_first_does_not_move_a_long_thread_for_every_note(mem: Memory) -> None:
-    """A note said before more of the thread than may move for it goes after the last, as before insertion
-    existed: a channel synced newest page first must not rewrite the whole thread for each note it adds."""
+def positions(mem: Memory, scope: Scope = DANA) -> dict[str, int]:
+    return {r.id: r.metadata["position"] for r in mem.list(scope=scope, limit=1000)}
+
+
+def linked_in_date_order(mem: Memory, scope: Scope = DANA) -> list[Any]:
+    """The scope's notes in their thread's order, checked: one thread, date order, each note's links the two
+    notes said before it and the two after."""
+    notes = sorted(mem.list(scope=scope, limit=1000), key=lambda r: r.metadata["position"])
+    assert len({r.metadata["thread"] for r in notes}) == 1 and in_date_order(notes)
+    mids = [r.metadata["message_id"] for r in notes]
+    for k, r in enumerate(notes):
+        assert r.metadata.get("follows", []) == mids[max(0, k - 2):k], (k, r.text)
+        assert r.metadata.get("followed_by", []) == mids[k + 1:k + 3], (k, r.text)
+    return notes
+
+
+def test_a_channel_synced_newest_page_first_reads_in_date_order_and_moves_nothing(any_mem: Memory) -> None:
+    """A named channel of 150 messages synced in pages of 25, newest page first: every page goes before the
+    pages stored, no stored message changes position, and the whole channel reads as one conversation."""
+    mem, chan = any_mem, {"thread": "#sync"}
+    for page in range(5, -1, -1):
+        before = positions(mem)
+        mem.add_many([{"text": f"sync line {k}: build {k * 37 % 101} is green", "occurred_at": at(k),
+                       "metadata": chan} for k in range(25 * page, 25 * page + 25)], scope=DANA)
+        after = positions(mem)
+        assert all(after[i] == pos for i, pos in before.items())  # nothing stored moved
+    notes = linked_in_date_order(mem)
+    assert [r.text for r in notes] == [f"sync line {k}: build {k * 37 % 101} is green" for k in range(150)]
+    [hit] = mem.search("sync line 75 build", scope=DANA, limit=1)  # a passage across two pages, in order
+    assert in_date_order(hit.records) and len(hit.records) > 1
+
+
+def test_a_chat_back_filled_newest_first_without_a_thread_name_is_one_conversation(any_mem: Memory) -> None:
+    """Dated notes with no thread name, one minute apart, back-filled newest first, one by one and in pages of
+    ten (a page's first note is further from the stored ones than the thread gap): one thread in date order
+    (each page used to start a thread of its own), nothing stored moved."""
+    mem, paged = any_mem, Scope(tenant="acme", user="paged")
+    for k in range(39, -1, -1):
+        before = positions(mem)
+        mem.add(f"chat line {k}: item {k * 7 % 40}", scope=DANA, occurred_at=at(k))
+        assert all(positions(mem)[i] == pos for i, pos in before.items())
+    linked_in_date_order(mem)
+    for page in range(5, -1, -1):
+        before = positions(mem, paged)
+        mem.add_many([{"text": f"paged line {k}", "occurred_at": at(10 * k)} for k in range(10 * page, 10 * page + 10)],
+                     scope=paged)
+        assert all(positions(mem, paged)[i] == pos for i, pos in before.items())
+    assert [r.text for r in linked_in_date_order(mem, paged)] == [f"paged line {k}" for k in range(60)]
+
+
+def test_one_call_with_a_note_older_than_the_thread_and_a_late_one_keeps_one_thread(any_mem: Memory) -> None:
+    mem = any_mem
+    mem.add_many([{"text": f"standup {k}: all good", "occurred_at": at(10 + k)} for k in range(5)], scope=DANA)
+    mem.add_many([{"text": "standup early: kickoff", "occurred_at": at(8)},
+                  {"text": "standup late: the lost note", "occurred_at": at(12.5)}], scope=DANA)
+    notes = linked_in_date_order(mem)
+    assert [r.text for r in notes][:1] + [r.text for r in notes][4:5] == ["standup early: kickoff",
+                                                                          "standup late: the lost note"]
+
+
+def test_a_note_said_between_with_more_later_notes_than_may_move_goes_after_the_last(mem: Memory) -> None:
+    """A note said after the thread's first but before more of it than may move for it goes after the last, as
+    before insertion existed: a late note must not rewrite a long thread."""
     chan = {"thread": "#sync"}
+    mem.add("sync kickoff", scope=DANA, occurred_at=at(0), metadata=chan)
     mem.add_many([{"text": f"sync line {k}", "occurred_at": at(100 + k), "metadata": chan} for k in range(80)],
                  scope=DANA)
-    before = {r.id: r.metadata["position"] for r in mem.list(scope=DANA, limit=200)}
-    mem.add("sync line from the older page", scope=DANA, occurred_at=at(10), metadata=chan)
-    after = {r.id: r.metadata["position"] for r in mem.list(scope=DANA, limit=200)}
-    assert all(after[i] == pos for i, pos in before.items())  # nothing of the 80 moved
+    before = positions(mem)
+    late = mem.add("sync line from the older page", scope=DANA, occurred_at=at(10), metadata=chan)
+    after = positions(mem)
+    assert all(after[i] == pos for i, pos in before.items())  # nothing of the 81 moved
+    assert after[late.id] > max(before.values())
 
 
 def test_a_neighbour_that_cannot_be_relinked_costs_neither_the_note_nor_a_forget(any_mem: Memory) -> None:

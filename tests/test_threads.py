@@ -222,16 +222,22 @@ def test_a_history_fetched_newest_first_is_placed_in_the_order_it_was_said(mem: 
     assert [r.text for r in hit.records][:2] == CHAT[:2]  # the passage reads in the order said
 
 
-def test_an_older_page_of_a_history_is_not_the_sequel_of_the_newer_one(mem: Memory) -> None:
-    """A chat history paged newest first, one add_many per page: the older page is no continuation of the newer
-    one (what was said later is not its past), and each page reads in the order said."""
+def test_an_older_page_of_a_history_goes_before_the_newer_one(mem: Memory) -> None:
+    """A chat history paged newest first, one add_many per page: the older page goes before the newer one in
+    one thread, each message's past is what was said before it (never what came later), and the newer page's
+    first messages now follow the older page's last."""
     newer = mem.add_many([{"text": t, "occurred_at": at(i)} for i, t in enumerate(CHAT) if i >= 2], scope=DANA)
     older = mem.add_many([{"text": t, "occurred_at": at(i)} for i, t in enumerate(CHAT) if i < 2], scope=DANA)
     newer, older = ([mem.get(r.id, scope=DANA) for r in recs] for recs in (newer, older))
-    assert older[0].metadata["thread"] != newer[0].metadata["thread"]
-    assert not any(t in (older[0].context or "") for t in CHAT[2:])  # no future as its past
-    assert older[1].context.startswith(CHAT[0]) and older[0].metadata["position"] < older[1].metadata["position"]
-    late = mem.add("Ana: Pixel loves the park.", scope=DANA, occurred_at=at(3.5))  # within a thread: its sequel
+    mid = [r.metadata["message_id"] for r in (*older, *newer)]
+    assert {r.metadata["thread"] for r in (*older, *newer)} == {newer[0].metadata["thread"]}
+    positions = [r.metadata["position"] for r in (*older, *newer)]
+    assert positions == sorted(positions) and len(set(positions)) == len(CHAT)
+    assert "follows" not in older[0].metadata and older[1].metadata["follows"] == mid[:1]  # no future as its past
+    assert older[1].metadata["followed_by"] == mid[2:4] and newer[0].metadata["follows"] == mid[:2]
+    [hit] = mem.search("come along to Boulderhaus", scope=DANA, limit=1)  # one passage across both pages
+    assert [r.text for r in hit.records] == CHAT[1:4] or [r.text for r in hit.records] == CHAT[:3], hit.records
+    late = mem.add("Ana: Pixel loves the park.", scope=DANA, occurred_at=at(3.5))  # within the thread: its place
     assert late.metadata["thread"] == newer[0].metadata["thread"]
 
 

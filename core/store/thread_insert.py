@@ -2,13 +2,15 @@
 
 A message that arrives late, or a history back-filled out of order, is dated between stored notes of its thread
 (:mod:`remem.core.store.threads`). It goes after the last note of the thread (in the order said) dated no later
-than it or undated, before the notes dated after it; notes of one call dated alike keep the call's order. A
-dated note of a named thread said before all of its notes goes first. Positions stay whole numbers, as stores
-written before have them: the thread's later notes move down to make room (a payload write each, nothing
-re-indexed; one that has room already keeps its position), so a note costs a read of its thread and a write per
-note said after it, at most :data:`MAX_MOVED` of them: a note said before more goes after the last, as before
-(a named channel of 2,000 messages synced in pages of 50 newest first: 39,078 payload writes and 6.0 s without
-the bound, 126 and 2.2 s with it; 600 added one by one newest first: 180,897 writes and 21 s, 3,150 and 3.2 s).
+than it or undated, before the notes dated after it; notes of one call dated alike keep the call's order.
+Positions stay whole numbers, as stores written before have them. Notes said before every note of a thread (a
+history synced newest first, page after page) go first, below its first position: only its first notes are
+read (:func:`said_first`), none moves, so a back-fill costs what a sync in date order does. Else the thread's
+later notes move down to make room (a payload write each, nothing re-indexed; one that has room already keeps
+its position), so a note costs a read of its thread and a write per note said after it, at most
+:data:`MAX_MOVED` of them: a note that would move more goes after the last (without the bound, a named channel
+of 2,000 messages synced in pages of 50 newest first wrote 39,078 payloads in 6.0 s; 600 added one by one
+newest first, 180,897 in 21 s).
 Notes no longer valid (superseded) are no members; undated notes of a named thread keep their places.
 
 Each of the call's notes gets the two notes said before it as ``follows`` and recall context and the two after
@@ -40,6 +42,7 @@ log = logging.getLogger("remem.store.threads")
 
 _KIND = "note"  # the kind threads hold (threads.THREAD_KIND)
 MAX_MOVED = 64  # stored notes said after a new one that may move down to make room for it
+FIRST_WINDOW = CONTEXT_TURNS + CONTEXT_AFTER  # a thread's first notes that a note said before them is placed from
 Entry = Union[MemoryRecord, int]  # a stored note, or the index of one of the call's items
 
 
@@ -86,12 +89,73 @@ def _whole(pos: Any) -> bool:
     return isinstance(pos, int) and not isinstance(pos, bool)
 
 
+def said_first(engine: Any, scope: Scope, name: str, at: dt.datetime) -> list[MemoryRecord] | None:
+    """The first notes of thread ``name`` (up to :data:`FIRST_WINDOW`, in the order said) when a note dated
+    ``at`` is said before every one of them: all it needs to go first, below their positions, with nothing
+    moved and the thread not read (a history back-filled newest first, page after page). None when a note of
+    the thread is dated no later than ``at``, one is undated (its place is a position, not a date), or the
+    lookup fails: the note is placed from the whole thread, as any other."""
+    own = {"thread": name, **own_records(scope)}
+    try:
+        for earlier in ({"occurred_at": {"$lte": at}}, {"occurred_at": {"$exists": False}}):
+            if engine.backend.newest(engine.filter(scope, kind=_KIND, where={**own, **earlier}), 1):
+                return None
+        asked = 4 * FIRST_WINDOW  # superseded and foreign notes are read past
+        found = engine.backend.earliest(engine.filter(scope, kind=_KIND, where=own), asked)
+    except (RememError, ValueError, OverflowError) as exc:
+        log.debug("first notes lookup failed: %s", exc)
+        return None
+    now = time.time()
+    recs = [r for r in (from_payload(f.id, f.payload) for f in found if valid_payload(f.payload, now))
+            if r.scope == scope and message_id(r)]
+    if not recs or (len(found) == asked and len(recs) < FIRST_WINDOW):
+        return None  # none of its own (or too many read past to tell which come first)
+    return sorted(recs[:FIRST_WINDOW], key=said_order)
+
+
+def said_next(engine: Any, scope: Scope, last_at: dt.datetime,
+              gap: dt.timedelta) -> tuple[str, list[MemoryRecord]] | None:
+    """The stored thread that a thread a call started goes first in: the thread of the note said next, within
+    ``gap`` after ``last_at`` (its last note), when every note of it is said after (:func:`said_first`). A
+    history paged newest first, with no thread name, is then one conversation, not a thread per page."""
+    try:
+        flt = engine.filter(scope, kind=_KIND, where={"occurred_at": {"$gt": last_at, "$lte": last_at + gap},
+                                                      **own_records(scope)})
+        found = [r for r in (from_payload(f.id, f.payload) for f in engine.backend.earliest(flt, 8))
+                 if r.scope == scope and isinstance(r.metadata.get("thread"), str) and message_id(r)]
+    except (RememError, ValueError, OverflowError) as exc:
+        log.debug("next note lookup failed: %s", exc)
+        return None
+    if not found:
+        return None
+    name = str(found[0].metadata["thread"])
+    first = said_first(engine, scope, name, last_at)
+    return None if first is None else (name, first)
+
+
 def arrange(engine: Any, scope: Scope, name: str, new: Sequence[tuple[int, dt.datetime | None]],
-            items: Sequence[MutableMapping[str, Any]], said: Mapping[int, str]) -> Insertion:
+            items: Sequence[MutableMapping[str, Any]], said: Mapping[int, str],
+            first: Sequence[MemoryRecord] | None = None) -> Insertion:
     """Place the call's notes ``new`` ((item index, date), in date order; each item's metadata has its thread
-    and message id) among the stored notes of thread ``name``: each item's position, links and context are set
-    in ``items``; what the stored notes need is returned (:func:`make_room`, :func:`relink`)."""
-    seq: list[Entry] = list(_stored(engine, scope, name))
+    and message id) among the stored notes of thread ``name`` (only ``first``, its first notes, when all of
+    the call's go before them: :func:`said_first`): each item's position, links and context are set in
+    ``items``; what the stored notes need is returned (:func:`make_room`, :func:`relink`). Notes that would
+    move more than :data:`MAX_MOVED` stored ones go after the last instead."""
+    stored = list(first) if first is not None else _stored(engine, scope, name)
+    seq = _in_order(stored, new, at_end=False)
+    out = _positions(seq, items)
+    if len(out.moved) > MAX_MOVED:
+        seq = _in_order(stored, new, at_end=True)
+        out = _positions(seq, items)
+    _link(seq, items, said, out)
+    return out
+
+
+def _in_order(stored: Sequence[MemoryRecord], new: Sequence[tuple[int, dt.datetime | None]],
+              at_end: bool) -> list[Entry]:
+    """The thread's entries in the order said: each new note after the last entry dated no later than it
+    (undated ones keep their places; ``at_end``: after the last stored note, in the call's order)."""
+    seq: list[Entry] = list(stored)
     when = dict(new)
 
     def date(e: Entry) -> dt.datetime | None:
@@ -99,12 +163,20 @@ def arrange(engine: Any, scope: Scope, name: str, new: Sequence[tuple[int, dt.da
 
     for i, at in new:
         k = len(seq)
-        if at is not None:  # after the last entry dated no later than it (undated ones keep their places)
+        if at is not None and not at_end:
             k = next((j + 1 for j in range(len(seq) - 1, -1, -1) if (d := date(seq[j])) is not None and d <= at), 0)
         seq.insert(k, i)
+    return seq
+
+
+def _positions(seq: Sequence[Entry], items: Sequence[MutableMapping[str, Any]]) -> Insertion:
+    """Set each new note's position; the stored notes that must move down to make room are returned. Notes said
+    before every stored one take the positions below the first (none moves)."""
     out = Insertion()
+    lead = next((k for k, e in enumerate(seq) if isinstance(e, MemoryRecord)), len(seq))
+    have = seq[lead].metadata.get("position") if 0 < lead < len(seq) else None
+    pos = have - lead - 1 if _whole(have) else -1
     first = next(k for k, e in enumerate(seq) if not isinstance(e, MemoryRecord))
-    pos = -1
     for k, e in enumerate(seq):
         if not isinstance(e, MemoryRecord):
             pos += 1
@@ -116,6 +188,13 @@ def arrange(engine: Any, scope: Scope, name: str, new: Sequence[tuple[int, dt.da
         else:
             pos += 1
             out.moved.append((e, pos))
+    return out
+
+
+def _link(seq: Sequence[Entry], items: Sequence[MutableMapping[str, Any]], said: Mapping[int, str],
+          out: Insertion) -> None:
+    """Links and recall context of the new notes (in ``items``) and of the stored notes next to one (in
+    ``out.relinked``): the two entries said before each and the two after."""
     mids = [str(message_id(e)) if isinstance(e, MemoryRecord) else str(items[e]["metadata"]["message_id"])
             for e in seq]
     texts = [e.text if isinstance(e, MemoryRecord) else said.get(e, "") for e in seq]
@@ -134,7 +213,6 @@ def arrange(engine: Any, scope: Scope, name: str, new: Sequence[tuple[int, dt.da
         meta.update(_links(follows, followed_by))
         if context:
             items[e]["context"] = context
-    return out
 
 
 def _links(follows: list[str], followed_by: list[str]) -> dict[str, list[str]]:
@@ -179,4 +257,4 @@ def _rewrite(engine: Any, rec: MemoryRecord, context: str, meta: Mapping[str, An
     engine.backend.upsert([engine.point(replace(new, embedded=dense is not None or not engine.dense), dense)])
 
 
-__all__ = ["Insertion", "arrange", "later_notes", "make_room", "relink"]
+__all__ = ["Insertion", "arrange", "later_notes", "make_room", "relink", "said_first", "said_next"]

@@ -12,9 +12,9 @@ turns ``add()``ed one by one, BM25 only: evidence recall_any@10 0.734 alone, 0.8
 context, 0.891 with both sides and passages.
 
 One call places its dated notes in the order of their dates (a history fetched newest first reads oldest
-first). A call whose note is older than every stored note near it (the next page of a history paged newest
-first) starts a thread of its own rather than continuing a later one with its future as context. A note dated
-between stored notes of its thread (a message that arrives late, a history back-filled out of order) goes
+first). Notes said before every note of the thread said next (the next page of a history paged newest first,
+even one that ends further than the gap from it) go first in it, with what follows them as their context after.
+A note dated between stored notes of its thread (a message that arrives late, a history back-filled out of order) goes
 between them in date order: the notes said just before and after it are its links and context, and theirs are
 rewritten around it (:mod:`remem.core.store.thread_insert`). The notes a new one is placed from are those said
 last near its date, not those stored last (a back-filled history is stored after what was said later).
@@ -37,14 +37,15 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, clipped, links, message_id, said_order
+from ..recall.passages import (CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, LINK_KEYS, clipped, links, message_id,
+                               said_order)
 from ..scope import coerce_scope, own_records
 from ..types import MemoryRecord, RememError, Scope, to_datetime
 from .backends.base import Cond
 from .dedupe import PROVENANCE_KEYS, THREAD_KEYS, conflicting
 from .erasure import one_write
 from .records import content_hash, from_payload, valid_within
-from .thread_insert import Insertion, arrange, later_notes, make_room, relink
+from .thread_insert import Insertion, arrange, later_notes, make_room, relink, said_first, said_next
 
 log = logging.getLogger("remem.store.threads")
 
@@ -64,6 +65,8 @@ class _Thread:
     stored_tail: list[MemoryRecord] = field(default_factory=list)  # stored notes still waiting for what follows
     placed: list[int] = field(default_factory=list)  # indexes of this call's items in the thread, in order
     inserting: bool = False  # a stored note is dated after one of the call's: placed by thread_insert.arrange
+    first: list[MemoryRecord] | None = None  # the thread's first notes, when the call's are all said before them
+    started: bool = False  # started by this call, no name given: it may go first in the stored thread said next
 
 
 @dataclass
@@ -164,10 +167,18 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
         return None
     if name is None:  # the thread of the last note said before it (there may be two near it)
         before = [r for r in recs if r.occurred_at is not None and at is not None and r.occurred_at <= at]
-        if not before:
-            return None  # older than all of them (a history paged newest first): a thread of its own, no sequel
-        name = str(max(before, key=lambda r: (r.occurred_at, said_order(r))).metadata["thread"])
+        if before:
+            name = str(max(before, key=lambda r: (r.occurred_at, said_order(r))).metadata["thread"])
+        else:  # older than all of them (a history paged newest first): it goes first in the next one's thread
+            nxt = min((r for r in recs if r.occurred_at is not None), key=lambda r: (r.occurred_at, said_order(r)),
+                      default=None)
+            first = said_first(engine, scope, str(nxt.metadata["thread"]), at) if nxt and at else None
+            return None if first is None else _going_first(str(nxt.metadata["thread"]), first, at)
     members = sorted((r for r in recs if r.metadata.get("thread") == name), key=said_order)
+    if at is not None and not any(r.occurred_at is not None and r.occurred_at <= at for r in members):
+        first = said_first(engine, scope, name, at)
+        if first is not None:
+            return _going_first(name, first, at)
     if later_notes(engine, scope, name, at, members, complete):
         dates = [r.occurred_at for r in members if r.occurred_at is not None]
         return _Thread(name=name, position=0, last_at=max([*dates, at]), inserting=True)
@@ -176,6 +187,28 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
     return _Thread(name=name, position=(pos + 1 if isinstance(pos, int) else len(members)),
                    last_at=last.occurred_at, history=[(r.text, str(message_id(r))) for r in members[-CONTEXT_TURNS:]],
                    stored_tail=members[-CONTEXT_AFTER:])
+
+
+def _going_first(name: str, first: list[MemoryRecord], at: dt.datetime) -> _Thread:
+    """A thread the call's notes go into before its ``first`` notes (no stored note moves)."""
+    return _Thread(name=name, position=0, last_at=at, inserting=True, first=first)
+
+
+def _go_first(engine: Any, sc: Scope, thread: _Thread, out: list[dict[str, Any]],
+              seen: dict[tuple[Scope, str], _Thread], gap: dt.timedelta) -> None:
+    """A thread the call started goes first in the stored thread said next (:func:`said_next`), if there is one
+    and the call's notes are all said before it: the notes take its name, their places are arranged again."""
+    joined = said_next(engine, sc, thread.last_at, gap)
+    if joined is None or (sc, joined[0]) in seen:
+        return
+    name, first = joined
+    del seen[(sc, thread.name)]
+    thread.name, thread.inserting, thread.first = name, True, first
+    seen[(sc, name)] = thread
+    for i in thread.placed:  # placed again: what the call's own order gave them is dropped
+        out[i].pop("context", None)
+        out[i]["metadata"] = {k: v for k, v in out[i]["metadata"].items() if k not in {"position", *LINK_KEYS}}
+        out[i]["metadata"]["thread"] = name
 
 
 def _said_order(items: Sequence[Mapping[str, Any]]) -> list[int]:
@@ -283,7 +316,7 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
             thread = None
         if thread is None:
             thread = (_stored_thread(engine, sc, named, at, gap) if named or at is not None else None) or _Thread(
-                name=named or f"t-{uuid.uuid4().hex[:16]}", position=0, last_at=at)
+                name=named or f"t-{uuid.uuid4().hex[:16]}", position=0, last_at=at, started=named is None)
             thread = seen.setdefault((sc, thread.name), thread)  # found again (a later note of the call): the same
             open_[(sc, named)] = thread
             for rec in thread.stored_tail if not thread.placed else ():
@@ -297,6 +330,8 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
         ids[i] = rid
         thread.placed.append(i)
         if thread.inserting:  # placed among the stored notes once all of the call's are known
+            if thread.first and (at is None or at >= min(r.occurred_at or at for r in thread.first)):
+                thread.first = None  # not said before all of them: placed from the whole thread
             meta.update({"thread": thread.name, "message_id": mid})
             it["metadata"] = meta
             thread.last_at = max(thread.last_at, at) if thread.last_at and at else thread.last_at or at
@@ -314,10 +349,13 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
         thread.history.append((text, mid))
         thread.position += 1
         thread.last_at = at or thread.last_at
+    for (sc, name), thread in list(seen.items()):
+        if thread.started and thread.last_at is not None:
+            _go_first(engine, sc, thread, out, seen, gap)
     for (sc, name), thread in seen.items():
         if thread.inserting:
             placement.inserted.append(arrange(engine, sc, name, [(i, _when(out[i])) for i in thread.placed], out,
-                                              said))
+                                              said, thread.first))
             continue
         for k, i in enumerate(thread.placed):  # what is said after each, in this call
             following = thread.placed[k + 1:k + 1 + CONTEXT_AFTER]

@@ -107,6 +107,10 @@ class Backend(Protocol):
         """The ``limit`` points matching ``flt`` with the highest ``by`` (a float field): the newest stored, or
         with ``"occurred_ts"`` the last said (points without it left out)."""
 
+    def earliest(self, flt: FilterSpec, limit: int, by: str = "occurred_ts") -> list[Found]:
+        """The ``limit`` points matching ``flt`` with the lowest ``by``: with ``"occurred_ts"`` the first said
+        (a thread's first notes, for one said before them)."""
+
     def count(self, flt: FilterSpec) -> int: ...
 
     def optimize(self) -> None: ...

@@ -286,8 +286,14 @@ class EdgeBackend:
         return [_found(r) for r in records], nxt
 
     def newest(self, flt: FilterSpec, limit: int, by: str = "created_ts") -> list[Found]:
+        return self._ordered(flt, limit, by, qe.Direction.Desc)
+
+    def earliest(self, flt: FilterSpec, limit: int, by: str = "occurred_ts") -> list[Found]:
+        return self._ordered(flt, limit, by, qe.Direction.Asc)
+
+    def _ordered(self, flt: FilterSpec, limit: int, by: str, direction: Any) -> list[Found]:
         req = qe.ScrollRequest(limit=limit, filter=to_edge_filter(flt), with_payload=True,
-                               order_by=qe.OrderBy(key=by, direction=qe.Direction.Desc))
+                               order_by=qe.OrderBy(key=by, direction=direction))
         with self._lock:
             records, _ = self._shard.scroll(req)
         return [_found(r) for r in records]

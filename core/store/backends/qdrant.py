@@ -181,10 +181,15 @@ class QdrantClientBackend:
         return [_found(r) for r in records], nxt
 
     def newest(self, flt: FilterSpec, limit: int, by: str = "created_ts") -> list[Found]:
+        return self._ordered(flt, limit, by, qm.Direction.DESC)
+
+    def earliest(self, flt: FilterSpec, limit: int, by: str = "occurred_ts") -> list[Found]:
+        return self._ordered(flt, limit, by, qm.Direction.ASC)
+
+    def _ordered(self, flt: FilterSpec, limit: int, by: str, direction: Any) -> list[Found]:
         with self._lock:
             records, _ = self._client.scroll(self.collection, scroll_filter=to_client_filter(flt), limit=limit,
-                                             with_payload=True,
-                                             order_by=qm.OrderBy(key=by, direction=qm.Direction.DESC))
+                                             with_payload=True, order_by=qm.OrderBy(key=by, direction=direction))
         return [_found(r) for r in records]
 
     def count(self, flt: FilterSpec) -> int:
