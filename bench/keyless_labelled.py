@@ -12,7 +12,7 @@ match an expected or allowed one. Also: snippets fully right (every expected mem
 
     python -m remem.bench.keyless_labelled [--show-errors] [--cases FILE]
 
-``bench/data/keyless_unseen.jsonl`` holds the set written blind that no rule was written for yet (the newest
+``bench/data/keyless_unseen.jsonl`` holds the sets written blind that no rule was written for yet (the newest
 ``freshN-*``):
 scored once per round of rules, never tuned on; a round that writes rules for one moves it to the fixtures and
 needs a new one.
