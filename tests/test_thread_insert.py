@@ -280,3 +280,36 @@ def test_an_undated_note_of_a_named_thread_does_not_stop_a_back_fill(mem: Memory
     early = mem.add("standup at nine: kickoff", scope=DANA, occurred_at=at(0), metadata=chan)
     notes = sorted(mem.list(scope=DANA, limit=50), key=lambda r: r.metadata["position"])
     assert notes[0].id == early.id
+
+
+def test_notes_said_before_a_thread_go_first_whatever_else_the_call_or_the_thread_holds(any_mem: Memory) -> None:
+    """Going first holds next to a late note that may not move the thread (it goes after the last), after a
+    note placed out of date order, past an undated note and a corrected first message: every position once,
+    each note linked to the notes really next to it."""
+    mem, chan = any_mem, {"thread": "#long"}
+    mem.add_many([{"text": f"msg {k}", "occurred_at": at(100 + k), "metadata": chan} for k in range(100)],
+                 scope=DANA)
+    mem.add_many([*({"text": f"early {k}", "occurred_at": at(10 + k), "metadata": chan} for k in range(4)),
+                  {"text": "late between", "occurred_at": at(110.5), "metadata": chan}], scope=DANA)
+    mem.add("oldest", scope=DANA, occurred_at=at(0), metadata=chan)
+    mem.add("pinned rules", scope=DANA, metadata=chan)  # undated: after the last
+    notes = sorted(mem.list(scope=DANA, limit=200), key=lambda r: r.metadata["position"])
+    texts = [r.text for r in notes]
+    assert texts[:6] == ["oldest", "early 0", "early 1", "early 2", "early 3", "msg 0"]
+    assert texts[-2:] == ["late between", "pinned rules"]  # would have moved 89: after the last, as before
+    assert len({r.metadata["position"] for r in notes}) == len(notes)
+    mids = {r.text: r.metadata["message_id"] for r in notes}
+    assert notes[0].metadata["followed_by"] == [mids["early 0"], mids["early 1"]]
+    mem.add("older still", scope=DANA, occurred_at=at(-5), metadata=chan)  # the late note is dated before msg 11
+    again = sorted(mem.list(scope=DANA, limit=200), key=lambda r: r.metadata["position"])
+    assert [r.text for r in again][:2] == ["older still", "oldest"]
+    assert len({r.metadata["position"] for r in again}) == len(again)
+
+
+def test_a_page_of_an_unnamed_chat_and_a_late_note_in_one_call_join_the_thread_said_next(any_mem: Memory) -> None:
+    mem = any_mem
+    mem.add_many([{"text": f"x{k}", "occurred_at": at(100 + 10 * k)} for k in range(10)], scope=DANA)
+    mem.add_many([*({"text": f"p{k}", "occurred_at": at(60 + 10 * k)} for k in range(3)),
+                  {"text": "late between x3 and x4", "occurred_at": at(135)}], scope=DANA)
+    texts = [r.text for r in linked_in_date_order(mem)]
+    assert texts[:4] == ["p0", "p1", "p2", "x0"] and texts.index("late between x3 and x4") == 7

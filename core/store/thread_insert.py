@@ -32,11 +32,12 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, MutableMapping, Sequence, Union
 
-from ..recall.passages import CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, LINK_KEYS, clipped, message_id, said_order
+from ..recall.passages import (CONTEXT_AFTER, CONTEXT_TURN_TOKENS, CONTEXT_TURNS, LINK_KEYS, clipped, links, message_id,
+                               said_order)
 from ..scope import own_records
 from ..types import MemoryRecord, NotFoundError, RememError, Scope, utcnow
 from .erasure import one_write
-from .records import from_payload, valid_payload
+from .records import from_payload, valid_payload, valid_within
 
 log = logging.getLogger("remem.store.threads")
 
@@ -90,27 +91,34 @@ def _whole(pos: Any) -> bool:
 
 
 def said_first(engine: Any, scope: Scope, name: str, at: dt.datetime) -> list[MemoryRecord] | None:
-    """The first notes of thread ``name`` (up to :data:`FIRST_WINDOW`, in the order said) when a note dated
-    ``at`` is said before every one of them: all it needs to go first, below their positions, with nothing
-    moved and the thread not read (a history back-filled newest first, page after page). None when a note of
-    the thread is dated no later than ``at``, one is undated (its place is a position, not a date), or the
-    lookup fails: the note is placed from the whole thread, as any other."""
+    """The notes of thread ``name`` that come first, in the order said, when a note dated ``at`` is said before
+    every dated one of them: all it needs to go first, below their positions, with nothing moved and the thread
+    not read (a history back-filled newest first, page after page). They are the notes up to the highest
+    position of its :data:`FIRST_WINDOW` first said (undated ones and ones placed out of date order included,
+    so no position is taken twice and the links are its real neighbours). None when a current note of the
+    thread is dated no later than ``at``, too many come first, or a lookup fails: the note is then placed from
+    the whole thread, as any other."""
     own = {"thread": name, **own_records(scope)}
+    now = time.time()
+
+    def notes(where: Mapping[str, Any], limit: int, order: str = "earliest") -> list[MemoryRecord]:
+        flt = valid_within(engine.filter(scope, kind=_KIND, where={**own, **where}), now)
+        found = engine.backend.earliest(flt, limit) if order == "earliest" else engine.backend.scroll(flt, limit)[0]
+        return [r for r in (from_payload(f.id, f.payload) for f in found) if r.scope == scope and message_id(r)]
+
     try:
-        for earlier in ({"occurred_at": {"$lte": at}}, {"occurred_at": {"$exists": False}}):
-            if engine.backend.newest(engine.filter(scope, kind=_KIND, where={**own, **earlier}), 1):
-                return None
-        asked = 4 * FIRST_WINDOW  # superseded and foreign notes are read past
-        found = engine.backend.earliest(engine.filter(scope, kind=_KIND, where=own), asked)
+        if notes({"occurred_at": {"$lte": at}}, 1):
+            return None
+        dated = sorted(notes({}, 4 * FIRST_WINDOW), key=said_order)[:FIRST_WINDOW]
+        top = max((p for r in dated if _whole(p := r.metadata.get("position"))), default=None)
+        if top is None:
+            return None
+        asked = 8 * FIRST_WINDOW
+        first = notes({"position": {"$lte": top}}, asked + 1, order="any")
     except (RememError, ValueError, OverflowError) as exc:
         log.debug("first notes lookup failed: %s", exc)
         return None
-    now = time.time()
-    recs = [r for r in (from_payload(f.id, f.payload) for f in found if valid_payload(f.payload, now))
-            if r.scope == scope and message_id(r)]
-    if not recs or (len(found) == asked and len(recs) < FIRST_WINDOW):
-        return None  # none of its own (or too many read past to tell which come first)
-    return sorted(recs[:FIRST_WINDOW], key=said_order)
+    return sorted(first, key=said_order) if 0 < len(first) <= asked else None
 
 
 def said_next(engine: Any, scope: Scope, last_at: dt.datetime,
@@ -154,16 +162,18 @@ def arrange(engine: Any, scope: Scope, name: str, new: Sequence[tuple[int, dt.da
 def _in_order(stored: Sequence[MemoryRecord], new: Sequence[tuple[int, dt.datetime | None]],
               at_end: bool) -> list[Entry]:
     """The thread's entries in the order said: each new note after the last entry dated no later than it
-    (undated ones keep their places; ``at_end``: after the last stored note, in the call's order)."""
+    (undated ones keep their places; ``at_end``: after the last stored note, in the call's order, but for the
+    notes said before all of them, which go first and move nothing)."""
     seq: list[Entry] = list(stored)
     when = dict(new)
+    first = min((r.occurred_at for r in stored if r.occurred_at is not None), default=None)
 
     def date(e: Entry) -> dt.datetime | None:
         return e.occurred_at if isinstance(e, MemoryRecord) else when[e]
 
     for i, at in new:
         k = len(seq)
-        if at is not None and not at_end:
+        if at is not None and (not at_end or first is None or at < first):
             k = next((j + 1 for j in range(len(seq) - 1, -1, -1) if (d := date(seq[j])) is not None and d <= at), 0)
         seq.insert(k, i)
     return seq
@@ -257,4 +267,38 @@ def _rewrite(engine: Any, rec: MemoryRecord, context: str, meta: Mapping[str, An
     engine.backend.upsert([engine.point(replace(new, embedded=dense is not None or not engine.dense), dense)])
 
 
-__all__ = ["Insertion", "arrange", "later_notes", "make_room", "relink", "said_first", "said_next"]
+def _unembedded(plan: Any) -> Any:
+    """Run an ``update`` plan without embedding: called under the write lock, which no embedding may hold (a
+    stored note whose vector is pending, its embedding failed, stays pending for ``reembed``)."""
+    try:
+        step = next(plan)
+        while True:
+            step = plan.send([None] * len(step.records))
+    except StopIteration as done:
+        return done.value
+
+
+def extend_stored(engine: Any, placement: Any) -> None:
+    """Give the stored notes a call continued what was said after them (context and ``followed_by``; ``placement``: a
+    :class:`~remem.core.store.threads.Placement`), through
+    ``update`` (validated and redacted like any context; BM25 re-indexed, nothing embedded again). A failure is
+    logged, never raised: the new notes are stored already. Called under the write lock, with :func:`place`."""
+    for seen, nexts in placement.after_stored.values():
+        if not nexts:
+            continue
+        try:
+            with one_write(engine):  # read and write as one: a neighbour forgotten meanwhile stays forgotten
+                rec = engine.get(seen.id, scope=seen.scope)
+                have = links(rec, "followed_by")
+                nexts = [(t, m) for t, m in nexts if m not in have][:max(0, CONTEXT_AFTER - len(have))]
+                if not nexts:
+                    continue  # another call completed it meanwhile
+                context = " ".join([*([rec.context] if rec.context else []),
+                                    *(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in nexts)])
+                _unembedded(type(engine).update.plan(engine, rec.id, scope=rec.scope, context=context,
+                                                     metadata={"followed_by": [*have, *(m for _, m in nexts)]}))
+        except (RememError, ValueError) as exc:
+            log.debug("could not add what followed note %s: %s", seen.id, exc)
+
+
+__all__ = ["Insertion", "arrange", "extend_stored", "later_notes", "make_room", "relink", "said_first", "said_next"]

@@ -43,9 +43,9 @@ from ..scope import coerce_scope, own_records
 from ..types import MemoryRecord, RememError, Scope, to_datetime
 from .backends.base import Cond
 from .dedupe import PROVENANCE_KEYS, THREAD_KEYS, conflicting
-from .erasure import one_write
 from .records import content_hash, from_payload, valid_within
-from .thread_insert import Insertion, arrange, later_notes, make_room, relink, said_first, said_next
+from .thread_insert import (Insertion, arrange, extend_stored, later_notes, make_room, relink, said_first,
+                            said_next)
 
 log = logging.getLogger("remem.store.threads")
 
@@ -194,21 +194,30 @@ def _going_first(name: str, first: list[MemoryRecord], at: dt.datetime) -> _Thre
     return _Thread(name=name, position=0, last_at=at, inserting=True, first=first)
 
 
-def _go_first(engine: Any, sc: Scope, thread: _Thread, out: list[dict[str, Any]],
+def _go_first(engine: Any, sc: Scope, thread: _Thread, placement: Placement,
               seen: dict[tuple[Scope, str], _Thread], gap: dt.timedelta) -> None:
     """A thread the call started goes first in the stored thread said next (:func:`said_next`), if there is one
-    and the call's notes are all said before it: the notes take its name, their places are arranged again."""
+    and the call's notes are all said before it: they take its name and are placed again, with the call's
+    other notes of that thread if it has some (then from the whole thread)."""
     joined = said_next(engine, sc, thread.last_at, gap)
-    if joined is None or (sc, joined[0]) in seen:
+    if joined is None:
         return
     name, first = joined
+    other = seen.pop((sc, name), None)
     del seen[(sc, thread.name)]
+    if other is not None:  # the call continues that thread too: all of its notes there are placed together
+        for rec in other.stored_tail:
+            placement.after_stored.pop(rec.id, None)
+        rank = {i: n for n, i in enumerate(_said_order(placement.items))}
+        thread.placed = sorted({*thread.placed, *other.placed}, key=rank.__getitem__)
+        first = None
     thread.name, thread.inserting, thread.first = name, True, first
     seen[(sc, name)] = thread
     for i in thread.placed:  # placed again: what the call's own order gave them is dropped
-        out[i].pop("context", None)
-        out[i]["metadata"] = {k: v for k, v in out[i]["metadata"].items() if k not in {"position", *LINK_KEYS}}
-        out[i]["metadata"]["thread"] = name
+        item = placement.items[i]
+        item.pop("context", None)
+        item["metadata"] = {k: v for k, v in item["metadata"].items() if k not in {"position", *LINK_KEYS}}
+        item["metadata"]["thread"] = name
 
 
 def _said_order(items: Sequence[Mapping[str, Any]]) -> list[int]:
@@ -351,7 +360,7 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
         thread.last_at = at or thread.last_at
     for (sc, name), thread in list(seen.items()):
         if thread.started and thread.last_at is not None:
-            _go_first(engine, sc, thread, out, seen, gap)
+            _go_first(engine, sc, thread, placement, seen, gap)
     for (sc, name), thread in seen.items():
         if thread.inserting:
             placement.inserted.append(arrange(engine, sc, name, [(i, _when(out[i])) for i in thread.placed], out,
@@ -413,37 +422,4 @@ def store_placed(engine: Any, items: Sequence[Mapping[str, Any]], built: Sequenc
     return out
 
 
-def _unembedded(plan: Any) -> Any:
-    """Run an ``update`` plan without embedding: called under the write lock, which no embedding may hold (a
-    stored note whose vector is pending, its embedding failed, stays pending for ``reembed``)."""
-    try:
-        step = next(plan)
-        while True:
-            step = plan.send([None] * len(step.records))
-    except StopIteration as done:
-        return done.value
-
-
-def extend_stored(engine: Any, placement: Placement) -> None:
-    """Give the stored notes a call continued what was said after them (context and ``followed_by``), through
-    ``update`` (validated and redacted like any context; BM25 re-indexed, nothing embedded again). A failure is
-    logged, never raised: the new notes are stored already. Called under the write lock, with :func:`place`."""
-    for seen, nexts in placement.after_stored.values():
-        if not nexts:
-            continue
-        try:
-            with one_write(engine):  # read and write as one: a neighbour forgotten meanwhile stays forgotten
-                rec = engine.get(seen.id, scope=seen.scope)
-                have = links(rec, "followed_by")
-                nexts = [(t, m) for t, m in nexts if m not in have][:max(0, CONTEXT_AFTER - len(have))]
-                if not nexts:
-                    continue  # another call completed it meanwhile
-                context = " ".join([*([rec.context] if rec.context else []),
-                                    *(clipped(t, CONTEXT_TURN_TOKENS) for t, _ in nexts)])
-                _unembedded(type(engine).update.plan(engine, rec.id, scope=rec.scope, context=context,
-                                                     metadata={"followed_by": [*have, *(m for _, m in nexts)]}))
-        except (RememError, ValueError) as exc:
-            log.debug("could not add what followed note %s: %s", seen.id, exc)
-
-
-__all__ = ["THREAD_KEYS", "Placement", "extend_stored", "place", "placeable", "store_placed", "placed_records", "prepare"]
+__all__ = ["THREAD_KEYS", "Placement", "place", "placeable", "store_placed", "placed_records", "prepare"]
