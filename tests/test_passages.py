@@ -239,3 +239,27 @@ def test_a_passage_too_long_for_the_budget_left_shows_its_best_message(mem: Memo
     seen = Shown("s3")
     seen.mark([hit.record])  # its best message was injected earlier: the next one left, if it fits
     assert select([hit], seen, 400) == [hit.passage[1:2]]
+
+
+def test_different_things_said_alike_are_each_shown(mem: Memory) -> None:
+    """Only a repeat is dropped: two chats that number their messages alike (a chat app numbers each chat from
+    1), a statement and its negation, and a short line from another conversation whose few words a longer one
+    holds ("We moved to Berlin." is not "My sister Anna moved to Berlin")."""
+    for chat, texts in (("family", ["Grandma's birthday dinner is on Saturday.", "I'll bring the birthday cake."]),
+                        ("work", ["The quarterly report is due on Saturday.", "I'll send the report draft Friday."])):
+        mem.add_many([{"text": t, "occurred_at": f"2024-05-0{k + 1}T09:00:00Z",
+                       "metadata": {"thread": chat, "message_id": str(k + 1)}} for k, t in enumerate(texts)],
+                     scope=SCOPE)
+    ctx = mem.context("what is happening on Saturday?", scope=SCOPE)
+    assert "Grandma's birthday dinner" in ctx and "quarterly report" in ctx, ctx
+    mem.remember([said("user", "a1", "My son is allergic to peanuts.", "2024-03-01T09:00:00Z")], scope=SCOPE,
+                 session="march")
+    mem.remember([said("user", "b1", "My son is not allergic to peanuts.", "2024-03-31T09:00:00Z")], scope=SCOPE,
+                 session="april")
+    texts = [r.text for h in mem.search("is my son allergic to peanuts", scope=SCOPE) for r in h.records]
+    assert "My son is allergic to peanuts." in texts and "My son is not allergic to peanuts." in texts, texts
+    mem.remember([said("user", "c1", "My sister Anna moved to Berlin last year, she loves the city."),
+                  said("assistant", "c2", "That's great news for Anna.")], scope=SCOPE, session="anna")
+    mem.remember([said("user", "d1", "We moved to Berlin.")], scope=SCOPE, session="us")
+    shown = mem.context("did Anna or we move to Berlin", scope=SCOPE)
+    assert "We moved to Berlin." in shown and "My sister Anna moved to Berlin" in shown, shown

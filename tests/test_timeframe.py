@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from remem import Memory, Scope
-from remem.core.recall.planner import recall, recall_context
+from remem.core.recall.planner import recall, recall_context, time_frame
 from remem.core.recall.timeframe import mentions, parse_timeframe
 
 UTC = dt.timezone.utc
@@ -35,10 +35,19 @@ def day(y: int, m: int, d: int) -> dt.datetime:
     ("what did we use before March?", None, day(2023, 3, 1)),
     ("what changed after May 2023?", day(2023, 6, 1), None),
     ("what did we ship last Friday?", day(2023, 11, 17), day(2023, 11, 18)),
+    ("what will we do this winter?", day(2023, 12, 1), day(2024, 3, 1)),  # asked in November: the one coming
+    ("what did I buy 2 weekends ago?", day(2023, 11, 11), day(2023, 11, 13)),  # asked on a Monday
+    ("what did I buy a weekend ago?", day(2023, 11, 18), day(2023, 11, 20)),
+    ("what dessert did I have after lunch on May 8, 2023?", day(2023, 5, 8), day(2023, 5, 9)),  # that day
 ])
 def test_questions_name_time_windows(question: str, start: dt.datetime | None, end: dt.datetime | None) -> None:
     frame = parse_timeframe(question, NOW)
     assert frame is not None and frame.resolved and (frame.start, frame.end) == (start, end), frame
+
+
+def test_this_season_is_the_one_under_way() -> None:
+    frame = parse_timeframe("what did we do this winter?", day(2024, 2, 10))
+    assert frame is not None and (frame.start, frame.end) == (day(2023, 12, 1), day(2024, 3, 1))
 
 
 @pytest.mark.parametrize("question", ["When did Caroline go to the LGBTQ support group?", "What may break?",
@@ -54,6 +63,25 @@ def test_relative_times_in_messages_resolve_against_when_they_were_said() -> Non
     assert got == {"Last Sunday": "2023-05-21", "yesterday": "2023-05-24", "4 years ago": "2019",
                    "last month": "April 2023"}
     assert mentions("yesterday", None) == []
+
+
+def test_times_past_the_calendar_never_stop_a_search(mem: Memory) -> None:
+    """A question or a stored message naming a time before year 1 ("3000 years ago") is searched without that
+    window; it used to raise out of search() and context() for every question of the scope."""
+    _said(mem, "In Luxor the guide said Karnak temple was begun about 4000 years ago.", day(2023, 5, 8), "k", "s1")
+    for question in ("what did the pharaohs build 3000 years ago?", "what happened 99999999 days ago?",
+                     "what did the guide say in May 2023?", "the temple guide last week?"):
+        assert [h.record.sources for h in mem.search(question, scope=SCOPE)][:1] == [("k",)], question
+        assert "Karnak" in mem.context(question, scope=SCOPE)
+
+
+def test_an_event_found_without_a_date_bounds_no_window(mem: Memory) -> None:
+    """"Before the migration": when the best match for the migration has no event time, there is no window (the
+    next dated hit used to bound it, and could be the very record asked for)."""
+    mem.add("The billing migration moved everything to Postgres.", scope=SCOPE, kind="fact")
+    _said(mem, "Billing reports ran on the MySQL replica during the migration planning.", day(2023, 4, 2), "old",
+          "s1")
+    assert time_frame(mem, "where did billing reports run before the billing migration?", scope=SCOPE) is None
 
 
 def _said(mem: Memory, text: str, when: dt.datetime, mid: str, session: str) -> None:

@@ -22,7 +22,7 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from .repeats import EPISODE_KIND, MessageKey, contained, hit_ids, hit_words, known, said_ids
+from .repeats import EPISODE_KIND, MessageKey, Place, hit_ids, hit_words, known, place_of, repeats, said_ids
 from ..types import MemoryRecord, SearchHit
 
 PASSAGE_MAX = 3
@@ -178,16 +178,16 @@ def join_passages(hits: Sequence[SearchHit]) -> list[SearchHit]:
         same.append(entry)
     out: list[SearchHit] = []
     shown: set[MessageKey] = set()
-    summaries: list[set[str]] = []
+    summaries: list[tuple[set[str], Place]] = []
     for entry in entries:
         hit = entry.result()
         src = hit_ids(hit)
         if src and src <= shown:
             continue
-        if hit.record.kind == EPISODE_KIND and contained(hit_words(hit), summaries):
+        if hit.record.kind == EPISODE_KIND and repeats(hit_words(hit), place_of(hit.record), summaries):
             continue  # a better-ranked session summary says it all (a passage with more to say stays)
         if hit.record.kind == "summary":
-            summaries.append(hit_words(hit))
+            summaries.append((hit_words(hit), place_of(hit.record)))
         if hit.passage and src & shown:  # part of it is shown already (two searches' passages overlap)
             hit = _without(hit, shown)
             src = hit_ids(hit)

@@ -27,7 +27,7 @@ from .passages import flatten, join_passages
 from .rendering import render_context
 from .repeats import distinct
 from .speakers import boost_named_speakers
-from .timeframe import TIME_BOOST, TimeFrame, fuse, parse_timeframe, resolve_anchor, without_phrase
+from .timeframe import TIME_BOOST, TimeFrame, fuse, parse_timeframe, resolve_anchor
 from ..types import SearchHit
 
 DEPTH = 5  # candidates fetched per hit asked for: repeats are removed and passages joined before the cut
@@ -88,6 +88,17 @@ def recall_context(memory: Any, query: str, *, scope: Any = None, token_budget: 
     """``context()`` over :func:`recall`: the rendered, budgeted block for a prompt."""
     hits = recall(memory, query, scope=scope, limit=limit * 2, now=now, **filters)
     return render_context(hits, token_budget)
+
+
+def without_phrase(query: str, frame: TimeFrame) -> str:
+    """The question minus the words that named its time ("where did X run before the migration" -> "where did
+    X run"): within the window, the time words only pull up the anchor event itself."""
+    low = query.lower()
+    at = low.find(frame.phrase.lower())
+    if at < 0:
+        return query
+    rest = (query[:at] + query[at + len(frame.phrase):]).strip(" ,?")
+    return rest if len(rest.split()) >= 2 else query
 
 
 __all__ = ["OPEN_PAD_DAYS", "PAD_DAYS", "Search", "plan", "recall", "recall_context", "time_frame"]

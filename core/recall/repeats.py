@@ -19,7 +19,9 @@ PROMOTE_MIN_OVERLAP = 0.5  # a memory is replaced by its episode only if the epi
 CONTAINED = 0.85  # share of a hit's words already in one rendered line that makes it a repeat
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _STOP = frozenset("a an the and or but if of to in on at by for with from as is are was were be been it its this "
-                  "that i me my we our you your he she they them their his her user users s so do did not no".split())
+                  "that i me my we our you your he she they them their his her user users s so do did".split())
+# "not" and "no" are words here: "is allergic" and "is not allergic" say different things
+SHORT = 6  # a line with fewer content words repeats only a line of its own conversation
 
 
 def _words(text: str) -> set[str]:
@@ -27,13 +29,22 @@ def _words(text: str) -> set[str]:
 
 
 MessageKey = tuple[object, object, str]
-"""A message as (scope, session, id): a caller's own message ids need only be unique within a session."""
+"""A message as (scope, conversation, id): a caller's own message ids need only be unique within a conversation
+(a session, or a thread of dated notes: a chat app numbers each chat's messages from 1)."""
+
+
+def conversation_of(rec: MemoryRecord) -> str | None:
+    """The session, else the thread, a record was said in (None: neither)."""
+    for key in ("session", "thread"):
+        value = rec.metadata.get(key)
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def said_ids(rec: MemoryRecord) -> frozenset[MessageKey]:
     """The messages a record stands for: an episode its own message, a memory the messages it came from."""
-    session = rec.metadata.get("session")
-    session = session if isinstance(session, str) else None
+    session = conversation_of(rec)
     if rec.sources:
         return frozenset((rec.scope, session, s) for s in rec.sources)
     mid = rec.metadata.get("message_id") if rec.kind == EPISODE_KIND or "thread" in rec.metadata else None
@@ -59,6 +70,21 @@ def contained(words: set[str], lines: Iterable[set[str]]) -> bool:
         if len(prev) >= need and len(words & prev) >= need:
             return True
     return False
+
+
+Place = tuple[object, object]
+"""Where a line was said: (scope, conversation)."""
+
+
+def place_of(rec: MemoryRecord) -> Place:
+    return rec.scope, conversation_of(rec)
+
+
+def repeats(words: set[str], where: Place, lines: Iterable[tuple[set[str], Place]]) -> bool:
+    """Whether a line (its ``words``, said at ``where``) repeats one of ``lines``: nearly all its words are in
+    one of them; a short line's only in one of its own conversation ("We moved to Berlin." is not "My sister
+    Anna moved to Berlin")."""
+    return contained(words, (w for w, at in lines if len(words) >= SHORT or at == where))
 
 
 def known(keys: frozenset[MessageKey]) -> set[MessageKey]:
@@ -102,8 +128,8 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """``hits`` in rank order with every repeat removed (see the module docstring)."""
     out: list[SearchHit] = []
     said: set[MessageKey] = set()
-    seen_words: list[set[str]] = []  # the words of each line kept
-    seen_not_summaries: list[set[str]] = []  # of each line kept but a summary's
+    seen_words: list[tuple[set[str], Place]] = []  # the words of each line kept, and where it was said
+    seen_not_summaries: list[tuple[set[str], Place]] = []  # of each line kept but a summary's
     sessions: set[tuple[object, object]] = set()
     for h in _promote(hits):
         rec = h.record
@@ -113,17 +139,17 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
         session = (rec.scope, rec.metadata.get("session"))
         if rec.kind == "summary" and session[1] is not None and session in sessions:
             continue  # the session's own turns or memories, ranked higher, already said the relevant part
-        sessions.add(session)
-        words = hit_words(h)
+        words, where = hit_words(h), place_of(rec)
         # a message is weighed against summaries once joined (passages.join_passages)
-        if contained(words, seen_words if rec.kind != EPISODE_KIND else seen_not_summaries):
+        if repeats(words, where, seen_words if rec.kind != EPISODE_KIND else seen_not_summaries):
             continue
+        sessions.add(session)
         out.append(h)
-        seen_words.append(words)
+        seen_words.append((words, where))
         if rec.kind != "summary":  # a summary only quotes its turns in part: they can still be said in full
             said.update(known(src))
-            seen_not_summaries.append(words)
+            seen_not_summaries.append((words, where))
     return out
 
 
-__all__ = ["EPISODE_KIND", "MessageKey", "contained", "distinct", "hit_ids", "hit_words", "known", "said_ids"]
+__all__ = ["EPISODE_KIND", "MessageKey", "Place", "contained", "conversation_of", "place_of", "repeats", "distinct", "hit_ids", "hit_words", "known", "said_ids"]

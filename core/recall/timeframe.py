@@ -5,7 +5,7 @@ Two jobs, both deterministic and offline:
 * :func:`parse_timeframe` reads the time a *question* names into a :class:`TimeFrame` — a window of event time
   (``occurred_at``), open on one side for "before ..." / "since ...", or an anchor event to look up ("before the
   migration": the window ends when the migration happened). Recall then filters or boosts by it
-  (:func:`boost`, :func:`fuse`, :func:`resolve_anchor`); records without an event time are never filtered out.
+  (:func:`fuse`, :func:`resolve_anchor`); records without an event time are never filtered out.
 * :func:`mentions` resolves the relative times a *message* uses against when it was said ("yesterday" said on
   8 May 2023 is 7 May 2023), so rendering can say the date a reader would otherwise have to work out.
 
@@ -81,7 +81,10 @@ class TimeFrame:
         """The window widened on its closed sides (a day named in a question is often the day before or after
         the conversation that told of it)."""
         pad = _dt.timedelta(days=days)
-        return replace(self, start=self.start - pad if self.start else None, end=self.end + pad if self.end else None)
+        try:
+            return replace(self, start=self.start - pad if self.start else None, end=self.end + pad if self.end else None)
+        except OverflowError:  # at the calendar's edge: as it is
+            return self
 
     def where(self) -> dict[str, dict[str, _dt.datetime]]:
         """The ``where=`` filter of this window (records with an event time inside it)."""
@@ -146,9 +149,9 @@ def _part(start: _dt.datetime, end: _dt.datetime, part: str | None) -> tuple[_dt
 
 
 def _shift(when: _dt.datetime, n: int, unit: str) -> _dt.datetime:
-    if unit in ("day", "weekend"):
+    if unit == "day":
         return when - _dt.timedelta(days=n)
-    if unit == "week":
+    if unit in ("week", "weekend"):  # "2 weekends ago": the weekend of the week two weeks back
         return when - _dt.timedelta(weeks=n)
     if unit == "month":
         m = when.month - n
@@ -245,7 +248,10 @@ def mentions(text: str, said_at: _dt.datetime | None) -> list[Mention]:
         for m in rx.finditer(text):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
-            window = _relative(kind, m, said_at)
+            try:
+                window = _relative(kind, m, said_at)
+            except (ValueError, OverflowError):  # "3000 years ago": before the calendar's first year
+                continue
             if window is not None:
                 taken.append((m.start(), m.end()))
                 out.append(Mention(m.group(0), *window))
@@ -326,8 +332,9 @@ def _absolute(text: str, now: _dt.datetime) -> tuple[tuple[_dt.datetime, _dt.dat
                 y = max(w[0].year for w in windows if w[1] <= now)
             elif which == "next":
                 y = min(w[0].year for w in windows if w[0] > now)
-            else:
-                y = now.year
+            else:  # "this winter": the one under way, else the next
+                y = next((w[0].year for w in windows if w[0] <= now < w[1]), None) or min(
+                    w[0].year for w in windows if w[0] > now)
         else:
             continue
         found.append((m.start(), (_month_start(y, first), _month_start(y, last)), m.group(0)))
@@ -361,10 +368,17 @@ _ANCHOR_STOP = re.compile(r"(?:,|\b(?:and|or|but|when|while|where|who|which|that
 
 
 def parse_timeframe(query: str, now: _dt.datetime | None = None) -> TimeFrame | None:
-    """The time window a question names, or None. ``now`` (default: the current time) anchors relative
-    expressions ("last week") and dates without a year."""
+    """The time window a question names, or None (also for one past the calendar: "3000 years ago"). ``now``
+    (default: the current time) anchors relative expressions ("last week") and dates without a year."""
     if not isinstance(query, str) or not query.strip():
         return None
+    try:
+        return _parse(query, now)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _parse(query: str, now: _dt.datetime | None) -> TimeFrame | None:
     now = now or _dt.datetime.now(UTC)
     now = now if now.tzinfo else now.replace(tzinfo=UTC)
     rel = _RELATION_RE.search(query)
@@ -375,7 +389,10 @@ def parse_timeframe(query: str, now: _dt.datetime | None = None) -> TimeFrame | 
                                                                    "ahead of") else "after"
         rest = rel.group("rest")
         got = _window(rest, now) or _window("in " + rest, now)  # "before March": a month right after the word
-        if got is not None and ("in " + rest).lower().find(got[1].lower()) <= 15:  # "before May 2023", "since last week"
+        lead = ("in " + rest)[:max(0, ("in " + rest).lower().find(got[1].lower()))].split()[1:] if got else []
+        if got is not None and len(lead) > 1 and lead[-1].lower() in ("on", "in", "at", "during"):
+            return TimeFrame(*got[0], got[1])  # "after lunch on May 8": the day of the event named
+        if got is not None and len(" ".join(lead)) <= 12:  # "before May 2023", "since last week"
             (start, end), phrase = got
             phrase = f"{rel.group('rel')} {re.sub(r'^in ', '', phrase)}"
             if relation == "before":
@@ -396,10 +413,10 @@ def parse_timeframe(query: str, now: _dt.datetime | None = None) -> TimeFrame | 
 # ---------------------------------------------------------------------------------------------- recall
 def resolve_anchor(frame: TimeFrame, search: Callable[[str], Sequence[SearchHit]]) -> TimeFrame | None:
     """Turn "before/after <event>" into a window: ``search(anchor)`` finds the event; its event time bounds
-    the window ("after": from the start of its day). None when no hit with an event time is found."""
+    the window ("after": from the start of its day). None when the best match has no event time."""
     if frame.anchor is None:
         return frame
-    for hit in search(frame.anchor)[:3]:
+    for hit in search(frame.anchor)[:1]:  # the event is the best match, or unknown: not the next dated one
         when = hit.record.occurred_at
         if when is not None:
             found = (hit.record.id,)
@@ -408,14 +425,6 @@ def resolve_anchor(frame: TimeFrame, search: Callable[[str], Sequence[SearchHit]
             day = when.replace(hour=0, minute=0, second=0, microsecond=0)  # what followed is often told that day
             return replace(frame, start=day, end=None, anchor=None, anchor_ids=found)
     return None
-
-
-def boost(hits: Sequence[SearchHit], frame: TimeFrame | None, factor: float = TIME_BOOST) -> list[SearchHit]:
-    """``hits`` re-ranked: those whose event time falls in ``frame`` score ``1 + factor`` times higher."""
-    if frame is None or not frame.resolved:
-        return list(hits)
-    out = [replace(h, score=h.score * (1.0 + factor)) if frame.matches(h.record) else h for h in hits]
-    return sorted(out, key=lambda h: h.score, reverse=True)
 
 
 def fuse(hits: Sequence[SearchHit], inside: Sequence[SearchHit], frame: TimeFrame | None,
@@ -434,16 +443,4 @@ def fuse(hits: Sequence[SearchHit], inside: Sequence[SearchHit], frame: TimeFram
     return sorted(out, key=lambda h: h.score, reverse=True)
 
 
-def without_phrase(query: str, frame: TimeFrame) -> str:
-    """The question minus the words that named its time ("where did X run before the migration" -> "where did
-    X run"): within the window, the time words only pull up the anchor event itself."""
-    low = query.lower()
-    at = low.find(frame.phrase.lower())
-    if at < 0:
-        return query
-    rest = (query[:at] + query[at + len(frame.phrase):]).strip(" ,?")
-    return rest if len(rest.split()) >= 2 else query
-
-
-__all__ = ["Mention", "TIME_BOOST", "TimeFrame", "boost", "fuse", "mentions", "parse_timeframe", "resolve_anchor",
-           "without_phrase"]
+__all__ = ["Mention", "TIME_BOOST", "TimeFrame", "fuse", "mentions", "parse_timeframe", "resolve_anchor"]
