@@ -121,7 +121,7 @@ def did_not_run(action: str, reason: str) -> str:
 def record_line(rec: MemoryRecord, *, lead: str = "- ", dated: bool = True) -> str:
     """A record as a tool shows it: its rendered line, its id (to forget it by) and its provenance (the ids of
     the messages it came from; an episode's is its own message)."""
-    src = f"; sources: {', '.join(rec.sources)}" if rec.sources else ""
+    src = f"; sources: {', '.join(' '.join(s.split()) for s in rec.sources)}" if rec.sources else ""  # one line
     return f"{hit_line(rec, lead=lead, dated=dated)} (id: {rec.id}{src})"
 
 

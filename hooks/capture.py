@@ -66,7 +66,8 @@ def _redact(messages: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[
         result = redactor.redact(msg["content"])
         for kind, n in result.counts.items():
             counts[kind] = counts.get(kind, 0) + n
-        out.append({"role": msg["role"], "content": result.text, **({"id": msg["id"]} if msg.get("id") else {})})
+        out.append({"role": msg["role"], "content": result.text,
+                    **{k: msg[k] for k in ("id", "timestamp") if msg.get(k)}})  # when it was said, not drained
     return out, counts
 
 
@@ -161,7 +162,7 @@ def capture(inp: HookInput) -> dict[str, Any]:
         else:
             note = "no transcript_path; captured the final answer only"
         already = _raw_final(already, inp.last_assistant_message, found)
-        messages = transcript.to_messages(found, inp.last_assistant_message, already)
+        messages = transcript.to_messages(found, inp.last_assistant_message, already, with_time=True)
         final = transcript.normalize(inp.last_assistant_message) or already  # redacted by write_json
         if not messages:
             if (offset, last_uuid, final, tenant) != tuple(state.get(k) for k in ("offset", "last_uuid", "final",

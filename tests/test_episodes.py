@@ -123,6 +123,21 @@ def test_a_capture_of_only_the_new_messages_keeps_positions_and_context(mem: Mem
     assert mem.count(scope=SCOPE, kind="episode", where={"meta.session": "live"}) == 4
 
 
+def test_a_capture_that_opens_as_the_last_one_did_but_says_more_is_kept(mem: Memory) -> None:
+    """"Run the tests", again: an adapter's capture of a run's new messages opens with the same words as the
+    capture before, which used to make it "an older snapshot" and keep nothing of it."""
+    ask = "What is the build status of the payments service?"
+    mem.remember([msg("user", ask), msg("assistant", "Green: 124 tests passed on main."),
+                  msg("user", "Good. Dana owns the payments on-call rotation this month."),
+                  msg("assistant", "Noted.")], scope=SCOPE, session="runs")
+    run2 = mem.remember([msg("user", ask), msg("assistant", "Red now: test_refund_rounding fails since 3f2a91c.")],
+                        scope=SCOPE, session="runs")
+    assert [e.text for e in run2.episodes] == ["Red now: test_refund_rounding fails since 3f2a91c."]
+    assert "3f2a91c" in mem.context("why is the payments build red", scope=SCOPE)
+    assert mem.remember([msg("user", ask), msg("assistant", "Green: 124 tests passed on main.")], scope=SCOPE,
+                        session="runs").episodes == []  # an older snapshot still stores nothing
+
+
 def test_what_was_said_next_reaches_the_episodes_of_an_earlier_capture(mem: Memory) -> None:
     """A question stored by one capture is found by its answer once the next capture brings it: the last
     episodes' context and BM25 are rewritten in place (never their text, never across sessions), and a

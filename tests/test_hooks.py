@@ -172,8 +172,10 @@ def test_repeated_stops_capture_each_turn_once(plugin: Plugin) -> None:
     first = plugin.spool()
     assert len(first) == 1
     msgs = first[0]["messages"]
-    # each message keeps its transcript entry's uuid as its id (the sources of what is distilled from it)
-    assert msgs[0] == {"role": "user", "content": msgs[0]["content"], "id": "a0000000-0000-4000-8000-000000000003"}
+    # each message keeps its transcript entry's uuid as its id (the sources of what is distilled from it) and its
+    # time (when it was said, not when the spool was drained)
+    assert msgs[0] == {"role": "user", "content": msgs[0]["content"], "id": "a0000000-0000-4000-8000-000000000003",
+                       "timestamp": "2026-11-28T09:03:00.000Z"}
     assert "Redis or Postgres" in msgs[0]["content"] and "system-reminder" not in msgs[0]["content"]
     assert [m["role"] for m in msgs] == ["user", "assistant", "assistant"]
     assert msgs[1]["content"] == "Let me look at how the worker claims jobs today."   # said on the way, kept
@@ -198,6 +200,7 @@ def test_repeated_stops_capture_each_turn_once(plugin: Plugin) -> None:
     assert [r.kind for r in stored].count("summary") == 1      # one session, one summary, updated in place
     assert sum("SKIP LOCKED" in r.text for r in stored if r.kind not in ("summary", "episode")) <= 1
     assert sum("SKIP LOCKED" in r.text for r in stored if r.kind == "episode") == 1  # what was said, kept once
+    assert {r.occurred_at.date().isoformat() for r in stored if r.kind == "episode"} == {"2026-11-28"}  # said then
 
 
 def test_final_answer_is_captured_when_the_transcript_lags_and_not_twice(plugin: Plugin) -> None:

@@ -9,6 +9,7 @@ the queue and the LLM are not the store, so this copy must already hold no secre
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -36,7 +37,13 @@ def redact_capture(redactor: Any, messages: list[Any], metadata: Mapping[str, An
             counts[k] = counts.get(k, 0) + n
         return res.text
 
-    out = [{**m, "id": text(m["id"])} if isinstance(m, dict) and isinstance(m.get("id"), str) else m
+    def message_id(value: str) -> str:
+        """An id a rule changed (a key or an address pasted as one) or with a line break is its hash: two
+        messages never share "<[REDACTED:email]>", and no id starts a line of its own where a tool lists it."""
+        red = text(value)
+        return value if red == value and value.isprintable() else "msg-" + hashlib.sha256(value.encode()).hexdigest()[:24]
+
+    out = [{**m, "id": message_id(m["id"])} if isinstance(m, dict) and isinstance(m.get("id"), str) else m
            for m in redacted]
     meta, meta_counts = redactor.redact_data(dict(metadata or {}))
     for k, n in meta_counts.items():

@@ -39,7 +39,7 @@ from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillatio
 from .capture_redaction import redact_capture
 from .conversation import (Turn, check_messages, conversation_turns, normalize_messages, strip_recalled,
                            to_plain_messages)
-from .episodes import EPISODE_KIND, assign_ids, keep_episodes, spoken
+from .episodes import EPISODE_KIND, assign_ids, existing_ids, keep_episodes, spoken
 from .neighbours import similar_memories
 from .summaries import find_summary, summary_sources
 from .keyless import KeylessDistiller, split_sentences
@@ -112,7 +112,7 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
              metadata: Mapping[str, Any] | None, source: str | None, tags: Iterable[str] | None,
              episodes: bool = True) -> _Prep:
     scope = Scope.coerce(scope)
-    redactor = _redactor(pii)
+    redactor = _redactor(engine.settings.pii if pii is None else pii)  # None: as the store redacts
     plain = to_plain_messages(messages)
     for problem in check_messages(plain):  # a role it cannot read raises here, before anything is stored
         log.warning("remember(): %s", problem)
@@ -130,13 +130,21 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
         covered = int(meta.get("covered") or 0)
         if 0 < covered <= len(turns) and meta.get("prefix") == _turn_hash(turns[:covered]):
             new_turns, continuation = list(turns[covered:]), True
-        elif covered > len(turns) and meta.get("head") == _turn_hash(turns[:1]):
+        elif covered > len(turns) and meta.get("head") == _turn_hash(turns[:1]) and _all_stored(engine, scope, sid,
+                                                                                               turns):
             new_turns, continuation = [], True  # an older snapshot of a session already distilled further
     offset = 0 if continuation or previous is None else int(previous.metadata.get("messages") or 0)
     return _Prep(scope=scope, session=sid, messages=redacted, turns=turns, new_turns=new_turns,
                  continuation=continuation, previous=previous, result=result, metadata=capture.metadata,
                  source=capture.source or "remember", tags=capture.tags, redactor=redactor, offset=offset,
                  keep_episodes=episodes)
+
+
+def _all_stored(engine: Any, scope: Scope, session: str, turns: Sequence[Any]) -> bool:
+    """Whether every message of ``turns`` is stored already: a capture that starts as the last one did ("run the
+    tests", again) but says something new is no older snapshot, though its first message hashes alike."""
+    ids = [t.id for t in spoken(turns) if t.id]
+    return len(existing_ids(engine, scope, session, ids)) == len(set(ids))
 
 
 def _store_episodes(engine: Any, prep: _Prep) -> None:

@@ -8,6 +8,7 @@ long-lived service's ``add()`` as they do to ``remember()``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import numbers
@@ -164,11 +165,20 @@ class Validator:
             return ()
         if isinstance(sources, str):
             sources = [sources]
-        out = tuple(dict.fromkeys(str(self.redact(str(s))) for s in sources))
-        if len(out) > MAX_SOURCES or any(not s or len(s) > MAX_SOURCE_ID_CHARS for s in out):
+        raw = [str(s) for s in sources]
+        if len(raw) > MAX_SOURCES or any(not s or len(s) > MAX_SOURCE_ID_CHARS for s in raw):
             raise ValueError(f"sources must be at most {MAX_SOURCES} non-empty ids of at most "
                              f"{MAX_SOURCE_ID_CHARS} characters")
-        return out
+        return tuple(dict.fromkeys(_fitted_id(str(self.redact(s))) for s in raw))
+
+
+def _fitted_id(sid: str) -> str:
+    """An id as stored and shown: one that redaction made longer than the limit, or that holds a line break (it
+    would start a line of its own where a tool lists it), keeps its head and a hash of the whole."""
+    if len(sid) <= MAX_SOURCE_ID_CHARS and sid.isprintable():
+        return sid
+    head = "".join(c if c.isprintable() else " " for c in sid[:MAX_SOURCE_ID_CHARS - 26])
+    return f"{head}#{hashlib.sha256(sid.encode()).hexdigest()[:24]}"
 
 
 def check_limit(name: str, value: Any, *, low: int = 1, high: int = 10_000) -> int:
