@@ -147,12 +147,13 @@ class ServiceConnection:
         return self._done(op, await self.async_client.call(op.name, **sent), kept)
 
     def encodable(self, arguments: Mapping[str, Any]) -> bool:
-        """Whether these arguments can cross the socket (an LLM object, say, cannot)."""
+        """Whether these arguments can cross the socket (an LLM object, say, cannot; nor a NaN timestamp, which a
+        capture reads as no time, pandas' missing value)."""
         from .service.client import encode
 
         try:
             encode(dict(arguments))
-        except TypeError:
+        except (TypeError, ValueError):
             return False
         return True
 

@@ -351,11 +351,18 @@ def test_export_import_round_trip_is_idempotent(any_mem: Memory, memory_factory,
     assert found[0] == new.id and old.id not in found
 
 
-def test_import_rejects_garbage_with_line_number(mem: Memory, tmp_path) -> None:
+def test_import_rejects_garbage_with_line_number(mem: Memory, memory_factory, tmp_path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"remem_export": 1}) + "\n" + "{not json\n")
     with pytest.raises(ValueError, match="bad.jsonl:2"):
         mem.import_(bad)
+    good = tmp_path / "good.jsonl"
+    mem.add("the dentist is on Friday", scope=ALICE, occurred_at="2024-05-03T09:00:00Z")
+    mem.export(good, scope=ALL_TENANTS)
+    late = tmp_path / "late.jsonl"  # a time add() refuses is refused by an import too (context() used to crash)
+    late.write_text(good.read_text().replace("2024-05-03T09:00:00", "9999-12-31T12:00:00"))
+    with pytest.raises(ValueError, match="between the years 1 and 9998"):
+        memory_factory("none").import_(late, scope=ALL_TENANTS)
 
 
 def test_backup_writes_a_restorable_file(mem: Memory, memory_factory) -> None:

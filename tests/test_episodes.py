@@ -199,6 +199,9 @@ def test_episodes_can_be_turned_off_and_bad_timestamps_never_fail_a_capture(mem:
     [pref] = res.added
     assert pref.occurred_at is None and len(pref.sources) == 1  # a derived message id still names its source
     assert "message 0 has timestamp 'not a date'" in caplog.text  # kept undated, and said so
+    edge = mem.remember([msg("user", "The archive job runs on Sundays.", "9999-12-31T23:59:59Z"),
+                         msg("user", "The backup job runs on Mondays.", float("nan"))], scope=SCOPE, session="y")
+    assert [e.occurred_at for e in edge.episodes] == [None, None]  # the calendar's end, NaN: no time a record keeps
 
 
 def test_a_role_remember_cannot_read_is_refused_before_anything_is_stored(mem: Memory) -> None:

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
+from ..types import record_time
+
 
 @dataclass(frozen=True)
 class Turn:
@@ -136,7 +138,7 @@ def message_time(msg: Mapping[str, Any]) -> _dt.datetime | None:
         if value is None or value == "":
             continue
         try:
-            return _time_of(value)
+            return record_time(_time_of(value))  # a time a record can keep (not at the calendar's ends)
         except ValueError:
             continue
     return None
@@ -157,10 +159,10 @@ def check_messages(messages: Sequence[Mapping[str, Any]]) -> list[str]:
             if value is None or value == "":
                 continue
             try:
-                _time_of(value)
+                record_time(_time_of(value))
             except ValueError:
-                unread.append(f"message {i} has {key} {str(value)[:40]!r}, neither ISO 8601 nor epoch seconds: "
-                              "kept without its date")
+                unread.append(f"message {i} has {key} {str(value)[:40]!r}, no time between the years 1 and 9998 in "
+                              "ISO 8601 or epoch seconds: kept without its date")
     return unread
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..config import private_dir
 from ..scope import ALL_TENANTS, coerce_scope
-from ..types import MemoryRecord, ScopeError, utcnow
+from ..types import MemoryRecord, ScopeError, record_time, utcnow
 from .plan import EmbedDocuments, Plan
 from .records import content_hash, from_payload
 
@@ -106,6 +106,8 @@ def import_plan(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = 
 def _checked(engine: "Engine", r: MemoryRecord) -> MemoryRecord:
     check = engine.check
     check.scope(r.scope)
+    for name in ("occurred_at", "created_at"):  # what add() refuses, an import refuses too
+        record_time(getattr(r, name))
     r = replace(r, text=check.text(r.text), kind=check.kind(r.kind), tags=check.tags(r.tags),
                 importance=check.importance(r.importance), metadata=check.metadata(r.metadata),
                 source=check.source(r.source), context=check.context(r.context), sources=check.sources(r.sources))
