@@ -16,7 +16,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from .recall.rendering import hit_line, hit_lines
+from .recall.rendering import fit_hits, hit_line, hit_lines
 from .scope import ScopeSpec, resolve_scope
 from .types import MemoryRecord, RememError, Scope, SearchHit
 
@@ -147,10 +147,12 @@ def run_memory_search(memory: Any, query: str, scope: Scope | None, *, limit: in
         return did_not_run("search", NO_SCOPE)
     if not isinstance(query, str) or not query.strip():
         return did_not_run("search", "the query is empty")
+    wanted = [tags] if isinstance(tags, str) else list(tags) if tags else None  # one tag as a string is that tag
     try:
         hits = within_turn(lambda: memory.search(query, scope=scope, limit=max(1, min(int(limit), 50)),
-                                                 kind=kind or None, tags=list(tags) if tags else None,
-                                                 token_budget=token_budget))
+                                                 kind=kind or None, tags=wanted))
+        if token_budget is not None:  # fitted as shown here: each line also names its id and sources
+            hits = fit_hits(hits, token_budget, header="", line=record_line)
     except Exception as exc:  # noqa: BLE001 - a tool must answer, not crash the agent's turn
         log.warning("memory_search failed: %s", exc)
         return did_not_run("search", _reason(exc))

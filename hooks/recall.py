@@ -20,7 +20,7 @@ from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIG
                      env_float, env_int, last_recall_dir, log, open_memory, read_json, safe_name, service_running,
                      uses_service, write_json)
 from .after import defer
-from .digest import CHARS_PER_TOKEN, build_digest, covered, said
+from .digest import build_digest, covered, said, token_estimate
 from .injected import Shown
 from remem.core.recall.passages import bracket, passage_lines
 from remem.core.recall.repeats import distinct
@@ -131,20 +131,19 @@ def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[tuple[Any,
     """The hits worth injecting, best first, as the records each shows (a passage: its messages): each thing
     said once (:func:`remem.core.recall.repeats.distinct`: a memory and the episode it came from, a summary
     and its turns), nothing this session's context holds already (:meth:`Shown.wanted`), within the budget
-    (~3.5 characters a token; one that does not fit leaves room for smaller ones, and a passage that does not
-    fit is cut to its best message, as in ``context()``)."""
-    limit = int(budget_tokens * CHARS_PER_TOKEN)
-    used = len(RECALL_HEADER) + 1
+    (estimated: :func:`~remem.hooks.digest.token_estimate`; one that does not fit leaves room for smaller ones,
+    and a passage that does not fit is cut to its best message, as in ``context()``)."""
+    used = token_estimate(RECALL_HEADER + "\n")
     out: list[tuple[Any, ...]] = []
     for hit in distinct(hits):
         recs = tuple(rec for rec in hit.records if shown.wanted(rec))
         if not recs:
             continue
-        cost = len(hit_lines(recs)) + 1
-        if used + cost > limit and len(recs) > 1:  # too long: its best message (or the first left) may fit
+        cost = token_estimate(hit_lines(recs) + "\n")
+        if used + cost > budget_tokens and len(recs) > 1:  # too long: its best message (or the first left) may fit
             recs = (hit.record,) if hit.record in recs else recs[:1]
-            cost = len(hit_lines(recs)) + 1
-        if used + cost > limit:
+            cost = token_estimate(hit_lines(recs) + "\n")
+        if used + cost > budget_tokens:
             continue
         out.append(recs)
         used += cost

@@ -263,3 +263,28 @@ def test_different_things_said_alike_are_each_shown(mem: Memory) -> None:
     mem.remember([said("user", "d1", "We moved to Berlin.")], scope=SCOPE, session="us")
     shown = mem.context("did Anna or we move to Berlin", scope=SCOPE)
     assert "We moved to Berlin." in shown and "My sister Anna moved to Berlin" in shown, shown
+
+
+def test_every_reader_of_recall_keeps_its_token_budget_and_whole_characters(mem: Memory) -> None:
+    """context() cuts long CJK or emoji lines at whole characters; a memory tool's answer (lines that also name
+    ids and sources) and the Claude Code prompt hook stay within their token budgets, CJK included; one tag
+    given as a string filters by that tag."""
+    from remem.core.recall.tokens import count_tokens
+    from remem.core.tooling import run_memory_search
+    from remem.hooks.injected import Shown
+    from remem.hooks.recall import RECALL_HEADER, render_chosen, select
+
+    zh = "我们决定把订单数据库迁移到 PostgreSQL 16 ，因为 MySQL 的复制一直有问题，周五晚上上线。"
+    for i in range(12):
+        mem.remember([said("user", f"z{i}", zh * 6 + f" 批次 {i} 🚀🎉"), said("assistant", f"y{i}", "好的 " + zh)],
+                     scope=SCOPE, session=f"zh{i}")
+    ctx = mem.context("PostgreSQL MySQL", scope=SCOPE, token_budget=400)
+    assert "\ufffd" not in ctx and 0 < count_tokens(ctx) <= 400
+    for budget in (300, 600):
+        answer = run_memory_search(mem, "PostgreSQL MySQL", SCOPE, limit=20, token_budget=budget)
+        assert "sources:" in answer and count_tokens(answer) <= budget, budget
+    hits = mem.search("PostgreSQL MySQL", scope=SCOPE, limit=20)
+    injected = render_chosen(select(hits, Shown("another-session"), 800))
+    assert injected.startswith(RECALL_HEADER) and count_tokens(injected) <= 800
+    mem.add("Alice prefers green tea", scope=SCOPE, tags=["drinks"])
+    assert [h.text for h in mem.search("tea", scope=SCOPE, tags="drinks")] == ["Alice prefers green tea"]

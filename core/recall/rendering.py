@@ -55,19 +55,21 @@ def _resolved_times(rec: MemoryRecord, text: str) -> str:
     return f" ({'; '.join(f'{m.phrase} = {m.describe()}' for m in found)})" if found else ""
 
 
-def fit_hits(hits: Sequence[SearchHit], token_budget: int | None, *, header: str = HEADER) -> list[SearchHit]:
-    """The distinct hits, in rank order, whose rendered lines (plus header) fit in ``token_budget``; a passage
-    too long for what is left is cut to its best message (LoCoMo BM25, answer tokens 0.755 -> 0.759)."""
+def fit_hits(hits: Sequence[SearchHit], token_budget: int | None, *, header: str = HEADER,
+             line: Callable[..., str] = hit_line) -> list[SearchHit]:
+    """The distinct hits, in rank order, whose lines as ``line`` renders them (plus header) fit in
+    ``token_budget``; a passage too long for what is left is cut to its best message (LoCoMo BM25, answer tokens
+    0.755 -> 0.759)."""
     kept_all = distinct(hits)
     if token_budget is None:
         return kept_all
     used = count_tokens(header) + 1 if header else 0
     kept: list[SearchHit] = []
     for hit in kept_all:
-        cost = count_tokens(hit_lines(hit)) + 1  # +1 for the newline joining lines
+        cost = count_tokens(hit_lines(hit, line)) + 1  # +1 for the newline joining lines
         if used + cost > token_budget and hit.passage:  # a passage that does not fit: its best message may
             best = SearchHit(record=hit.record, score=hit.score, relevance=hit.relevance)
-            if used + (alone := count_tokens(hit_lines(best)) + 1) <= token_budget:
+            if used + (alone := count_tokens(hit_lines(best, line)) + 1) <= token_budget:
                 hit, cost = best, alone
         if used + cost > token_budget:
             if cost > 40:  # a long line does not fit; a shorter one further down still may

@@ -56,7 +56,7 @@ def _names(query: str) -> set[str]:
         if cased and not word[0].isupper():
             continue
         folded = re.sub(r"'s$", "", word.casefold())
-        if cased and folded in _QUESTION_WORDS and _SENTENCE_START.search(text[:m.start()]):
+        if cased and folded in _QUESTION_WORDS and _SENTENCE_START.search(text[max(0, m.start() - 64):m.start()]):
             continue
         names.add(folded)
     return names

@@ -25,16 +25,21 @@ def count_tokens(text: str) -> int:
 
 
 def truncate_to_tokens(text: str, max_tokens: int, *, keep: str = "head") -> str:
-    """Cut ``text`` to at most ``max_tokens`` tokens, keeping its head, tail or both ends."""
+    """Cut ``text`` to at most ``max_tokens`` tokens, keeping its head, tail or both ends (at whole characters:
+    a cut through a character that spans tokens, as CJK and emoji do, drops it rather than showing "\ufffd")."""
     if max_tokens <= 0:
         return ""
     enc = encoding()
     ids = enc.encode(text, disallowed_special=())
     if len(ids) <= max_tokens:
         return text
+
+    def chars(part: list[int]) -> str:
+        return enc.decode_bytes(part).decode("utf-8", errors="ignore")
+
     if keep == "tail":
-        return enc.decode(ids[-max_tokens:])
+        return chars(ids[-max_tokens:])
     if keep == "both" and max_tokens >= 8:  # below that the " … " marker would eat the budget
         half = max_tokens // 2
-        return enc.decode(ids[:half]) + " … " + enc.decode(ids[len(ids) - (max_tokens - half - 2):])
-    return enc.decode(ids[:max_tokens])
+        return chars(ids[:half]) + " … " + chars(ids[len(ids) - (max_tokens - half - 2):])
+    return chars(ids[:max_tokens])

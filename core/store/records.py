@@ -216,7 +216,7 @@ def build_filter(
     if kind is not None:
         kinds = (kind,) if isinstance(kind, str) else tuple(kind)
         must.append(Cond("kind", eq=kinds[0]) if len(kinds) == 1 else Cond("kind", any_of=kinds))
-    for tag in tags or ():
+    for tag in (tags,) if isinstance(tags, str) else tags or ():  # one tag given as a string is that tag
         must.append(Cond("tags", eq=tag))
     where_must, where_not = where_conditions(where)
     must.extend(where_must)

@@ -87,7 +87,7 @@ class RememRetriever(BaseRetriever):
         self.scope = check_scope_spec(scope)
         self.limit = limit
         self.kind = kind
-        self.tags = list(tags) if tags else None
+        self.tags = [tags] if isinstance(tags, str) else list(tags) if tags else None
         self.where = dict(where) if where else None
         self.token_budget = token_budget
 
