@@ -102,3 +102,7 @@ def test_captures_into_real_memory(mem: Memory) -> None:
     cap.flush(30)
     assert saver.last_capture is not None and saver.last_capture.done()
     assert any("Helix" in r.text for r in mem.list(scope=Scope(user=user)))
+    # each episode names its LangChain message by the message's own id (what the thread's state holds)
+    ids = {m.id for m in _graph(saver).get_state({"configurable": {"thread_id": "r1"}}).values["messages"]}
+    episodes = mem.list(scope=Scope(user=user), kind="episode")
+    assert episodes and all(e.sources[0] in ids for e in episodes), (ids, [e.sources for e in episodes])

@@ -119,6 +119,8 @@ def test_retriever_node_of_a_passage_holds_its_messages_in_order_and_their_sourc
     text = top.node.get_content()
     assert text.index("Priya is getting married") < text.index("Congratulations")
     assert top.node.metadata["sources"] == ["u1", "a1"]
+    assert top.node.metadata["date"] == "2024-06-01"  # when it was said (the LLM sees it), not when stored
+    assert top.node.metadata["occurred_at"].startswith("2024-06-01T09:00:00")
     assert top.node.metadata["passage_ids"] == [e.id for e in res.episodes]
     assert "u1" not in top.node.get_content(metadata_mode=MetadataMode.LLM).replace(text, "")  # ids stay out
 

@@ -4,6 +4,7 @@ without holding up the result, and the first request of every run is pinned to m
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 from dataclasses import dataclass
@@ -301,7 +302,7 @@ def test_capture_sends_the_new_messages_without_delaying_the_result(mem: Memory)
     [(messages, scope, session)] = capture.calls
     assert scope == ALICE and session == result.conversation_id
     # Only this run's turns; memory-tool traffic and the older history are not sent again.
-    assert messages == [{"role": "user", "content": "I prefer green tea over coffee"},
+    assert untimed(messages) == [{"role": "user", "content": "I prefer green tea over coffee"},
                         {"role": "assistant", "content": "Noted: you prefer green tea."}]
     capture.gate.set()
     capture.flush(30)
@@ -362,7 +363,8 @@ def test_the_recalled_block_is_never_captured_and_an_answer_quoting_it_is_kept_a
     assert HEADER in seen and fact in seen  # the model did get the recall block
     capture.flush(30)
     [(messages, _, _)] = capture.calls
-    assert messages == [{"role": "user", "content": "when is my standup?"}, {"role": "assistant", "content": fact}]
+    assert untimed(messages) == [{"role": "user", "content": "when is my standup?"},
+                                 {"role": "assistant", "content": fact}]
     stored = mem.list(scope=ALICE)
     assert not any(HEADER in r.text or "· fact]" in r.text for r in stored)
     assert [r.text for r in stored if r.kind == "fact"] == [fact]
@@ -388,7 +390,7 @@ async def test_async_run_recalls_forces_and_captures(mem: Memory) -> None:
     assert all("standup is at 9:30" in r["instructions"] for r in script.requests)
     assert "9:30" in tool_returns(result.all_messages(), "memory_search")[0]
     capture.flush(30)
-    assert capture.calls[0][0][-1] == {"role": "assistant", "content": "Your standup is at 9:30."}
+    assert untimed(capture.calls[0][0][-1:]) == [{"role": "assistant", "content": "Your standup is at 9:30."}]
 
 
 async def test_streaming_run_recalls_forces_and_captures(mem: Memory) -> None:
@@ -417,6 +419,12 @@ def test_run_sync_with_everything(mem: Memory) -> None:
 
 # --- converter --------------------------------------------------------------------------------------------
 
+def untimed(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages without their ``timestamp`` (each user and assistant message has one: when it was said)."""
+    assert all(dt.datetime.fromisoformat(m["timestamp"]) for m in messages if m["role"] in ("user", "assistant"))
+    return [{k: v for k, v in m.items() if k != "timestamp"} for m in messages]
+
+
 def test_converter_produces_openai_style_dicts() -> None:
     messages: list[ModelMessage] = [
         ModelRequest(parts=[SystemPromptPart("You are helpful."),
@@ -429,7 +437,9 @@ def test_converter_produces_openai_style_dicts() -> None:
                             SystemPromptPart("Relevant memories: ...", metadata={"remem": "recall"})]),
         ModelResponse(parts=[TextPart("It is 3 degrees in Oslo.")]),
     ]
-    assert to_openai_messages(messages) == [
+    converted = to_openai_messages(messages)
+    assert converted[0]["timestamp"] == messages[0].parts[1].timestamp.isoformat()  # said then, not captured
+    assert untimed(converted) == [
         {"role": "user", "content": "Look at this\n[image]"},
         {"role": "assistant", "content": "Checking.",
          "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather",
@@ -438,7 +448,7 @@ def test_converter_produces_openai_style_dicts() -> None:
         {"role": "assistant", "content": "It is 3 degrees in Oslo."},
     ]
     no_tools = to_openai_messages(messages, include_system=True, include_tools=False)
-    assert no_tools == [{"role": "system", "content": "You are helpful."},
+    assert untimed(no_tools) == [{"role": "system", "content": "You are helpful."},
                         {"role": "user", "content": "Look at this\n[image]"},
                         {"role": "assistant", "content": "Checking."},
                         {"role": "assistant", "content": "It is 3 degrees in Oslo."}]

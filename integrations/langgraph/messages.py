@@ -39,7 +39,7 @@ def to_openai_message(message: Any) -> dict[str, Any] | None:
         if role is None:
             return None
         out: dict[str, Any] = {"role": role, "content": content_text(message.get("content"))}
-        for key in ("name", "tool_call_id", "tool_calls"):
+        for key in ("id", "timestamp", "name", "tool_call_id", "tool_calls"):
             if message.get(key):
                 out[key] = message[key]
         return out if out["content"] or out.get("tool_calls") else None
@@ -48,6 +48,9 @@ def to_openai_message(message: Any) -> dict[str, Any] | None:
     if role is None:
         return None
     out = {"role": role, "content": content_text(getattr(message, "content", ""))}
+    mid = getattr(message, "id", None)
+    if isinstance(mid, str) and mid:
+        out["id"] = mid  # the message's own id: the sources of what is distilled from it
     name = getattr(message, "name", None)
     if name:
         out["name"] = name

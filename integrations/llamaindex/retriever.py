@@ -30,13 +30,14 @@ def record_to_node(record: MemoryRecord, score: float | None = None) -> NodeWith
 
     The memory's own metadata is merged in first, so remem's fields win on a name clash.
     """
-    when = record.valid_from or record.created_at
+    when = record.event_time  # when it happened or was said, as context() dates it
     meta: dict[str, Any] = dict(record.metadata or {})
     meta.update({
         "memory_id": record.id,
         "kind": record.kind,
         "tags": list(record.tags),
         "date": when.strftime("%Y-%m-%d"),
+        "occurred_at": _iso(record.occurred_at),
         "created_at": _iso(record.created_at),
         "updated_at": _iso(record.updated_at),
         "valid_from": _iso(record.valid_from),

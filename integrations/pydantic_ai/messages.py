@@ -6,6 +6,7 @@ Kept separate from the capabilities so it can be used on a stored history too, e
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from typing import Any, Iterable, Sequence
 
@@ -67,7 +68,7 @@ def to_openai_messages(messages: Iterable[ModelMessage], *, include_system: bool
                 if isinstance(part, UserPromptPart):
                     text = user_content_text(part.content)
                     if text.strip():
-                        out.append({"role": "user", "content": text})
+                        out.append({"role": "user", "content": text, **_said_at(part)})
                 elif isinstance(part, SystemPromptPart):
                     if include_system and part.content.strip():
                         out.append({"role": "system", "content": part.content})
@@ -88,11 +89,18 @@ def to_openai_messages(messages: Iterable[ModelMessage], *, include_system: bool
                                       "function": {"name": part.tool_name, "arguments": _args_json(part)}})
             text = "".join(texts)
             if text.strip() or calls:
-                entry: dict[str, Any] = {"role": "assistant", "content": text}
+                entry: dict[str, Any] = {"role": "assistant", "content": text, **_said_at(message)}
                 if calls:
                     entry["tool_calls"] = calls
                 out.append(entry)
     return out
+
+
+def _said_at(obj: Any) -> dict[str, str]:
+    """When a prompt or a response was made, as the message's ``timestamp``: episodes are dated when said, not
+    when captured, and the same prompt said twice is two messages."""
+    when = getattr(obj, "timestamp", None)
+    return {"timestamp": when.isoformat()} if isinstance(when, _dt.datetime) else {}
 
 
 def _tool_return_text(part: BaseToolReturnPart) -> str:
