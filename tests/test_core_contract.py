@@ -306,6 +306,13 @@ def test_metadata_where_filters_search_and_list(any_mem: Memory) -> None:
     for bad_id in (None, 42):
         with pytest.raises(TypeError, match="memory_id must be a string"):
             any_mem.get(bad_id, scope=ALICE)  # type: ignore[arg-type]
+    # a time compared by equality (a datetime or ISO 8601, $eq / $ne); a list of times is a clear error
+    said = any_mem.add("sprint review happened", scope=ALICE, occurred_at="2023-05-08T12:00:00Z")
+    for when in (said.occurred_at, "2023-05-08T12:00:00Z", {"$eq": said.occurred_at}):
+        assert [r.id for r in any_mem.list(scope=ALICE, where={"occurred_at": when})] == [said.id]
+    assert said.id not in [r.id for r in any_mem.list(scope=ALICE, where={"occurred_at": {"$ne": said.occurred_at}})]
+    with pytest.raises(ValueError, match="cannot list times"):
+        any_mem.list(scope=ALICE, where={"occurred_at": {"$in": [said.occurred_at]}})
 
 
 def test_token_budget_never_overshoots(any_mem: Memory) -> None:

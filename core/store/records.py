@@ -164,6 +164,9 @@ def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[
             raise ValueError(f"where keys must be non-empty strings, got {key!r}")
         field = (PAYLOAD_ALIASES.get(key) or key if key in TOP_LEVEL_WHERE or key in PAYLOAD_ALIASES
                  else "meta." + key.removeprefix("metadata.").removeprefix("meta."))
+        if key in PAYLOAD_ALIASES:  # a time, stored as epoch seconds: equality is a one-point range
+            _time_conditions(key, field, value, must, must_not)
+            continue
         if isinstance(value, Mapping):
             unknown = set(value) - set(RANGE_OPS) - {"$eq", "$ne", "$in", "$nin", "$exists"}
             if unknown:
@@ -190,6 +193,30 @@ def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[
         else:
             must.append(Cond(field, eq=value))
     return must, must_not
+
+
+def _time_conditions(key: str, field: str, value: Any, must: list[Cond], must_not: list[Cond]) -> None:
+    """``where`` on ``occurred_at``/``created_at``: ranges, ``$exists``, and equality (``$eq``/``$ne`` or a
+    plain value) as the one-point range; a set of times (``$in``, a list) is refused with what to use."""
+    if value is None:
+        raise ValueError(f"where[{key!r}] is None; omit the key instead")
+    ops = value if isinstance(value, Mapping) else {"$eq": value}
+    if isinstance(value, (list, tuple, set)) or {"$in", "$nin"} & set(ops):
+        raise ValueError(f"where[{key!r}] cannot list times; use a range ($gte/$lt) or one value")
+    unknown = set(ops) - set(RANGE_OPS) - {"$eq", "$ne", "$exists"}
+    if unknown:
+        raise ValueError(f"unsupported operators for {key!r}: {sorted(unknown)}")
+    if "$exists" in ops:
+        if not isinstance(ops["$exists"], bool):
+            raise ValueError(f"where[{key!r}]['$exists'] must be true or false, got {ops['$exists']!r}")
+        (must_not if ops["$exists"] else must).append(Cond(field, empty=True))
+    for op, into in (("$eq", must), ("$ne", must_not)):
+        if op in ops:
+            ts = _as_number(ops[op])
+            into.append(Cond(field, gte=ts, lte=ts))
+    bounds = {RANGE_OPS[op]: _as_number(v) for op, v in ops.items() if op in RANGE_OPS}
+    if bounds:
+        must.append(Cond(field, **bounds))
 
 
 def _as_number(value: Any) -> float:
