@@ -178,16 +178,21 @@ def test_a_session_summary_names_the_messages_of_every_capture_it_quotes(mem: Me
     assert stored.sources == summary.sources
 
 
-def test_a_long_session_summary_names_its_first_and_latest_messages(mem: Memory) -> None:
-    """An adapter resends the whole, growing conversation on every turn: the summary names the first 4 requests
-    and the 12 latest messages, in order (a merge used to bring dropped ones back as if they were new)."""
+def test_a_long_session_summary_names_exactly_the_messages_it_quotes(mem: Memory) -> None:
+    """An adapter resends the whole, growing conversation on every turn: the summary quotes the first two requests,
+    the last two and the last answer, names exactly those (a forget of a message by its id finds every record
+    holding its words), and keeps no words of the requests it no longer shows."""
     talk: list[dict[str, Any]] = []
     for k in range(20):
         talk += [msg("user", f"Step {k}: please add the {k}th migration for the orders table.", id=f"u{k}"),
                  msg("assistant", f"Added migration {k}.", id=f"a{k}")]
         res = mem.remember(list(talk), scope=SCOPE, session="resent")
-    assert res.summary is not None
-    assert list(res.summary.sources) == ["u0", "u1", "u2", "u3", *(f"u{k}" for k in range(9, 20)), "a19"]
+    summary = res.summary
+    assert summary is not None and list(summary.sources) == ["u0", "u1", "u18", "u19", "a19"]
+    assert "Step 1:" in summary.text and "Step 19:" in summary.text and "Step 7:" not in summary.text
+    assert "Step 7:" not in json.dumps(summary.metadata)
+    mem.forget(where={"sources": ["u1"]}, scope=SCOPE, dry_run=False)
+    assert not [r for r in mem.list(scope=SCOPE, limit=200) if "Step 1:" in r.text or "the 1th migration" in r.text]
 
 
 def test_episodes_can_be_turned_off_and_bad_timestamps_never_fail_a_capture(mem: Memory,

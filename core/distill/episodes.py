@@ -121,6 +121,13 @@ def existing_ids(engine: Any, scope: Scope, session: str, ids: Sequence[str]) ->
     return _stored_ids(engine, scope, unique, {}) | _stored_ids(engine, scope, own, {"meta.session": session})
 
 
+def all_stored(engine: Any, scope: Scope, session: str, turns: Sequence[Any]) -> bool:
+    """Whether every message of ``turns`` is stored already: a capture that starts as the last one did ("run the
+    tests", again) but says something new is no older snapshot, though its first message hashes alike."""
+    ids = [t.id for t in spoken(turns) if t.id]
+    return len(existing_ids(engine, scope, session, ids)) == len(set(ids))
+
+
 def _stored_ids(engine: Any, scope: Scope, ids: Sequence[str], where: Mapping[str, Any]) -> set[str]:
     found: set[str] = set()
     for start in range(0, len(ids), 256):
@@ -277,4 +284,4 @@ def _lock_for(scope: Scope, session: str) -> threading.Lock:
 
 
 __all__ = ["CONTEXT_AFTER", "CONTEXT_TURNS", "EPISODE_KIND", "assign_ids", "earlier_episodes", "episode_items",
-           "existing_ids", "extend_after", "keep_episodes", "said", "said_before", "spoken", "store_episodes"]
+           "all_stored", "existing_ids", "extend_after", "keep_episodes", "said", "said_before", "spoken", "store_episodes"]

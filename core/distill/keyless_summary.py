@@ -24,9 +24,15 @@ _REQUEST_RE = re.compile(r"\?\s*$|\b(?:can|could|would|will) you\b|\bplease\b|\b
 """A sentence that asks for something: the summary says "The user asked" rather than "said"."""
 
 
+SHOWN_REQUESTS = 2  # a summary shows its first two requests and its last two
+
+
 def summary_parts(turns: Sequence[Turn]) -> dict[str, Any]:
-    """Structured pieces of the session summary (kept in its metadata so later captures can extend it)."""
+    """Structured pieces of the session summary (kept in its metadata so later captures can extend it): the
+    requests it can show, each with the id of the message it quotes (the summary's ``sources``, so a forget of
+    that message finds it), the outcome, what was touched."""
     requests: list[str] = []
+    ids: list[str] = []
     for t in turns:
         if t.role != "user" or not admit(t.text.strip()[:600]):
             continue
@@ -36,6 +42,7 @@ def summary_parts(turns: Sequence[Turn]) -> dict[str, Any]:
         req = " ".join(clip_words(x, 25) for x in picked)
         if req and req not in requests:
             requests.append(req)
+            ids.append(t.id or "")
     outcome = ""
     for t in reversed(turns):
         if t.role == "assistant":
@@ -43,7 +50,19 @@ def summary_parts(turns: Sequence[Turn]) -> dict[str, Any]:
             if sents:
                 outcome = clip_words(" ".join(sents[:2]), 45)
                 break
-    return {"requests": requests, "outcome": outcome, **extract_identifiers(turns)}
+    return _shown_only({"requests": requests, "request_ids": ids, "outcome": outcome, **extract_identifiers(turns)})
+
+
+def _shown_only(parts: dict[str, Any]) -> dict[str, Any]:
+    """``parts`` with only the requests a summary shows (the first two and the last two; "…" for the others):
+    the words of one it no longer shows are not kept."""
+    requests, ids = list(parts.get("requests") or []), list(parts.get("request_ids") or [])
+    ids = (ids + [""] * len(requests))[:len(requests)]
+    if len(requests) > 2 * SHOWN_REQUESTS:
+        keep = [*range(SHOWN_REQUESTS), *range(len(requests) - SHOWN_REQUESTS, len(requests))]
+        parts = {**parts, "more": True}
+        requests, ids = [requests[i] for i in keep], [ids[i] for i in keep]
+    return {**parts, "requests": requests, "request_ids": ids}
 
 
 def merge_parts(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[str, Any]:
@@ -51,14 +70,21 @@ def merge_parts(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[s
     if not old:
         return dict(new)
     out: dict[str, Any] = {}
-    for key in ("requests", "files", "commands", "errors", "tools"):
+    for key in ("files", "commands", "errors", "tools"):
         merged: list[str] = []
         for item in [*(old.get(key) or []), *(new.get(key) or [])]:
             if isinstance(item, str) and item not in merged:
                 merged.append(item)
         out[key] = merged
+    said: dict[str, str] = {}  # request -> the id of the message it quotes
+    for parts in (old, new):
+        reqs = [r for r in parts.get("requests") or [] if isinstance(r, str)]
+        for req, rid in zip(reqs, [*(parts.get("request_ids") or []), *[""] * len(reqs)]):
+            said.setdefault(req, str(rid or ""))
     out["outcome"] = new.get("outcome") or old.get("outcome") or ""
-    return out
+    more = bool(old.get("more") or new.get("more"))
+    return _shown_only({**out, "requests": list(said), "request_ids": list(said.values()),
+                        **({"more": True} if more else {})})
 
 
 def render_summary(parts: Mapping[str, Any], max_tokens: int = 300) -> str | None:
@@ -71,7 +97,7 @@ def render_summary(parts: Mapping[str, Any], max_tokens: int = 300) -> str | Non
         verb = "asked" if _REQUEST_RE.search(requests[0]) else "said"
         bits.append(f"Session summary. The user {verb}: {ended(requests[0])}")
         later = requests[1:]
-        if len(later) > 3:
+        if len(later) > 3 or (parts.get("more") and len(later) > 1):
             later = [later[0], "…", *later[-2:]]
         if later:
             bits.append("Then: " + " ".join(ended(r) for r in later))

@@ -39,9 +39,9 @@ from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillatio
 from .capture_redaction import redact_capture
 from .conversation import (Turn, check_messages, conversation_turns, normalize_messages, strip_recalled,
                            to_plain_messages)
-from .episodes import EPISODE_KIND, assign_ids, existing_ids, keep_episodes, spoken
+from .episodes import EPISODE_KIND, all_stored, assign_ids, keep_episodes, spoken
 from .neighbours import similar_memories
-from .summaries import find_summary, summary_sources
+from .summaries import find_summary, quoted_messages, summary_sources
 from .keyless import KeylessDistiller, split_sentences
 from ..providers.llm import Usage
 from .llm_distiller import EXTRACT_SCHEMA, RECONCILE_SCHEMA, Decision, LLMDistiller, render_transcript
@@ -130,7 +130,7 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
         covered = int(meta.get("covered") or 0)
         if 0 < covered <= len(turns) and meta.get("prefix") == _turn_hash(turns[:covered]):
             new_turns, continuation = list(turns[covered:]), True
-        elif covered > len(turns) and meta.get("head") == _turn_hash(turns[:1]) and _all_stored(engine, scope, sid,
+        elif covered > len(turns) and meta.get("head") == _turn_hash(turns[:1]) and all_stored(engine, scope, sid,
                                                                                                turns):
             new_turns, continuation = [], True  # an older snapshot of a session already distilled further
     offset = 0 if continuation or previous is None else int(previous.metadata.get("messages") or 0)
@@ -138,13 +138,6 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
                  continuation=continuation, previous=previous, result=result, metadata=capture.metadata,
                  source=capture.source or "remember", tags=capture.tags, redactor=redactor, offset=offset,
                  keep_episodes=episodes)
-
-
-def _all_stored(engine: Any, scope: Scope, session: str, turns: Sequence[Any]) -> bool:
-    """Whether every message of ``turns`` is stored already: a capture that starts as the last one did ("run the
-    tests", again) but says something new is no older snapshot, though its first message hashes alike."""
-    ids = [t.id for t in spoken(turns) if t.id]
-    return len(existing_ids(engine, scope, session, ids)) == len(set(ids))
 
 
 def _store_episodes(engine: Any, prep: _Prep) -> None:
@@ -270,14 +263,15 @@ def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str
         md.update(covered=0)
     said = spoken(prep.turns)
     last = [t.id for t in said[-1:] if t.role != "user"]
-    sources = [*(t.id for t in said if t.role == "user"), *last]
+    quoted = quoted_messages(meta)  # a keyless summary names exactly the messages whose words it keeps
+    sources = [*(quoted or (t.id for t in said if t.role == "user")), *last]
     md["last_said"] = last[0] if last else None  # the one non-request it names: a later capture replaces it
     with _SUMMARY_LOCK:  # two captures of one session at once must not create two summaries
         current = prep.previous or find_summary(engine, prep.scope, prep.session)
         if current is not None:
             # it quotes this capture's requests too (a capture from the session's start names them all, in order)
-            earlier = [] if prep.continuation else [i for i in current.sources
-                                                    if i != current.metadata.get("last_said")]
+            earlier = [] if prep.continuation or quoted else [
+                i for i in current.sources if i != current.metadata.get("last_said")]
             try:
                 prep.result.summary = engine.update(current.id, text=text, metadata=md, scope=prep.scope,
                                                     sources=summary_sources([*earlier, *sources]))

@@ -7,7 +7,7 @@ its last message, across every capture, so a hit on the summary points at messag
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..scope import own_records
 from ..types import MemoryRecord, Scope
@@ -25,6 +25,13 @@ def summary_sources(ids: Sequence[str | None]) -> list[str]:
     return [*unique[:head], *unique[-(SUMMARY_SOURCES - head):]]
 
 
+def quoted_messages(meta: Mapping[str, Any]) -> list[str]:
+    """The ids of the messages a keyless summary quotes (its ``parts``), or none when it cannot tell (an LLM's
+    summary, or one stored before request ids were kept)."""
+    ids = (meta.get("parts") or {}).get("request_ids") or []
+    return [str(i) for i in ids] if ids and all(ids) else []
+
+
 def find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None:
     """The session's current summary in ``scope``, if there is one."""
     found = engine.list(scope=scope, kind="summary", where={"meta.session": session, **own_records(scope)}, limit=5,
@@ -33,4 +40,4 @@ def find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None
     return found[0] if found else None
 
 
-__all__ = ["SUMMARY_SOURCES", "find_summary", "summary_sources"]
+__all__ = ["SUMMARY_SOURCES", "find_summary", "quoted_messages", "summary_sources"]
