@@ -129,6 +129,15 @@ def test_a_repeat_that_starts_its_sentence_differently_is_merged(any_mem: Memory
     assert c.id != a.id                                                       # another name: another memory
 
 
+def test_an_event_said_again_on_another_day_is_another_event(mem: Memory) -> None:
+    may = mem.add("Went to the climbing gym with Sam", scope=ALICE, kind="event", occurred_at="2023-05-01T18:00:00Z")
+    june = mem.add("Went to the climbing gym with Sam", scope=ALICE, kind="event", occurred_at="2023-06-12T18:00:00Z")
+    assert june.id != may.id and june.occurred_at.month == 6
+    assert mem.count(scope=ALICE, where={"occurred_at": {"$gte": "2023-06-01", "$lt": "2023-07-01"}}) == 1
+    again = mem.add("Went to the climbing gym with Sam", scope=ALICE, kind="event", occurred_at="2023-06-12T19:00:00Z")
+    assert again.id == june.id  # the same day: the same event, told twice
+
+
 def test_near_duplicate_guards_read_names_anywhere_and_a_plural_day_as_the_day() -> None:
     close = 0.99  # as close in meaning as the embedder can say: only the guards decide
     assert same_meaning("Never deploy on Fridays.", "Never deploy on a Friday.", close, 0.95)

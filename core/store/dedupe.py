@@ -111,7 +111,12 @@ def said_as(rec: MemoryRecord) -> list[tuple[str, str]]:
 
 
 def _room_for(existing: MemoryRecord, new: MemoryRecord) -> bool:
-    """A message merges into a note that can still name it (:data:`MAX_MERGED_MESSAGES`)."""
+    """A message merges into a note that can still name it (:data:`MAX_MERGED_MESSAGES`); an event merges only
+    into one of the same day ("went climbing with Sam" in May and in June are two events: merged, the June one
+    was kept nowhere)."""
+    if new.kind == "event" and existing.occurred_at and new.occurred_at and (
+            existing.occurred_at.date() != new.occurred_at.date()):
+        return False
     return conversation(new) is None or len(merged_messages(existing)) < MAX_MERGED_MESSAGES
 
 
