@@ -141,3 +141,13 @@ def test_recall_context_renders_each_thing_once_with_event_dates(mem: Memory) ->
     ctx = recall_context(mem, "when did I run the Berlin half marathon?", scope=SCOPE, now=NOW)
     lines = [ln for ln in ctx.splitlines() if "Berlin" in ln]
     assert len(lines) == 1 and lines[0].startswith("- [2023-05-25 · ") and "(last Sunday = 2023-05-21)" in lines[0]
+
+
+def test_a_time_keeps_the_offset_it_was_said_in(any_mem: Memory) -> None:
+    """Said at 21:30 in Denver on May 8: dated May 8, and its "yesterday" is May 7 (UTC made both a day later)."""
+    any_mem.remember([{"role": "user", "content": "Yesterday I adopted a beagle puppy named Biscuit.",
+                       "timestamp": "2023-05-08T21:30:00-07:00", "id": "b1"}], scope=SCOPE, session="s1")
+    [episode] = any_mem.list(scope=SCOPE, kind="episode")
+    assert episode.occurred_at.isoformat() == "2023-05-08T21:30:00-07:00"
+    ctx = any_mem.context("when did I adopt Biscuit?", scope=SCOPE)
+    assert "[2023-05-08 · user] Yesterday I adopted" in ctx and "(Yesterday = 2023-05-07)" in ctx, ctx

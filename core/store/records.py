@@ -37,6 +37,13 @@ def _dt_from_ts(value: Any) -> _dt.datetime | None:
     return _dt.datetime.fromtimestamp(float(value), tz=_dt.timezone.utc)
 
 
+def _in_offset(when: _dt.datetime | None, minutes: Any) -> _dt.datetime | None:
+    """``when`` in the UTC offset it was given with (stores written before kept none: UTC)."""
+    if when is None or not isinstance(minutes, int) or isinstance(minutes, bool) or not minutes or abs(minutes) >= 1440:
+        return when
+    return when.astimezone(_dt.timezone(_dt.timedelta(minutes=minutes)))
+
+
 def to_payload(rec: MemoryRecord) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "text": rec.text,
@@ -71,6 +78,8 @@ def to_payload(rec: MemoryRecord) -> dict[str, Any]:
     payload["sources"] = list(rec.sources)
     if rec.occurred_at is not None:
         payload["occurred_ts"] = rec.occurred_at.timestamp()
+        offset = rec.occurred_at.utcoffset()  # where it was said: "yesterday" at 21:30 in Denver is that day there
+        payload["occurred_utc_offset_min"] = int(offset.total_seconds() // 60) if offset else 0
     return payload
 
 
@@ -117,7 +126,7 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> MemoryRecord:
         embedded=bool(p.get("embedded", True)),
         context=p.get("context") or None,
         sources=tuple(p.get("sources") or ()),
-        occurred_at=_dt_from_ts(p.get("occurred_ts")),
+        occurred_at=_in_offset(_dt_from_ts(p.get("occurred_ts")), p.get("occurred_utc_offset_min")),
     ))
 
 
