@@ -258,3 +258,13 @@ def test_a_repeat_is_the_stored_note_only_where_de_duplication_would_merge_it(an
     assert "ok" in mem.get(rnd[0].id, scope=DANA).context and rnd[1].id == ops.id  # merged, yet said in #random
     slack = mem.add("deploy done", scope=DANA, occurred_at=at(200), metadata={"message_id": "1714557600.000100"})
     assert slack.metadata["message_id"] == "1714557600.000100"
+
+
+def test_a_note_is_linked_to_the_two_notes_before_it_however_far_back_they_were_said(any_mem: Memory) -> None:
+    """Notes 20 minutes apart (the gap is 30): each is one conversation with the two said before it, though the
+    one two back is 40 minutes away (it used to get only the one before, and the first only one after)."""
+    recs = [any_mem.add(f"standup note {k}: deploy {k} is green", scope=DANA, occurred_at=at(20 * k)) for k in range(4)]
+    notes = sorted(any_mem.list(scope=DANA, limit=10), key=lambda r: r.metadata["position"])
+    mids = [r.metadata["message_id"] for r in notes]
+    assert [r.id for r in notes] == [r.id for r in recs]
+    assert notes[2].metadata["follows"] == mids[:2] and notes[0].metadata["followed_by"] == mids[1:3]

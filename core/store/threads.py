@@ -175,6 +175,8 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
             first = said_first(engine, scope, str(nxt.metadata["thread"]), at) if nxt and at else None
             return None if first is None else _going_first(str(nxt.metadata["thread"]), first, at)
     members = sorted((r for r in recs if r.metadata.get("thread") == name), key=said_order)
+    if len(members) < CONTEXT_TURNS and at is not None:  # its past reaches back further than the gap
+        members = _said_before(engine, scope, name, at, members)
     if at is not None and not any(r.occurred_at is not None and r.occurred_at <= at for r in members):
         first = said_first(engine, scope, name, at)
         if first is not None:
@@ -187,6 +189,22 @@ def _stored_thread(engine: Any, scope: Scope, name: str | None, at: dt.datetime 
     return _Thread(name=name, position=(pos + 1 if isinstance(pos, int) else len(members)),
                    last_at=last.occurred_at, history=[(r.text, str(message_id(r))) for r in members[-CONTEXT_TURNS:]],
                    stored_tail=members[-CONTEXT_AFTER:])
+
+
+def _said_before(engine: Any, scope: Scope, name: str, at: dt.datetime,
+                 members: list[MemoryRecord]) -> list[MemoryRecord]:
+    """``members`` with the notes of thread ``name`` said last up to ``at`` (two notes 40 minutes apart in a thread
+    of notes 20 minutes apart are still each other's past)."""
+    flt = engine.filter(scope, kind=THREAD_KIND, where={"thread": name, "occurred_at": {"$lte": at},
+                                                        **own_records(scope)})
+    try:
+        more = [from_payload(f.id, f.payload) for f in engine.backend.newest(flt, CONTEXT_TURNS, by="occurred_ts")]
+    except (RememError, ValueError, OverflowError) as exc:
+        log.debug("thread past lookup failed: %s", exc)
+        return members
+    have = {r.id for r in members}
+    extra = [r for r in more if r.id not in have and r.scope == scope and message_id(r)]
+    return sorted([*members, *extra], key=said_order)
 
 
 def _going_first(name: str, first: list[MemoryRecord], at: dt.datetime) -> _Thread:
