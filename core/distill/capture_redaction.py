@@ -41,7 +41,9 @@ def redact_capture(redactor: Any, messages: list[Any], metadata: Mapping[str, An
         """An id a rule changed (a key or an address pasted as one) or with a line break is its hash: two
         messages never share "<[REDACTED:email]>", and no id starts a line of its own where a tool lists it."""
         red = text(value)
-        return value if red == value and value.isprintable() else "msg-" + hashlib.sha256(value.encode()).hexdigest()[:24]
+        if red == value and value.isprintable():
+            return value
+        return "msg-" + hashlib.sha256(value.encode()).hexdigest()[:24]
 
     out = [{**m, "id": message_id(m["id"])} if isinstance(m, dict) and isinstance(m.get("id"), str) else m
            for m in redacted]

@@ -284,4 +284,5 @@ def _lock_for(scope: Scope, session: str) -> threading.Lock:
 
 
 __all__ = ["CONTEXT_AFTER", "CONTEXT_TURNS", "EPISODE_KIND", "assign_ids", "earlier_episodes", "episode_items",
-           "all_stored", "existing_ids", "extend_after", "keep_episodes", "said", "said_before", "spoken", "store_episodes"]
+           "all_stored", "existing_ids", "extend_after", "keep_episodes", "said", "said_before", "spoken",
+           "store_episodes"]

@@ -178,4 +178,5 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return out
 
 
-__all__ = ["EPISODE_KIND", "Lines", "MessageKey", "Place", "contained", "conversation_of", "place_of", "repeats", "distinct", "hit_ids", "hit_words", "known", "said_ids"]
+__all__ = ["EPISODE_KIND", "Lines", "MessageKey", "Place", "contained", "conversation_of", "distinct", "hit_ids",
+           "hit_words", "known", "place_of", "repeats", "said_ids"]

@@ -82,7 +82,8 @@ class TimeFrame:
         the conversation that told of it)."""
         pad = _dt.timedelta(days=days)
         try:
-            return replace(self, start=self.start - pad if self.start else None, end=self.end + pad if self.end else None)
+            return replace(self, start=self.start - pad if self.start else None,
+                           end=self.end + pad if self.end else None)
         except OverflowError:  # at the calendar's edge: as it is
             return self
 

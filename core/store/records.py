@@ -39,7 +39,7 @@ def _dt_from_ts(value: Any) -> _dt.datetime | None:
 
 def _in_offset(when: _dt.datetime | None, minutes: Any) -> _dt.datetime | None:
     """``when`` in the UTC offset it was given with (stores written before kept none: UTC)."""
-    if when is None or not isinstance(minutes, int) or isinstance(minutes, bool) or not minutes or abs(minutes) >= 1440:
+    if when is None or isinstance(minutes, bool) or not isinstance(minutes, int) or not 0 < abs(minutes) < 1440:
         return when
     return when.astimezone(_dt.timezone(_dt.timedelta(minutes=minutes)))
 
