@@ -591,3 +591,16 @@ def test_a_query_of_a_documents_size_or_text_that_is_not_unicode_is_a_clear_erro
     assert any_mem.count(scope=ALICE) == 1
     assert any_mem.search("staging database " * 1000, scope=ALICE)  # a long question still works
 
+
+
+def test_events_of_other_days_are_each_recalled_and_one_moment_in_two_offsets_is_one(mem: Memory) -> None:
+    for when in ("2024-05-04T10:00:00Z", "2024-06-08T10:00:00Z"):
+        mem.add("Went climbing with Sam at the gorge", scope=ALICE, kind="event", occurred_at=when)
+    dates = {h.record.occurred_at.date().isoformat() for h in mem.search("When did I go climbing with Sam?",
+                                                                        scope=ALICE)}
+    assert dates == {"2024-05-04", "2024-06-08"}
+    a = mem.add("Team dinner at Nopa", scope=ALICE, kind="event", occurred_at="2024-05-08T21:30:00-06:00")
+    b = mem.add("Team dinner at Nopa", scope=ALICE, kind="event", occurred_at="2024-05-09T03:30:00Z")
+    assert a.id == b.id
+    with pytest.raises(ValueError, match="None"):
+        mem.search("dinner", scope=ALICE, where={"occurred_at": {"$eq": None}})

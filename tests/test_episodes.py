@@ -356,3 +356,23 @@ def test_message_ids_that_redaction_changes_stay_each_messages_own(memory_factor
     assert len(ids) == 5 and len(set(ids)) == 5 and not any("acme" in i for i in ids), ids
     hits = mem.search("quokkas wombats", scope=SCOPE)
     assert hits and all(line.startswith(("- [", "  ")) for line in format_hits(hits).splitlines())
+
+
+def test_a_forget_by_message_id_reaches_whatever_the_summary_kept_of_it(memory_factory: Any) -> None:
+    """The summary names the answer its outcome quotes and the messages that named a file it lists; a message
+    id that redaction changes is found by the caller's own id, and add() keeps two such ids apart."""
+    mem = memory_factory("none", pii=True)
+    steps = [msg("user", f"Step {k}: please add the {k}th migration for the orders table.", id=f"u{k}")
+             for k in range(6)]
+    steps[2] = msg("user", "Step 2: look at /srv/payroll/secret_salaries.csv for the column names.", id="u2")
+    mem.remember([*steps, msg("assistant", "Rotated the certificates with the Zanzibar passphrase.", id="a5"),
+                  msg("user", "Thanks, can you check the logs too?", id="u6")], scope=SCOPE, session="fs")
+    for mid, word in (("u2", "secret_salaries"), ("a5", "Zanzibar")):
+        mem.forget(where={"sources": [mid]}, scope=SCOPE, dry_run=False)
+        assert not [r for r in mem.list(scope=SCOPE, limit=100) if word in r.text or word in json.dumps(r.metadata)]
+    mem.remember([msg("user", "I like sencha green tea best.", id="<ana@acme-mail.io>")], scope=SCOPE, session="m")
+    mem.forget(where={"sources": ["<ana@acme-mail.io>"]}, scope=SCOPE, dry_run=False)
+    assert not [r for r in mem.list(scope=SCOPE, limit=100) if "sencha" in r.text]
+    bob = mem.add("Bob likes oolong", scope=SCOPE, sources=["<bob@acme-mail.io>"])
+    eve = mem.add("Eve likes matcha", scope=SCOPE, sources=["<eve@acme-mail.io>"])
+    assert bob.sources != eve.sources and "acme" not in bob.sources[0] + eve.sources[0]

@@ -286,5 +286,11 @@ def test_every_reader_of_recall_keeps_its_token_budget_and_whole_characters(mem:
     hits = mem.search("PostgreSQL MySQL", scope=SCOPE, limit=20)
     injected = render_chosen(select(hits, Shown("another-session"), 800))
     assert injected.startswith(RECALL_HEADER) and count_tokens(injected) <= 800
+    for i in range(12):  # what a coding agent's memories hold: hashes, uuids, numbers
+        ids = " ".join(f"{(i * 7919 + k) * 2654435761 % 16**12:012x}" for k in range(12))
+        mem.remember([said("user", f"h{i}", f"release build {i}: commits {ids} took {i * 937 + 4411} ms")],
+                     scope=SCOPE, session=f"hx{i}")
+    hits = mem.search("release build commits", scope=SCOPE, limit=20)
+    assert count_tokens(render_chosen(select(hits, Shown("another-session"), 400))) <= 400
     mem.add("Alice prefers green tea", scope=SCOPE, tags=["drinks"])
     assert [h.text for h in mem.search("tea", scope=SCOPE, tags="drinks")] == ["Alice prefers green tea"]

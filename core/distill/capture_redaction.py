@@ -9,9 +9,10 @@ the queue and the LLM are not the store, so this copy must already hold no secre
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
+
+from ..store.validation import hashed_id
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,7 @@ def redact_capture(redactor: Any, messages: list[Any], metadata: Mapping[str, An
     def message_id(value: str) -> str:
         """An id a rule changed (a key or an address pasted as one) or with a line break is its hash: two
         messages never share "<[REDACTED:email]>", and no id starts a line of its own where a tool lists it."""
-        red = text(value)
-        if red == value and value.isprintable():
-            return value
-        return "msg-" + hashlib.sha256(value.encode()).hexdigest()[:24]
+        return value if text(value) == value and value.isprintable() else hashed_id(value)
 
     out = [{**m, "id": message_id(m["id"])} if isinstance(m, dict) and isinstance(m.get("id"), str) else m
            for m in redacted]

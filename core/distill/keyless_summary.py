@@ -43,14 +43,24 @@ def summary_parts(turns: Sequence[Turn]) -> dict[str, Any]:
         if req and req not in requests:
             requests.append(req)
             ids.append(t.id or "")
-    outcome = ""
+    outcome, outcome_id = "", ""
     for t in reversed(turns):
         if t.role == "assistant":
             sents = [s for s in split_sentences(t.text) if admit(s)]
             if sents:
-                outcome = clip_words(" ".join(sents[:2]), 45)
+                outcome, outcome_id = clip_words(" ".join(sents[:2]), 45), t.id or ""
                 break
-    return _shown_only({"requests": requests, "request_ids": ids, "outcome": outcome, **extract_identifiers(turns)})
+    found = extract_identifiers(turns)
+    return _shown_only({"requests": requests, "request_ids": ids, "outcome": outcome, "outcome_id": outcome_id,
+                        "named_in": _naming(turns, found), **found})
+
+
+def _naming(turns: Sequence[Turn], found: Mapping[str, list[str]]) -> list[str]:
+    """The ids of the messages that said a file, command or error the summary keeps (a forget of one by its id
+    must reach the summary)."""
+    kept = {v for values in found.values() for v in values}
+    return [t.id for t in turns if t.id and t.role in ("user", "assistant")
+            and kept & {v for values in extract_identifiers([t]).values() for v in values}]
 
 
 def _shown_only(parts: dict[str, Any]) -> dict[str, Any]:
@@ -81,7 +91,9 @@ def merge_parts(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> dict[s
         reqs = [r for r in parts.get("requests") or [] if isinstance(r, str)]
         for req, rid in zip(reqs, [*(parts.get("request_ids") or []), *[""] * len(reqs)]):
             said.setdefault(req, str(rid or ""))
-    out["outcome"] = new.get("outcome") or old.get("outcome") or ""
+    newest = new if new.get("outcome") else old
+    out["outcome"], out["outcome_id"] = newest.get("outcome") or "", newest.get("outcome_id") or ""
+    out["named_in"] = list(dict.fromkeys([*(old.get("named_in") or []), *(new.get("named_in") or [])]))[-48:]
     more = bool(old.get("more") or new.get("more"))
     return _shown_only({**out, "requests": list(said), "request_ids": list(said.values()),
                         **({"more": True} if more else {})})

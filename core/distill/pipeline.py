@@ -264,7 +264,7 @@ def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str
     said = spoken(prep.turns)
     last = [t.id for t in said[-1:] if t.role != "user"]
     quoted = quoted_messages(meta)  # a keyless summary names exactly the messages whose words it keeps
-    sources = [*(quoted or (t.id for t in said if t.role == "user")), *last]
+    sources = quoted[:64] or [*(t.id for t in said if t.role == "user"), *last]
     md["last_said"] = last[0] if last else None  # the one non-request it names: a later capture replaces it
     with _SUMMARY_LOCK:  # two captures of one session at once must not create two summaries
         current = prep.previous or find_summary(engine, prep.scope, prep.session)
@@ -274,11 +274,12 @@ def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str
                 i for i in current.sources if i != current.metadata.get("last_said")]
             try:
                 prep.result.summary = engine.update(current.id, text=text, metadata=md, scope=prep.scope,
-                                                    sources=summary_sources([*earlier, *sources]))
+                                                    sources=sources if quoted else summary_sources([*earlier,
+                                                                                                     *sources]))
                 return
             except NotFoundError:
                 pass
-        sources = summary_sources(sources)
+        sources = sources if quoted else summary_sources(sources)
         started = next((t.at for t in said if t.at is not None), None)
         prep.result.summary = engine.add(text, scope=prep.scope, kind="summary", tags=[SUMMARY_TAG, *prep.tags],
                                          importance=DEFAULT_IMPORTANCE["summary"], metadata=md,

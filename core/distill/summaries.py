@@ -26,10 +26,14 @@ def summary_sources(ids: Sequence[str | None]) -> list[str]:
 
 
 def quoted_messages(meta: Mapping[str, Any]) -> list[str]:
-    """The ids of the messages a keyless summary quotes (its ``parts``), or none when it cannot tell (an LLM's
-    summary, or one stored before request ids were kept)."""
-    ids = (meta.get("parts") or {}).get("request_ids") or []
-    return [str(i) for i in ids] if ids and all(ids) else []
+    """The ids of the messages whose words a keyless summary keeps (its ``parts``: the requests it quotes, the
+    answer its outcome quotes, those that named a file, command or error it lists), or none when it cannot tell
+    (an LLM's summary, or one stored before request ids were kept)."""
+    parts = meta.get("parts") or {}
+    ids = parts.get("request_ids") or []
+    if not ids or not all(ids):
+        return []
+    return [str(i) for i in dict.fromkeys([*ids, parts.get("outcome_id") or "", *(parts.get("named_in") or [])]) if i]
 
 
 def find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None:

@@ -73,12 +73,13 @@ def contained(words: set[str], lines: Iterable[set[str]]) -> bool:
     return False
 
 
-Place = tuple[object, object]
-"""Where a line was said: (scope, conversation)."""
+Place = tuple[object, object, object]
+"""Where a line was said: (scope, conversation, and an event's day)."""
 
 
 def place_of(rec: MemoryRecord) -> Place:
-    return rec.scope, conversation_of(rec)
+    day = rec.occurred_at.date() if rec.kind == "event" and rec.occurred_at is not None else None
+    return rec.scope, conversation_of(rec), day
 
 
 class Lines:
@@ -108,9 +109,11 @@ class Lines:
 def repeats(words: set[str], where: Place, lines: Iterable[tuple[set[str], Place]] | Lines) -> bool:
     """Whether a line (its ``words``, said at ``where``) repeats one of ``lines``: nearly all its words are in
     one of them; a short line's only in one of its own conversation ("We moved to Berlin." is not "My sister
-    Anna moved to Berlin")."""
+    Anna moved to Berlin"); an event's never in one of an event of another day (climbing with Sam in May and in
+    June)."""
     found = lines.near(words) if isinstance(lines, Lines) else lines
-    return contained(words, (w for w, at in found if len(words) >= SHORT or at == where))
+    return contained(words, (w for w, at in found if (len(words) >= SHORT or at[:2] == where[:2])
+                             and not (at[2] and where[2] and at[2] != where[2])))  # an event of another day
 
 
 def known(keys: frozenset[MessageKey]) -> set[MessageKey]:

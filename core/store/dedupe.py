@@ -7,6 +7,7 @@ like" are never merged.
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 import time
 from dataclasses import replace
@@ -110,12 +111,17 @@ def said_as(rec: MemoryRecord) -> list[tuple[str, str]]:
     return [*([(conv[1], str(message_id(rec)))] if conv is not None else []), *merged_messages(rec)]
 
 
+def _same_day(a: Any, b: Any) -> bool:
+    """The same day where either was said, or in UTC (one moment told in two offsets is one day)."""
+    return a.date() == b.date() or a.astimezone(_dt.timezone.utc).date() == b.astimezone(_dt.timezone.utc).date()
+
+
 def _room_for(existing: MemoryRecord, new: MemoryRecord) -> bool:
     """A message merges into a note that can still name it (:data:`MAX_MERGED_MESSAGES`); an event merges only
     into one of the same day ("went climbing with Sam" in May and in June are two events: merged, the June one
     was kept nowhere)."""
-    if new.kind == "event" and existing.occurred_at and new.occurred_at and (
-            existing.occurred_at.date() != new.occurred_at.date()):
+    if new.kind == "event" and existing.occurred_at and new.occurred_at and not _same_day(existing.occurred_at,
+                                                                                         new.occurred_at):
         return False
     return conversation(new) is None or len(merged_messages(existing)) < MAX_MERGED_MESSAGES
 

@@ -399,6 +399,7 @@ class Engine:
     def filter(self, scope: Any, **conditions: Any) -> FilterSpec:
         """The Qdrant filter of ``scope`` (ALL_TENANTS: no tenant condition) and the given conditions."""
         wanted = coerce_scope(scope, admin=True)
+        conditions["where"] = self.check.where_ids(conditions.get("where"))  # message ids as they are stored
         return build_filter(None if isinstance(wanted, AllTenants) else wanted, **conditions)
 
     def scan(self, flt: FilterSpec, page: int = 512) -> Iterator[Found]:

@@ -210,6 +210,8 @@ def _time_conditions(key: str, field: str, value: Any, must: list[Cond], must_no
     if value is None:
         raise ValueError(f"where[{key!r}] is None; omit the key instead")
     ops = value if isinstance(value, Mapping) else {"$eq": value}
+    if any(v is None for v in ops.values()):
+        raise ValueError(f"where[{key!r}] compares with None; omit the key, or use $exists")
     if isinstance(value, (list, tuple, set)) or {"$in", "$nin"} & set(ops):
         raise ValueError(f"where[{key!r}] cannot list times; use a range ($gte/$lt) or one value")
     unknown = set(ops) - set(RANGE_OPS) - {"$eq", "$ne", "$exists"}

@@ -169,7 +169,32 @@ class Validator:
         if len(raw) > MAX_SOURCES or any(not s or len(s) > MAX_SOURCE_ID_CHARS for s in raw):
             raise ValueError(f"sources must be at most {MAX_SOURCES} non-empty ids of at most "
                              f"{MAX_SOURCE_ID_CHARS} characters")
-        return tuple(dict.fromkeys(_fitted_id(str(self.redact(s))) for s in raw))
+        return tuple(dict.fromkeys(self.source_id(s) for s in raw))
+
+    def source_id(self, sid: str) -> str:
+        """A message id as stored: one a rule changes (an address or key pasted as an id) is a hash of it, so two
+        never share "<[REDACTED:email]>" and the caller's own id still finds it (as the capture stores it)."""
+        red = str(self.redact(sid))
+        return _fitted_id(red) if red == sid and sid.isprintable() else hashed_id(sid)
+
+    def where_ids(self, where: Any) -> Any:
+        """``where`` with the message ids it names (``sources``) as they are stored (:meth:`source_id`)."""
+        if not isinstance(where, Mapping) or "sources" not in where:
+            return where
+        value = where["sources"]
+
+        def ids(v: Any) -> Any:
+            if isinstance(v, str):
+                return self.source_id(v)
+            return [self.source_id(x) if isinstance(x, str) else x for x in v] if isinstance(v, (list, tuple)) else v
+
+        value = {k: ids(v) for k, v in value.items()} if isinstance(value, Mapping) else ids(value)
+        return {**where, "sources": value}
+
+
+def hashed_id(sid: str) -> str:
+    """The id a message id that cannot be stored as it is (redacted, or holding a line break) is stored as."""
+    return "msg-" + hashlib.sha256(sid.encode()).hexdigest()[:24]
 
 
 def _fitted_id(sid: str) -> str:
@@ -198,4 +223,4 @@ def finite(name: str, value: float | None) -> float | None:
     return value
 
 
-__all__ = ["MAX_TEXT_CHARS", "Validator", "check_limit", "finite"]
+__all__ = ["MAX_TEXT_CHARS", "Validator", "check_limit", "finite", "hashed_id"]
