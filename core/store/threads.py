@@ -353,8 +353,8 @@ def place(engine: Any, items: Sequence[Mapping[str, Any]], scope: Any, dedupe: b
         rid = str(uuid.uuid4())
         sources = it.get("sources")  # read once already (prepare)
         given = meta.get("message_id")  # the caller's own id for the message (a chat sync), else its first source
-        mid = given.strip() if isinstance(given, str) and given.strip() else (
-            str(sources[0]) if sources and not isinstance(sources, str) else rid)
+        mid = engine.check.source_id(given.strip() if isinstance(given, str) and given.strip() else (
+            str(sources[0]) if sources and not isinstance(sources, str) else rid))  # as its sources are stored
         ids[i] = rid
         thread.placed.append(i)
         if thread.inserting:  # placed among the stored notes once all of the call's are known
