@@ -14,7 +14,6 @@ from typing import Any, Callable
 from .common import MAX_CONTEXT_CHARS
 
 DIGEST_PREAMBLE = "remem project memory (from earlier Claude Code sessions; may be outdated):"
-CHARS_PER_TOKEN = 3.5
 _OPEN_TAGS = {"open", "todo", "open-thread", "open_thread", "followup", "follow-up", "next", "unresolved"}
 _SECTIONS = (("Decisions", 8), ("Open threads", 5), ("Lessons", 5))
 _WORD = re.compile(r"\w+", re.UNICODE)
