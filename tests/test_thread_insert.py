@@ -9,17 +9,10 @@ qdrant-client local mode).
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from remem import Memory, Scope
-
-DANA = Scope(tenant="acme", user="dana")
-T0 = dt.datetime(2024, 6, 1, 9, 0, tzinfo=dt.timezone.utc)
-
-
-def at(minutes: float) -> dt.datetime:
-    return T0 + dt.timedelta(minutes=minutes)
+from thread_clock import DANA, at
 
 
 # said at minutes 0..4; the one at minute 2 arrives last

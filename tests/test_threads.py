@@ -16,15 +16,8 @@ from typing import Any, Callable
 import pytest
 
 from remem import AsyncMemory, Memory, Scope
+from thread_clock import DANA, at
 from written import every_file
-
-DANA = Scope(tenant="acme", user="dana")
-T0 = dt.datetime(2024, 6, 1, 9, 0, tzinfo=dt.timezone.utc)
-
-
-def at(minutes: float) -> dt.datetime:
-    return T0 + dt.timedelta(minutes=minutes)
-
 
 CHAT = ["Ben: Do you still go climbing these days?",
         "Ana: Yes, every Tuesday at Boulderhaus with my brother.",

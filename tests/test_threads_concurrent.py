@@ -9,7 +9,6 @@ really are in flight together; the store, the threads and the plans are the real
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import hashlib
 import threading
 from pathlib import Path
@@ -18,14 +17,9 @@ from typing import Any, Callable, Sequence
 import pytest
 
 from remem import AsyncMemory, Memory, ProviderError, Scope
+from thread_clock import DANA, at
 
-DANA = Scope(tenant="acme", user="dana")
-T0 = dt.datetime(2024, 6, 1, 9, 0, tzinfo=dt.timezone.utc)
 WRITERS = 4
-
-
-def at(minutes: float) -> dt.datetime:
-    return T0 + dt.timedelta(minutes=minutes)
 
 
 class MeetingEmbedder:
@@ -153,15 +147,21 @@ def test_concurrent_add_many_calls_interleave_no_positions(tmp_path: Path) -> No
         mem.close()
 
 
+def pending_first_note(tmp_path: Path) -> tuple[Memory, MeetingEmbedder, Any]:
+    """A store whose first note of Dana's chat was stored while its embedder was down (its vector pending)."""
+    emb = MeetingEmbedder()
+    mem = Memory(path=tmp_path / "s", embedder=emb, service="off")
+    emb.down = True
+    first = mem.add("Ben: where are we with the release?", scope=DANA, occurred_at=at(0))
+    emb.down = False
+    return mem, emb, first
+
+
 def test_continuing_a_note_whose_vector_is_pending_embeds_only_the_new_note(tmp_path: Path) -> None:
     """The stored note a new one continues gets a new context in the same locked step that stores the new one;
     no embedding runs there (a provider timing out would hold every writer): its vector stays pending."""
-    emb = MeetingEmbedder()
-    mem = Memory(path=tmp_path / "s", embedder=emb, service="off")
+    mem, emb, first = pending_first_note(tmp_path)
     try:
-        emb.down = True
-        first = mem.add("Ben: where are we with the release?", scope=DANA, occurred_at=at(0))
-        emb.down = False
         second = mem.add("Ana: it ships on Friday", scope=DANA, occurred_at=at(1))
         assert emb.texts == ["Ana: it ships on Friday"]
         first = mem.get(first.id, scope=DANA)
@@ -217,12 +217,8 @@ def test_concurrent_adds_between_stored_notes_keep_the_order_said(tmp_path: Path
 def test_a_note_put_between_stored_ones_embeds_only_itself(tmp_path: Path) -> None:
     """The stored notes around a late one get new links and context without being embedded again: a pending
     vector stays pending, a stored one is kept as it was."""
-    emb = MeetingEmbedder()
-    mem = Memory(path=tmp_path / "s", embedder=emb, service="off")
+    mem, emb, first = pending_first_note(tmp_path)
     try:
-        emb.down = True
-        first = mem.add("Ben: where are we with the release?", scope=DANA, occurred_at=at(0))
-        emb.down = False
         last = mem.add("Ben: great, see you at the demo", scope=DANA, occurred_at=at(2))
         backend = mem._connection.local.backend
         vector = backend.dense_vectors([last.id])[last.id]
