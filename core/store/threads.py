@@ -106,11 +106,11 @@ def _when(item: Mapping[str, Any]) -> dt.datetime | None:
         return None  # the write itself reports the bad date
 
 
-def _said_last(engine: Any, flt: Any) -> list[Any] | None:
-    """The notes of ``flt`` said last (by date, up to :data:`LOOKUP_LIMIT`); None when the store cannot order by
-    date (a server collection created before dates were indexed): the caller falls back to the newest stored."""
+def _said_last(engine: Any, flt: Any, limit: int = LOOKUP_LIMIT) -> list[Any] | None:
+    """The notes of ``flt`` said last (by date, up to ``limit``); None when the store cannot order by date (a
+    server collection created before dates were indexed): the caller falls back to the newest stored."""
     try:
-        return engine.backend.newest(flt, LOOKUP_LIMIT, by="occurred_ts")
+        return engine.backend.newest(flt, limit, by="occurred_ts")
     except (RememError, ValueError, OverflowError):
         raise
     except Exception as exc:  # noqa: BLE001 - the server's own error for a field it cannot order by
@@ -195,12 +195,11 @@ def _said_before(engine: Any, scope: Scope, name: str, at: dt.datetime,
                  members: list[MemoryRecord]) -> list[MemoryRecord]:
     """``members`` with the notes of thread ``name`` said last up to ``at`` (two notes 40 minutes apart in a thread
     of notes 20 minutes apart are still each other's past)."""
-    flt = engine.filter(scope, kind=THREAD_KIND, where={"thread": name, "occurred_at": {"$lte": at},
-                                                        **own_records(scope)})
-    try:
-        more = [from_payload(f.id, f.payload) for f in engine.backend.newest(flt, CONTEXT_TURNS, by="occurred_ts")]
-    except Exception as exc:  # noqa: BLE001 - a lookup never fails the write (a server collection
-        # made before dates were indexed cannot order by them)
+    try:  # a lookup never fails the write (nor does a store that cannot order by date: none found)
+        flt = engine.filter(scope, kind=THREAD_KIND, where={"thread": name, "occurred_at": {"$lte": at},
+                                                            **own_records(scope)})
+        more = [from_payload(f.id, f.payload) for f in _said_last(engine, flt, CONTEXT_TURNS) or []]
+    except (RememError, ValueError, OverflowError) as exc:
         log.debug("thread past lookup failed: %s", exc)
         return members
     have = {r.id for r in members}
