@@ -224,18 +224,27 @@ def cmd_reembed(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
+    from .core.config import default_store_path
+    from .core.service.client import store_folder
+    from .core.store.backups import stale_backups
+
     with _open(args) as mem:
         from .core.scope import ALL_TENANTS
 
+        stale = [] if args.url or args.keep_backups else \
+            stale_backups(store_folder(args.path if args.path is not None else default_store_path()))
         progress, advance = _progress(mem.stats(scope=ALL_TENANTS).count, "compacting")
         with progress:
-            n = mem.compact(progress=advance)
+            n = mem.compact(progress=advance, prune_backups=not args.keep_backups)
     from .hooks.recall import forget_last_recalls
 
     forget_last_recalls()  # the hooks' copy of the last text they injected, which may quote what was forgotten
-    _emit(args, {"compacted": n}, lambda: out.print(f"rewrote the store with its {n} memories; what was forgotten "
-                                                     "is gone from its files and the hooks' last-recall records "
-                                                     "(older backups still hold it)"))
+    backups = ("; backups taken before the last forget were kept and still hold it" if args.keep_backups else
+               f"; {len(stale)} backup(s) taken before words last left it (a forget or an edit) were "
+               f"replaced by a fresh one" if stale else "")
+    _emit(args, {"compacted": n, "backups_removed": [str(p) for p in stale]},
+          lambda: out.print(f"rewrote the store with its {n} memories; what was forgotten is gone from its files "
+                            f"and the hooks' last-recall records{backups}"))
     return 0
 
 
@@ -406,8 +415,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--pending", action="store_true", help="only memories stored while the provider failed")
     r.set_defaults(func=cmd_reembed)
 
-    sub.add_parser("compact", parents=[common], help="rewrite the embedded store's files with what it holds "
-                   "now, so forgotten memories are gone from disk too").set_defaults(func=cmd_compact)
+    compact = sub.add_parser("compact", parents=[common], help="rewrite the embedded store's files with what it "
+                             "holds now, so forgotten memories are gone from disk (and from backups) too")
+    compact.add_argument("--keep-backups", action="store_true",
+                         help="keep the backups taken before the last forget (they still hold what it removed)")
+    compact.set_defaults(func=cmd_compact)
 
     sub.add_parser("doctor", parents=[common], help="what remem chose and whether it works").set_defaults(func=cmd_doctor)
 

@@ -67,6 +67,12 @@ def diagnose(path: str | os.PathLike[str] | None = None, url: str | None = None,
         report["store embedder"] = "no store yet (created on first use)"
     report["store size"] = _size(folder)
     report["permissions"] = _permissions(folder)
+    from .store.backups import stale_backups
+
+    stale = stale_backups(folder)
+    if stale:
+        report["backups"] = (f"{len(stale)} backup(s) taken before the last forget or edit still hold what it "
+                             f"removed (e.g. {stale[0]}); `remem compact` replaces them with a fresh one")
     status = service_status(folder)
     report["service"] = status.pop("state")
     for key, value in status.items():

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from .distill import drain, pipeline
 from .redact.redactor import configured
 from .redact.rescan import redact_store
-from .store import compaction, migration, transfer
+from .store import backups, compaction, migration, transfer
 from .store.engine import Engine
 from .store.plan import Plan, planned
 
@@ -33,14 +33,14 @@ class LocalMemory(Engine):
         return (yield from transfer.import_plan(self, path, scope=scope, progress=progress))
 
     def backup(self, directory: str | os.PathLike[str] | None = None, *, keep: int = 10) -> Path:
-        return transfer.backup(self, directory, keep=keep)
+        return backups.backup(self, directory, keep=keep)
 
     @planned
     def reembed(self, *, pending_only: bool = False, progress: Callable[[int], None] | None = None) -> Plan[int]:
         return (yield from migration.reembed_plan(self, pending_only=pending_only, progress=progress))
 
-    def compact(self, *, progress: Callable[[int], None] | None = None) -> int:
-        return compaction.compact(self, progress=progress)
+    def compact(self, *, progress: Callable[[int], None] | None = None, prune_backups: bool = True) -> int:
+        return compaction.compact(self, progress=progress, prune_backups=prune_backups)
 
     def remember(self, messages: Sequence[Mapping[str, Any]] | str, *, scope: Any = None,
                  session: str | None = None, distiller: Any = None, pii: bool | None = None,

@@ -180,9 +180,11 @@ class MemoryOperations:
         raise NotImplementedError
 
     @operation(slow=True, local=("progress",))
-    def compact(self, *, progress: Callable[[int], None] | None = None) -> int:
+    def compact(self, *, progress: Callable[[int], None] | None = None, prune_backups: bool = True) -> int:
         """Rewrite the embedded store's files with the memories it holds now, so what was forgotten or edited is
-        gone from disk too (Qdrant keeps deleted bytes until it rewrites its files); embeds nothing."""
+        gone from disk too (Qdrant keeps deleted bytes until it rewrites its files); embeds nothing. Backups
+        taken before words last left the store are then deleted, a fresh one written in their place, unless
+        ``prune_backups=False``."""
         raise NotImplementedError
 
     @operation(slow=True, retryable=True)

@@ -47,14 +47,17 @@ def test_cli_round_trip_with_json(store_factory, tmp_path: Path) -> None:
     assert json.loads(run("export", str(out), "--all-tenants", "--json", store=store).stdout)["exported"] == 1
     dry = json.loads(run("forget", "--tenant", "acme", "--kind", "decision", "--json", store=store).stdout)
     assert dry == {"count": 1, "ids": [added["id"]], "dry_run": True}
+    held = json.loads(run("backup", "--json", store=store).stdout)["path"]  # holds what is about to be forgotten
     run("forget", "--tenant", "acme", "--kind", "decision", "--yes", store=store)
+    assert "1 backup(s) taken before the last forget" in run("doctor", store=store).stdout
     assert json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout) == []
     assert json.loads(run("import", str(out), "--tenant", "acme", "--json", store=store).stdout)["imported"] == 1
     assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)) == 1
     last = store.parent / "hooks" / "last_recall" / "acme.json"  # what the prompt hook injected last (a copy)
     last.parent.mkdir(parents=True, exist_ok=True)
     last.write_text(json.dumps({"tenant": "acme", "context": "We pinned stripe-python to v7.4.0"}))
-    assert json.loads(run("compact", "--json", store=store).stdout) == {"compacted": 1}  # forgotten bytes gone
+    assert json.loads(run("compact", "--json", store=store).stdout) == {"compacted": 1, "backups_removed": [held]}
+    assert not Path(held).exists() and "backups" not in run("doctor", store=store).stdout
     assert not last.exists()  # and the hooks' copy of what they showed
     assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)) == 1
 

@@ -8,6 +8,7 @@ whole; a Qdrant server (shared with other processes, compacting itself) is refus
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 from pathlib import Path
 from typing import Any, Callable
@@ -112,3 +113,54 @@ def test_a_qdrant_server_is_not_rewritten() -> None:
         with pytest.raises(RememError, match="server"):
             mem.compact()
         assert mem.get(kept.id, scope=DANA).text == kept.text
+
+
+# ---------------------------------------------------------------------------------------------- backups
+def in_backup(path: Path, word: str) -> bool:
+    return word in gzip.decompress(path.read_bytes()).decode("utf-8")
+
+
+def test_compact_deletes_the_backups_that_hold_forgotten_words_and_keeps_a_fresh_one(
+        memory_factory: Callable[..., Memory], tmp_path: Path) -> None:
+    mem = memory_factory("none")
+    fill(mem)
+    elsewhere = tmp_path / "offsite"
+    elsewhere.mkdir()
+    held = [mem.backup(), mem.backup(elsewhere)]  # the default folder and one of the user's own
+    assert all(in_backup(p, SECRET) for p in held)
+    mem.forget(scope=DANA, where={"sources": ["b"]}, dry_run=False)  # the message and what was distilled from it
+    mem.compact()
+    left = sorted(Path(mem._connection.local.backend.folder, "backups").glob("*.gz")) + sorted(elsewhere.glob("*.gz"))
+    assert not any(p.exists() for p in held)
+    assert len(left) == 2 and not any(in_backup(p, SECRET) for p in left)  # a fresh one in each folder
+    assert all(in_backup(p, "ArgoCD syncs from the main branch") for p in left)  # what is still stored
+
+
+def test_backups_taken_after_the_last_forget_are_kept_as_they_are(memory_factory: Callable[..., Memory]) -> None:
+    mem = memory_factory("none")
+    said = fill(mem)
+    before = mem.backup()
+    mem.forget(said, scope=DANA)
+    after = mem.backup()
+    mem.add("the staging cluster 9 runs postgres 17", scope=DANA)  # a new memory drops no words
+    kept = after.read_bytes()
+    mem.compact()
+    assert not before.exists() and after.read_bytes() == kept
+    assert sorted(after.parent.glob("*.gz")) == [after]  # no fresh one: a backup newer than the forget exists
+
+
+def test_an_edit_that_drops_words_makes_older_backups_stale_and_keep_backups_keeps_them(
+        memory_factory: Callable[..., Memory]) -> None:
+    mem = memory_factory("none")
+    fill(mem)
+    rec = mem.add("the on-call phone PIN is 771903", scope=DANA)
+    first = mem.backup()
+    mem.update(rec.id, scope=DANA, tags=["oncall"])  # adds a tag: drops nothing
+    mem.compact()
+    assert first.exists()
+    mem.update(rec.id, scope=DANA, text="the on-call phone PIN is in the team vault")
+    mem.compact(prune_backups=False)
+    assert first.exists() and in_backup(first, "771903")  # asked to keep them
+    mem.compact()
+    assert not first.exists()
+    assert not any(in_backup(p, "771903") for p in first.parent.glob("*.gz"))

@@ -7,6 +7,9 @@ builds a new shard beside the live one from every live point (its payload and it
 is embedded again, as ``reembed`` would), puts it in the live one's place and deletes the old files. The live
 shard answers reads until the swap, and a crash leaves one whole shard (``EdgeBackend.rewrite``).
 
+It then deletes the backups taken before words last left the store (they hold them), after writing a fresh one
+where none is newer (:mod:`.backups`), unless ``prune_backups=False``.
+
 Only the embedded store: on a Qdrant server other processes write to the same collection, and the server
 compacts its own segments (its vacuum optimizer) and WAL.
 """
@@ -17,6 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..types import RememError
+from . import backups
 from .backends.base import FilterSpec, PointData
 from .records import from_payload
 
@@ -26,9 +30,10 @@ if TYPE_CHECKING:
 PAGE = 256
 
 
-def compact(engine: "Engine", *, progress: Callable[[int], None] | None = None) -> int:
-    """Rewrite the embedded store with its live records only (see the module doc); returns how many. Holds the
-    write lock throughout, so no write lands in the old files while they are read."""
+def compact(engine: "Engine", *, progress: Callable[[int], None] | None = None, prune_backups: bool = True) -> int:
+    """Rewrite the embedded store with its live records only, then prune the backups that hold forgotten words
+    (see the module doc); returns how many records. Holds the write lock while rewriting, so no write lands in
+    the old files while they are read."""
     engine.check_usable()
     rewrite = getattr(engine.backend, "rewrite", None)
     if rewrite is None:
@@ -53,6 +58,8 @@ def compact(engine: "Engine", *, progress: Callable[[int], None] | None = None) 
 
     with engine.write_lock:
         rewrite(pages(), engine.embedder.dim)
+    if prune_backups:
+        backups.prune_stale(engine)
     return done
 
 

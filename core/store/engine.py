@@ -281,6 +281,7 @@ class Engine:
                 self.backend.upsert([self.point(new, dense)])
             else:
                 self.backend.set_payload([new.id], to_payload(new))
+            erasure.note_removed(self, old, new)  # backups taken before hold what the edit dropped
         return new
 
     @planned

@@ -19,7 +19,9 @@ A dated note merged into another by de-duplication is named by its neighbours un
 note it was merged into keeps that id (``metadata["merged_messages"]``), and its forget or edit reaches them too.
 Where a message was said is not edited (:func:`kept_in_place`): a changed thread, position or kind would hide it
 from its neighbours, so a later forget would leave its words with them.
-Backups taken before keep what they held: they are a copy of the store as it was.
+Backups taken before keep what they held: they are a copy of the store as it was. So the embedded store notes
+when words last left it (:func:`note_removed`; every delete too), and a compaction deletes the backups taken
+before (:mod:`.backups`).
 """
 
 from __future__ import annotations
@@ -212,12 +214,34 @@ def _rebuilt(engine: Any, rec: MemoryRecord, pending: Mapping[str, str | None]) 
     return " ".join(clipped(texts[m], CONTEXT_TURN_TOKENS) for m in wanted if m in texts)
 
 
+def note_removed(engine: Any, old: MemoryRecord, new: MemoryRecord) -> None:
+    """After an edit of ``old`` into ``new``: if it left any of its words out (text, context, tags, metadata or
+    source changed other than by adding), the store notes that backups taken before hold them."""
+    removed = (new.text != old.text or new.source != old.source or not _kept(old.tags, new.tags)
+               or bool(old.context) and (old.context or "") not in (new.context or "")
+               or not _kept(old.metadata, new.metadata))
+    mark = getattr(engine.backend, "note_erasure", None)
+    if removed and mark is not None:
+        mark()
+
+
+def _kept(old: Any, new: Any) -> bool:
+    """Whether ``new`` still holds all of ``old``: equal, or a list or mapping that only grew (the messages said
+    after an episode, added to its context and ``followed_by`` by the next capture)."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        return all(k in new and _kept(v, new[k]) for k, v in old.items())
+    if isinstance(old, (list, tuple)) and isinstance(new, (list, tuple)):
+        return all(v in new for v in old)
+    return bool(old == new)
+
+
 def redact_place(engine: Any, rec: MemoryRecord, meta: Mapping[str, Any], source: str | None = None) -> None:
     """Store ``meta`` (``rec``'s metadata redacted by a re-scan with newer rules) whole, bookkeeping included,
     which :func:`kept_in_place` keeps from callers: a rule gives every copy of an id the same placeholder, so a
     message id and the links naming it still meet. ``source``: its redacted ``source`` (``update`` has none)."""
     with one_write(engine):
         engine.backend.set_payload([rec.id], {"meta": dict(meta), **({"source": source} if source else {})})
+        note_removed(engine, rec, replace(rec, metadata=dict(meta), source=source or rec.source))
 
 
-__all__ = ["kept_in_place", "neighbours_left_alone", "one_write", "place_keys", "redact_place", "rewrite_neighbours"]
+__all__ = ["kept_in_place", "neighbours_left_alone", "note_removed", "one_write", "place_keys", "redact_place", "rewrite_neighbours"]

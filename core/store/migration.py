@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def reembed_plan(engine: "Engine", *, pending_only: bool = False,
                  progress: Callable[[int], None] | None = None) -> Plan[int]:
-    from .transfer import backup
+    from .backups import backup
 
     if engine.closed:
         raise RememError("this Memory is closed")

@@ -1,4 +1,4 @@
-"""Export, import and backup: JSONL (gzip when the name ends in .gz), a header with the embedder fingerprint,
+"""Export and import: JSONL (gzip when the name ends in .gz), a header with the embedder fingerprint,
 then one record a line. Files are written 0600 through a temporary file and renamed into place.
 
 An import writes only into the scope it was given (``ALL_TENANTS`` restores every tenant), passes every record
@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from ..config import private_dir
 from ..scope import ALL_TENANTS, coerce_scope
 from ..types import MemoryRecord, ScopeError, record_time, utcnow
 from .plan import EmbedDocuments, Plan
@@ -148,23 +147,4 @@ def _write(engine: "Engine", recs: Sequence[MemoryRecord], vectors: Sequence[lis
     return len(points)
 
 
-def backup(engine: "Engine", directory: str | os.PathLike[str] | None = None, *, keep: int = 10) -> Path:
-    """A timestamped, gzipped export of every tenant next to the store (or in ``directory``); keeps ``keep``."""
-    base = Path(directory) if directory else default_backup_dir(engine)
-    stamp = utcnow().strftime("%Y%m%dT%H%M%S%fZ")
-    path = private_dir(base) / f"remem-{stamp}.jsonl.gz"
-    export(engine, path, scope=ALL_TENANTS)
-    olds = sorted(base.glob("remem-*.jsonl.gz"))
-    for stale in olds[:-keep] if keep > 0 else []:
-        stale.unlink(missing_ok=True)
-    return path
-
-
-def default_backup_dir(engine: "Engine") -> Path:
-    from ..config import remem_home
-
-    folder = getattr(engine.backend, "folder", None)
-    return Path(folder) / "backups" if folder is not None else remem_home() / "backups"
-
-
-__all__ = ["backup", "export", "import_plan", "read_export"]
+__all__ = ["export", "import_plan", "read_export"]

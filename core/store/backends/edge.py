@@ -15,7 +15,7 @@ import qdrant_edge as qe
 
 from ...config import loose_paths, private_dir, private_opener, private_umask, repair_permissions
 from ...types import StoreLockedError
-from . import META_FILE
+from . import ERASED_FILE, META_FILE
 from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
                    PointData, PrefetchSpec)
 
@@ -106,6 +106,20 @@ class EdgeBackend:
         with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
             fh.write(json.dumps(meta, indent=2, sort_keys=True))
         os.replace(tmp, path)  # atomic: a crash leaves the old or the new file, never half of one
+
+    def note_erasure(self) -> None:
+        """Words left the store (a delete, an edit that dropped some): backups taken before now hold them."""
+        path = self.folder / ERASED_FILE
+        with open(path, "a", opener=private_opener):
+            pass
+        os.utime(path)
+
+    def erased_at(self) -> float | None:
+        """When words last left the store (seconds since the epoch), or None if they never did."""
+        try:
+            return (self.folder / ERASED_FILE).stat().st_mtime
+        except FileNotFoundError:
+            return None
 
     # -- lifecycle --------------------------------------------------------------------------------------
     def _config(self, dense_dim: int) -> Any:
@@ -243,6 +257,7 @@ class EdgeBackend:
             with self._lock:
                 self._shard.update(qe.UpdateOperation.delete_points(list(ids)))
                 self._wrote(len(ids))
+            self.note_erasure()
 
     # -- reads ----------------------------------------------------------------------------------------
     def retrieve(self, ids: Sequence[str]) -> list[Found]:

@@ -1,0 +1,102 @@
+"""Backups: timestamped, gzipped exports of every tenant, and their pruning once they hold forgotten words.
+
+A backup is a copy of the store as it was, so after a ``forget`` (or an edit, or a redaction re-scan) it still
+holds the words that left the store. The embedded store notes the time words last left it (a file touched by
+every delete and every edit that drops words: :func:`~remem.core.store.erasure.note_removed`); a compaction,
+which makes the forgotten words leave the store's own files, then deletes every backup taken before that time
+in each folder backups were written to, after writing a fresh one there, so a user who kept backups still has
+one. Backups taken since hold nothing forgotten and are kept. The time is taken when a backup starts, so one
+that raced a forget counts as taken before it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+from ..config import private_dir
+from ..scope import ALL_TENANTS
+from ..types import utcnow
+from .backends import ERASED_FILE, META_FILE
+from .transfer import export
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+PATTERN = "remem-*.jsonl.gz"
+STAMP = "%Y%m%dT%H%M%S%fZ"
+DIRS_KEY = "backup_dirs"  # folders other than the default that backups were written to (the store's meta)
+
+
+def backup(engine: "Engine", directory: str | os.PathLike[str] | None = None, *, keep: int = 10) -> Path:
+    """A timestamped, gzipped export of every tenant next to the store (or in ``directory``); keeps ``keep``."""
+    base = Path(directory).expanduser().resolve() if directory else default_backup_dir(engine)
+    if directory:
+        _remember_dir(engine, base)
+    path = private_dir(base) / f"remem-{utcnow().strftime(STAMP)}.jsonl.gz"
+    export(engine, path, scope=ALL_TENANTS)
+    olds = sorted(base.glob(PATTERN))
+    for stale in olds[:-keep] if keep > 0 else []:
+        stale.unlink(missing_ok=True)
+    return path
+
+
+def default_backup_dir(engine: "Engine") -> Path:
+    from ..config import remem_home
+
+    folder = getattr(engine.backend, "folder", None)
+    return Path(folder) / "backups" if folder is not None else remem_home() / "backups"
+
+
+def taken_at(path: Path) -> dt.datetime | None:
+    """When the backup at ``path`` was started (from its name), or None for a file not named as one."""
+    try:
+        return dt.datetime.strptime(path.name[len("remem-"):-len(".jsonl.gz")], STAMP).replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        return None
+
+
+def stale_backups(folder: str | os.PathLike[str]) -> list[Path]:
+    """The backups of the embedded store in ``folder``, in every folder they were written to, taken before words
+    last left it (none if they never did). Reads only files: ``remem doctor`` counts them without opening it."""
+    folder = Path(folder)
+    try:
+        since = dt.datetime.fromtimestamp((folder / ERASED_FILE).stat().st_mtime, dt.timezone.utc)
+    except FileNotFoundError:
+        return []
+    return [p for p in _backups(folder) if (taken_at(p) or since) <= since]
+
+
+def prune_stale(engine: "Engine", *, keep: int = 10) -> list[Path]:
+    """Delete :func:`stale_backups`, each folder first given a fresh backup when none of its own is newer
+    (see the module doc); returns what was deleted."""
+    folder = getattr(engine.backend, "folder", None)
+    stale = stale_backups(folder) if folder is not None else []
+    for base in sorted({p.parent for p in stale}):
+        if all(p in stale for p in base.glob(PATTERN)):
+            backup(engine, base, keep=keep + len(stale))
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
+
+
+def _backups(folder: Path) -> Iterator[Path]:
+    try:
+        meta = json.loads((folder / META_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        meta = {}
+    for base in {folder / "backups", *(Path(d) for d in meta.get(DIRS_KEY, []))}:
+        if base.is_dir():
+            yield from sorted(base.glob(PATTERN))
+
+
+def _remember_dir(engine: "Engine", base: Path) -> None:
+    meta = engine.backend.read_meta()
+    if meta is not None and str(base) not in meta.get(DIRS_KEY, []) and base != default_backup_dir(engine):
+        engine.backend.write_meta({**meta, DIRS_KEY: [*meta.get(DIRS_KEY, []), str(base)]})
+
+
+__all__ = ["backup", "default_backup_dir", "prune_stale", "stale_backups", "taken_at"]
