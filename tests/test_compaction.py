@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gzip
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -71,6 +73,82 @@ def test_compact_keeps_every_memory_its_vector_and_its_ranking(memory_factory: C
     again = mem.add("the staging cluster 7 now runs postgres 17", scope=DANA)  # still a working store
     assert again.id in {h.record.id for h in mem.search("staging cluster 7 postgres 17", scope=DANA, limit=3)}
 
+
+
+def test_writes_made_during_a_compaction_do_not_wait_for_it_and_are_kept(memory_factory: Callable[..., Memory],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    mem = memory_factory("minilm")
+    folder = Path(mem._connection.local.backend.folder)
+    said = fill(mem)
+    monkeypatch.setattr("remem.core.store.compaction.PAGE", 8)  # several pages: the writes land midway
+    written: dict[str, Any] = {}
+
+    def write() -> None:  # a hook's capture and a forget, from another thread, while the new files are built
+        written["added"] = mem.add("the staging cluster 4 moved to postgres 17", scope=DANA).id
+        mem.forget(scope=DANA, where={"sources": ["b"]}, dry_run=False)
+        written["during"] = True
+
+    def midway(n: int) -> None:
+        if "thread" not in written:
+            written["thread"] = threading.Thread(target=write)
+            written["thread"].start()
+            written["thread"].join(timeout=30)
+            assert written.get("during"), "a write waited for the compaction to finish"
+
+    count = mem.compact(progress=midway)
+    assert written.get("during") and count == len(list(mem.iter_records(ALL_TENANTS)))
+    assert mem.get(written["added"], scope=DANA).text == "the staging cluster 4 moved to postgres 17"
+    assert written["added"] in {h.record.id for h in mem.search("cluster 4 postgres 17", scope=DANA, limit=3)}
+    with pytest.raises(Exception):
+        mem.get(said, scope=DANA)
+    assert on_disk(folder, SECRET) == []  # forgotten midway: not carried into the new files either
+
+
+def test_a_compaction_raced_by_forgets_all_along_still_ends_with_the_words_gone(
+        memory_factory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch) -> None:
+    mem = memory_factory("none")
+    folder = Path(mem._connection.local.backend.folder)
+    fill(mem)
+    monkeypatch.setattr("remem.core.store.compaction.PAGE", 4)
+    stop, gone = threading.Event(), []
+    local = mem._connection.local
+    swap = local.backend._swap
+
+    def swapped(dim: int) -> None:  # a forget after the swap would be a forget of the new files: not this test's
+        stop.set()
+        swap(dim)
+
+    monkeypatch.setattr(local.backend, "_swap", swapped)
+    rewrite, copies, added = local.backend.rewrite, [], []
+
+    def copy(*args: Any) -> bool:
+        copies.append(rewrite(*args))
+        return copies[-1]
+
+    monkeypatch.setattr(local.backend, "rewrite", copy)
+
+    def forget_one_by_one() -> None:  # every copy is raced by a forget, until the last holds the write lock
+        for k in range(100_000):
+            with local.write_lock:
+                if stop.is_set():
+                    return
+                word = f"xqzsecret{k}x"
+                added.append(mem.add(f"the vault code is {word}", scope=DANA).id)
+                if k:  # the one before: copied into the new files, perhaps
+                    mem.forget(added[-2], scope=DANA)
+                    gone.append(f"xqzsecret{k - 1}x")
+            time.sleep(0.002)
+
+    worker = threading.Thread(target=forget_one_by_one)
+    worker.start()
+    try:
+        count = mem.compact()
+    finally:
+        stop.set()
+        worker.join()
+    assert len(gone) > 1 and count == len(list(mem.iter_records(ALL_TENANTS)))
+    assert copies[-1] and len(copies) > 1  # raced at least once, copied again
+    assert not any(on_disk(folder, word) for word in gone)
 
 def test_a_compaction_that_fails_midway_leaves_the_store_as_it_was(memory_factory: Callable[..., Memory],
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,11 @@ them, which it does on its own schedule: the words of a forgotten memory (or of 
 neighbour's context before the forget rewrote it) stay on disk after ``forget`` answered. :func:`compact`
 builds a new shard beside the live one from every live point (its payload and its stored dense vector: nothing
 is embedded again, as ``reembed`` would), puts it in the live one's place and deletes the old files. The live
-shard answers reads until the swap, and a crash leaves one whole shard (``EdgeBackend.rewrite``).
+shard answers reads and takes writes until the swap (a hook's capture does not wait for a compaction): the ids
+written meanwhile are noted, and under the write lock, just before the swap, the new shard gets them as they
+are then (or loses them, if deleted). A forget or an edit that drops words while copying makes the copy start
+again (its files could hold them as copied), and the last of ``ATTEMPTS`` holds the write lock throughout. A
+crash leaves one whole shard (``EdgeBackend.rewrite``).
 
 It then deletes the backups taken before words last left the store (they hold them), after writing a fresh one
 where none is newer (:mod:`.backups`), unless ``prune_backups=False``.
@@ -16,24 +20,26 @@ compacts its own segments (its vacuum optimizer) and WAL.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from ..types import RememError
 from . import backups
-from .backends.base import FilterSpec, PointData
+from .backends.base import FilterSpec, Found, PointData
 from .records import from_payload
 
 if TYPE_CHECKING:
     from .engine import Engine
 
 PAGE = 256
+ATTEMPTS = 3  # copies made while writes go on, the last one holding the write lock
 
 
 def compact(engine: "Engine", *, progress: Callable[[int], None] | None = None, prune_backups: bool = True) -> int:
     """Rewrite the embedded store with its live records only, then prune the backups that hold forgotten words
-    (see the module doc); returns how many records. Holds the write lock while rewriting, so no write lands in
-    the old files while they are read."""
+    (see the module doc); returns how many records. Writes go on while the new files are built; the write lock
+    is held only to give them what was written meanwhile, and to swap."""
     engine.check_usable()
     rewrite = getattr(engine.backend, "rewrite", None)
     if rewrite is None:
@@ -46,21 +52,40 @@ def compact(engine: "Engine", *, progress: Callable[[int], None] | None = None, 
         offset = None
         while True:
             found, offset = engine.backend.scroll(FilterSpec(), limit=PAGE, offset=offset)
-            recs = [from_payload(f.id, f.payload) for f in found]
-            dense = engine.backend.dense_vectors([r.id for r in recs])
-            yield [engine.point(replace(r, embedded=r.id in dense or not engine.dense), dense.get(r.id))
-                   for r in recs]
-            done += len(recs)
-            if progress and recs:
-                progress(len(recs))
+            page = _points(engine, found)
+            yield page
+            done += len(page)
+            if progress and page:
+                progress(len(page))
             if offset is None or not found:
                 return
 
-    with engine.write_lock:
-        rewrite(pages(), engine.embedder.dim)
+    def settle(touched: set[str]) -> tuple[list[PointData], list[str]]:
+        """What the ids written since the rewrite began are now: points as stored, and ids deleted."""
+        nonlocal done
+        ids = sorted(touched)
+        found = [f for start in range(0, len(ids), PAGE) for f in engine.backend.retrieve(ids[start:start + PAGE])]
+        kept = {f.id for f in found}
+        done = engine.backend.count(FilterSpec())
+        return _points(engine, found), [i for i in ids if i not in kept]
+
+    for attempt in range(ATTEMPTS):  # a forget while copying: copied again, the last time with writes waiting
+        done = 0
+        with engine.write_lock if attempt == ATTEMPTS - 1 else contextlib.nullcontext():
+            if rewrite(pages(), engine.embedder.dim, settle, engine.write_lock):
+                break
+    else:  # only writes from this thread (a progress callback) can get past the lock
+        raise RememError("memories were forgotten while compacting, from the compaction's own thread; run it again")
     if prune_backups:
         backups.prune_stale(engine)
     return done
+
+
+def _points(engine: "Engine", found: Sequence[Found]) -> list[PointData]:
+    """Stored points as they are written again: payload and stored dense vector (nothing embedded again)."""
+    recs = [from_payload(f.id, f.payload) for f in found]
+    dense = engine.backend.dense_vectors([r.id for r in recs])
+    return [engine.point(replace(r, embedded=r.id in dense or not engine.dense), dense.get(r.id)) for r in recs]
 
 
 __all__ = ["compact"]

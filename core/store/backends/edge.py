@@ -9,7 +9,7 @@ import shutil
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Sequence
 
 import qdrant_edge as qe
 
@@ -89,6 +89,8 @@ class EdgeBackend:
         self._lock = threading.RLock()
         self._writes_since_optimize = 0
         self._size_at_optimize = 0
+        self._touched: set[str] | None = None  # ids written while a rewrite is built (see rewrite)
+        self._erasures = 0  # times words left the store since it was opened (a rewrite that raced one is redone)
         # a script that ends without close(): Edge writes its last files as the shard is dropped at exit, under
         # the caller's umask (0644); closed here first, they are written private and checked
         atexit.register(_close_at_exit, weakref.ref(self))
@@ -109,6 +111,7 @@ class EdgeBackend:
 
     def note_erasure(self) -> None:
         """Words left the store (a delete, an edit that dropped some): backups taken before now hold them."""
+        self._erasures += 1
         path = self.folder / ERASED_FILE
         with open(path, "a", opener=private_opener):
             pass
@@ -173,34 +176,63 @@ class EdgeBackend:
                 continue
             shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float))
 
-    def rewrite(self, pages: Iterable[Sequence[PointData]], dense_dim: int) -> None:
+    def rewrite(self, pages: Iterable[Sequence[PointData]], dense_dim: int,
+                settle: Callable[[set[str]], tuple[Sequence[PointData], Sequence[str]]],
+                hold: ContextManager[Any]) -> bool:
         """A new shard built from ``pages`` beside the live one, then put in its place, and the old one's files
-        deleted (with them, the bytes of every point deleted from it). Until the swap the live shard is untouched
-        and still answers reads; a crash leaves one whole shard (see :meth:`_recover`). The caller holds its
-        write lock throughout: a write in between would be lost with the old shard."""
-        new, live, old = (self.folder / d for d in (NEW_SHARD_DIR, SHARD_DIR, OLD_SHARD_DIR))
+        deleted (with them, the bytes of every point deleted from it). Writes go on meanwhile: the ids they
+        touch are noted, and before the swap, holding ``hold`` (the caller's write lock) and this backend's own,
+        ``settle(ids)`` says what each is now (points to write, ids gone) and the new shard gets it. If words
+        left the store meanwhile (:meth:`note_erasure`), the new files may hold them as they were copied: it is
+        dropped and False returned (the caller tries again, the last time holding its lock throughout). Until
+        the swap the live shard is untouched and still answers reads; a crash leaves one whole shard (see
+        :meth:`_recover`)."""
+        new = self.folder / NEW_SHARD_DIR
         shutil.rmtree(new, ignore_errors=True)
-        with private_umask():
-            private_dir(new)
-            shard = qe.EdgeShard.create(str(new), self._config(dense_dim))
-            try:
-                self._create_indexes(shard=shard)
-                for page in pages:
-                    if page:
-                        shard.update(_upsert(page))
-                shard.optimize()
-                shard.flush()
-            except BaseException:
-                shard.close()
+        self._touched, erasures, swapped = set(), self._erasures, False
+        try:
+            with private_umask():
+                private_dir(new)
+                shard = qe.EdgeShard.create(str(new), self._config(dense_dim))
+                try:
+                    self._create_indexes(shard=shard)
+                    for page in pages:
+                        if page:
+                            shard.update(_upsert(page))
+                    shard.optimize()
+                    with hold, self._lock:
+                        if self._erasures != erasures:
+                            return False
+                        points, gone = settle(self._touched)
+                        if points:
+                            shard.update(_upsert(points))
+                        if gone:
+                            shard.update(qe.UpdateOperation.delete_points(list(gone)))
+                        shard.flush()
+                        shard.close()
+                        shard = None
+                        self._swap(dense_dim)
+                        swapped = True
+                finally:
+                    if shard is not None:
+                        shard.close()
+        finally:
+            self._touched = None
+            if not swapped:
                 shutil.rmtree(new, ignore_errors=True)
-                raise
-            shard.close()
-        with self._lock:
-            self._shard.close()
-            self._shard = None
+        return True
+
+    def _swap(self, dense_dim: int) -> None:
+        """The new shard in the live one's place (the caller holds the lock); on a failure, one whole shard is
+        opened again: the live one, or the new one if it was in place already."""
+        new, live, old = (self.folder / d for d in (NEW_SHARD_DIR, SHARD_DIR, OLD_SHARD_DIR))
+        self._shard.close()
+        self._shard = None
+        try:
             os.rename(live, old)
             os.rename(new, live)
-            self.ensure(dense_dim)  # opens the new shard, removes the old one
+        finally:
+            self.ensure(dense_dim)  # opens the shard in place, removes the other
 
     def recreate(self, dense_dim: int) -> None:
         with self._lock:
@@ -226,6 +258,11 @@ class EdgeBackend:
             self._writes_since_optimize = 0
             self._size_at_optimize = int(self._shard.info().points_count)
 
+    def _note(self, ids: Iterable[str]) -> None:
+        """The ids a write touched, while a rewrite is being built (it gives them to the new shard)."""
+        if self._touched is not None:
+            self._touched.update(ids)
+
     def _wrote(self, n: int) -> None:
         """Edge builds indexes only when asked: ask as the shard grows (geometrically, so bulk loads stay
         linear), without the user calling anything."""
@@ -239,23 +276,27 @@ class EdgeBackend:
             return
         with self._lock:
             self._shard.update(_upsert(points))
+            self._note(p.id for p in points)
             self._wrote(len(points))
 
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
         if ids:
             with self._lock:
                 self._shard.update(qe.UpdateOperation.set_payload(list(ids), payload))
+                self._note(ids)
 
     def set_vectors(self, points: Sequence[PointData]) -> None:
         if points:
             pvs = [qe.PointVectors(p.id, _vectors(p)) for p in points]
             with self._lock:
                 self._shard.update(qe.UpdateOperation.update_vectors(pvs))
+                self._note(p.id for p in points)
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
             with self._lock:
                 self._shard.update(qe.UpdateOperation.delete_points(list(ids)))
+                self._note(ids)
                 self._wrote(len(ids))
             self.note_erasure()
 
