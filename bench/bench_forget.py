@@ -6,7 +6,9 @@ stores, built the same way in this process, then forgets of single episodes, alt
 * ``erasure, link indexes``: the default (:mod:`remem.core.store.erasure`; ``meta.follows`` and
   ``meta.followed_by`` are keyword indexes);
 * ``erasure, no link indexes``: the same, the store built without those two indexes;
-* ``no erasure``: the forget of the version before (the record deleted, its neighbours left as they were).
+* ``erasure, no derived``: the default without the lookup of what was distilled from the message
+  (:mod:`remem.core.store.derived`: its session's records, to forget the memories and cut the summary's words);
+* ``no erasure``: the forget of the versions before both (the record deleted, its neighbours left as they were).
 
     python -m remem.bench.bench_forget [--forgets 40] [--limit-convs 10]
 """
@@ -27,7 +29,7 @@ from rich.table import Table
 
 from remem import Memory, Scope
 from remem.bench import locomo_remember as lr
-from remem.core.store import erasure
+from remem.core.store import derived, erasure
 from remem.core.store.backends import edge
 
 SCOPE = Scope(tenant="bench-forget")
@@ -44,11 +46,22 @@ def without_link_indexes() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def without_derived() -> Iterator[None]:
+    saved = derived.derived_from
+    derived.derived_from = lambda *args, **kwargs: derived.Derived()  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        derived.derived_from = saved  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
 def without_erasure() -> Iterator[None]:
     saved = erasure.rewrite_neighbours
     erasure.rewrite_neighbours = lambda *args, **kwargs: 0  # type: ignore[assignment]
     try:
-        yield
+        with without_derived():
+            yield
     finally:
         erasure.rewrite_neighbours = saved  # type: ignore[assignment]
 
@@ -71,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     convs = json.loads(lr.DEFAULT_DATA.read_text("utf-8"))[: args.limit_convs]
     console = Console(width=120)
-    names = ("erasure, link indexes", "erasure, no link indexes", "no erasure")
+    names = ("erasure, link indexes", "erasure, no link indexes", "erasure, no derived", "no erasure")
     with tempfile.TemporaryDirectory() as tmp:
         stores: dict[str, Memory] = {}
         for i, name in enumerate(names):
@@ -82,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.forgets):
             for name in names:
                 rec = episodes[name].pop()
-                with without_erasure() if name == "no erasure" else contextlib.nullcontext():
+                with without_erasure() if name == "no erasure" else without_derived() if name == "erasure, no derived" \
+                        else contextlib.nullcontext():
                     started = time.perf_counter()
                     stores[name].forget(rec.id, scope=SCOPE)
                     times[name].append(time.perf_counter() - started)

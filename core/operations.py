@@ -97,7 +97,8 @@ class MemoryOperations:
                dry_run: bool = True, kind: str | None = None, tags: Iterable[str] | None = None,
                before: Any = None) -> ForgetResult | bool:
         """``forget(id)`` deletes one memory of ``scope`` (returns whether it existed there). ``forget(scope=...,
-        ...)`` deletes many, as a dry run unless ``dry_run=False``; it refuses to run without a scope."""
+        ...)`` deletes many, as a dry run unless ``dry_run=False``; it refuses to run without a scope. A forgotten
+        message takes with it the memories distilled from its words, and its words in the session summary."""
         raise NotImplementedError
 
     @operation(slow=True)

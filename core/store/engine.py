@@ -22,7 +22,7 @@ from ..scope import ALL_TENANTS, AllTenants, coerce_scope, in_scope
 from ..settings import Settings
 from ..types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, RememError, Scope,
                      ScopeError, SearchHit, Stats, record_time, to_datetime, to_ts, utcnow)
-from . import dedupe, erasure, retrieval, threads
+from . import dedupe, derived, erasure, retrieval, threads
 from .backends.base import Backend, Cond, FilterSpec, Found, PointData
 from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
@@ -318,26 +318,21 @@ class Engine:
                dry_run: bool = True, kind: str | None = None, tags: Iterable[str] | None = None,
                before: Any = None) -> ForgetResult | bool:
         self.check_usable()
-        if memory_id is not None:
-            with self.write_lock:
-                try:
-                    rec = self.get(memory_id, scope=scope)
-                except NotFoundError:
-                    return False
-                erasure.rewrite_neighbours(self, [(rec, None)])  # its words leave its neighbours' context first
-                self.backend.delete([rec.id])
-            return True
-        if scope is None:
+        if memory_id is None and scope is None:
             raise ScopeError("refusing a bulk forget without a scope: pass scope=Scope(tenant=...) "
                              "(Scope() means the global space)")
-        flt = self.filter(scope, kind=kind, tags=tags, where=where, until=before)
-        gone = [from_payload(f.id, f.payload) for f in self.scan(flt)]
-        if not dry_run and gone:
-            with self.write_lock:
-                erasure.rewrite_neighbours(self, [(rec, None) for rec in gone])  # refused whole if one fails
-                for start in range(0, len(gone), 512):
-                    self.backend.delete([rec.id for rec in gone[start:start + 512]])
-        return ForgetResult(count=len(gone), ids=tuple(rec.id for rec in gone), dry_run=dry_run)
+        with self.write_lock:
+            if memory_id is not None:
+                try:
+                    gone = [self.get(memory_id, scope=scope)]
+                except NotFoundError:
+                    return False
+            else:
+                gone = [from_payload(f.id, f.payload)
+                        for f in self.scan(self.filter(scope, kind=kind, tags=tags, where=where, until=before))]
+            gone = derived.forget_with_derived(self, gone, dry_run=memory_id is None and dry_run)
+        return True if memory_id is not None else ForgetResult(count=len(gone), ids=tuple(r.id for r in gone),
+                                                                dry_run=dry_run)
 
     # ------------------------------------------------------------------ search
     @planned
