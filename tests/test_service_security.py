@@ -27,6 +27,7 @@ import pytest
 
 from remem import Memory, Scope
 from remem.core.service.client import ServiceSocketError, probe, service_paths, stop_service
+from remem.core.service.listener import MAX_UNPROVEN
 from remem.core.service.peer import HANDSHAKE_MAX, HANDSHAKE_TIMEOUT
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX sockets, uids and signals")
@@ -438,3 +439,33 @@ def test_bad_values_at_the_service_boundary_are_clear_errors(svc_store: Path) ->
         answer = json.loads(s.makefile("rb").readline())
     assert answer["e"]["type"] == "ValueError" and "finite" in answer["e"]["message"]
     assert [r.text for r in mem.list(scope=S)] == ["a fact from 2024"]
+
+
+def test_peers_holding_their_handshake_open_do_not_keep_the_owner_out(svc_store: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another local account can open loopback connections and send nothing: with more of them than the service
+    lets be in their handshake at once, the owner's client still gets in, before any of them times out (the
+    one waiting longest is cut off to make room)."""
+    monkeypatch.setenv("REMEM_SERVICE_TRANSPORT", "tcp")
+    mem = _remote(svc_store)
+    mem.add("over loopback tcp", scope=S)
+    port = json.loads(service_paths(svc_store).state.read_text())["port"]
+    silent = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(2 * MAX_UNPROVEN)]
+    try:
+        time.sleep(0.2)  # the service has taken them all in
+        fresh = _remote(svc_store)  # a new client: a new connection and handshake
+        assert [h.record.text for h in fresh.search("loopback", scope=S)] == ["over loopback tcp"]
+        held = 0
+        for c in silent[-MAX_UNPROVEN // 2:]:  # the newest are still waiting: no timeout let the owner in
+            c.settimeout(0.05)
+            try:
+                held += c.recv(1) != b""
+            except socket.timeout:
+                held += 1
+            except OSError:
+                pass
+        assert held > 0
+        fresh.close()
+    finally:
+        for c in silent:
+            c.close()

@@ -23,8 +23,38 @@ from .wire import MAX_LINE, dumps_line, encode_error
 
 log = logging.getLogger("remem.service")
 GRACE = 2.0  # seconds connections accepted before the socket was removed still get served at shutdown
-MAX_UNPROVEN = 32  # TCP peers in their handshake at once: more are refused at once, not given a thread to hold
-_unproven = threading.BoundedSemaphore(MAX_UNPROVEN)
+MAX_UNPROVEN = 32  # TCP peers in their handshake at once: a new one cuts off the oldest
+
+
+class _Unproven:
+    """The TCP peers in their handshake, at most :data:`MAX_UNPROVEN`: a new one cuts off the one waiting
+    longest. Refusing the new one instead let any local account keep the owner out by holding the slots open;
+    the owner's client finishes its handshake in a millisecond, so to keep it out now takes a flood of new
+    connections faster than that, each of which is dropped."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._conns: dict[socket.socket, None] = {}  # in order of arrival
+        self._logged = 0.0
+
+    def enter(self, conn: socket.socket) -> None:
+        with self._lock:
+            while len(self._conns) >= self._limit:
+                oldest = next(iter(self._conns))
+                del self._conns[oldest]
+                _shut(oldest)
+                if time.monotonic() - self._logged > 60:  # a flood is logged once a minute, not once a connection
+                    self._logged = time.monotonic()
+                    log.warning("cut off a peer still in its handshake: %d newer ones are waiting", self._limit)
+            self._conns[conn] = None
+
+    def leave(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._conns.pop(conn, None)
+
+
+_unproven = _Unproven(MAX_UNPROVEN)
 
 
 class Service(Protocol):
@@ -66,9 +96,7 @@ class _Handler(socketserver.StreamRequestHandler):
                 return True
             log.warning("refused a connection from another account's process")
             return False
-        if not _unproven.acquire(blocking=False):
-            log.warning("refused a connection: %d peers are still in their handshake", MAX_UNPROVEN)
-            return False
+        _unproven.enter(self.connection)
         # the whole handshake within HANDSHAKE_TIMEOUT, not each read: a peer that sends a byte at a time is cut
         cut = threading.Timer(HANDSHAKE_TIMEOUT, _shut, (self.connection,))
         cut.daemon = True
@@ -82,7 +110,7 @@ class _Handler(socketserver.StreamRequestHandler):
             return False
         finally:
             cut.cancel()
-            _unproven.release()
+            _unproven.leave(self.connection)
         self.connection.settimeout(self.timeout)
         return True
 
