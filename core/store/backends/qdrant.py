@@ -90,22 +90,27 @@ class QdrantClientBackend:
                             wait=True)
 
     def ensure(self, dense_dim: int) -> None:
+        have: set[str] = set()
         if self._client.collection_exists(self.collection):
-            return
-        vectors = {DENSE_VECTOR: qm.VectorParams(size=dense_dim, distance=qm.Distance.DOT)} if dense_dim else {}
-        self._client.create_collection(
-            self.collection,
-            vectors_config=vectors,
-            sparse_vectors_config={n: qm.SparseVectorParams(modifier=qm.Modifier.IDF) for n in SPARSE_VECTORS},
-        )
+            have = set(self._client.get_collection(self.collection).payload_schema or {})
+        else:
+            vectors = {DENSE_VECTOR: qm.VectorParams(size=dense_dim, distance=qm.Distance.DOT)} if dense_dim else {}
+            self._client.create_collection(
+                self.collection,
+                vectors_config=vectors,
+                sparse_vectors_config={n: qm.SparseVectorParams(modifier=qm.Modifier.IDF) for n in SPARSE_VECTORS},
+            )
         if self.location in (":memory:",) or not self.location.startswith(("http", "grpc")):
             return  # local mode ignores payload indexes (and warns); a server gets them below
-        for key in KEYWORD_FIELDS:
+        for key in KEYWORD_FIELDS:  # a collection a remem before this one made gets the indexes added since
+            if key in have:
+                continue
             schema: Any = (qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True)
                            if key == "tenant" else qm.PayloadSchemaType.KEYWORD)
             self._client.create_payload_index(self.collection, key, field_schema=schema)
         for key in FLOAT_FIELDS:
-            self._client.create_payload_index(self.collection, key, field_schema=qm.PayloadSchemaType.FLOAT)
+            if key not in have:
+                self._client.create_payload_index(self.collection, key, field_schema=qm.PayloadSchemaType.FLOAT)
 
     def recreate(self, dense_dim: int) -> None:
         if self._client.collection_exists(self.collection):
