@@ -1,16 +1,19 @@
 """The project digest: the last session's summary, then decisions, open threads and lessons.
 
 It is injected once per context: with the first prompt of a session (together with that prompt's recall, so it
-leaves out what the recall brings) and again at SessionStart after a compaction. Sized by characters (~3.5 a
-token) so building it never pays for loading a tokenizer.
+leaves out what the recall brings) and again at SessionStart after a compaction. Sized by tiktoken's count, as
+every budget is: the service keeps the tokenizer loaded, and a hook in its own process loads it while it opens
+the store (:func:`preload_tokenizer`).
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import time
 from typing import Any, Callable
 
+from .callenv import served
 from .common import MAX_CONTEXT_CHARS
 
 DIGEST_PREAMBLE = "remem project memory (from earlier Claude Code sessions; may be outdated):"
@@ -19,28 +22,27 @@ _SECTIONS = (("Decisions", 8), ("Open threads", 5), ("Lessons", 5))
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-_PIECE = re.compile(r"[^\W\d_]+|\d{1,3}|[^\w\s]+|_+|\s+")  # about how cl100k splits text before merging
+_loading: threading.Thread | None = None
 
 
-def token_estimate(text: str) -> float:
-    """The tokens ``text`` takes, estimated without a tokenizer on the hook's path (loading one costs ~110 ms),
-    on the high side: by the pieces the tokenizer splits text into (a word, up to three digits, a run of
-    punctuation), so commit hashes, uuids and numbers count as dense as they are, and other scripts by their
-    bytes. Against cl100k it gives 1.0-1.4x the real count for English, code, hex ids, uuids and numbers, 1.6x
-    for CJK (3.5 characters a token let a recall of hashes take 150% of its budget, of CJK 350%); base64 runs
-    are undercounted (a key is redacted before it is stored)."""
-    n = 0.0
-    for m in _PIECE.finditer(text):
-        p = m.group(0)
-        if p.isspace():  # a space joins the word after it, but not a number
-            n += 1 if len(p) > 1 or text[m.end():m.end() + 1].isdigit() else 0
-        elif not p.isascii():
-            n += len(p.encode("utf-8", "replace")) / (2.5 if p[0].isalpha() else 1.5)
-        elif p[0].isalpha():
-            n += max(1.0, len(p) / 4.5)
-        else:
-            n += 1 if p[0].isdigit() or len(p) <= 2 else len(p) / 2
-    return 1.15 * n
+def preload_tokenizer() -> None:
+    """Start loading the tokenizer (~150 ms) in a thread, so that a hook in its own process loads it while it
+    opens the store and searches; the service has it loaded already."""
+    global _loading
+    if _loading is None and served() is None:
+        from ..core.recall.tokens import encoding
+
+        _loading = threading.Thread(target=encoding, name="remem-tokenizer", daemon=True)
+        _loading.start()
+
+
+def token_count(text: str) -> int:
+    """The tokens ``text`` takes, by tiktoken (cl100k), as every budget in remem is counted."""
+    if _loading is not None:
+        _loading.join()
+    from ..core.recall.tokens import count_tokens
+
+    return count_tokens(text)
 
 
 def said(text: str) -> str:
@@ -87,11 +89,11 @@ def build_digest(records: list[Any], budget_tokens: int, now: float | None = Non
             groups[name].append(rec)
     lines = [DIGEST_PREAMBLE]
     used_records: list[Any] = []
-    used = token_estimate(lines[0])
+    used = token_count(lines[0])
 
     def add(line: str) -> bool:
         nonlocal used
-        cost = token_estimate(line + "\n")
+        cost = token_count(line + "\n")
         if used + cost > budget_tokens:
             return False
         lines.append(line)

@@ -20,7 +20,7 @@ from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIG
                      env_float, env_int, last_recall_dir, log, open_memory, read_json, safe_name, service_running,
                      uses_service, write_json)
 from .after import defer
-from .digest import build_digest, covered, said, token_estimate
+from .digest import build_digest, covered, preload_tokenizer, said, token_count
 from .injected import Shown
 from remem.core.recall.passages import bracket, passage_lines
 from remem.core.recall.repeats import distinct
@@ -131,18 +131,18 @@ def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[tuple[Any,
     """The hits worth injecting, best first, as the records each shows (a passage: its messages): each thing
     said once (:func:`remem.core.recall.repeats.distinct`: a memory and the episode it came from, a summary
     and its turns), nothing this session's context holds already (:meth:`Shown.wanted`), within the budget
-    (estimated: :func:`~remem.hooks.digest.token_estimate`; one that does not fit leaves room for smaller ones,
+    (:func:`~remem.hooks.digest.token_count`; one that does not fit leaves room for smaller ones,
     and a passage that does not fit is cut to its best message, as in ``context()``)."""
-    used = token_estimate(RECALL_HEADER + "\n")
+    used = token_count(RECALL_HEADER + "\n")
     out: list[tuple[Any, ...]] = []
     for hit in distinct(hits):
         recs = tuple(rec for rec in hit.records if shown.wanted(rec))
         if not recs:
             continue
-        cost = token_estimate(hit_lines(recs) + "\n")
+        cost = token_count(hit_lines(recs) + "\n")
         if used + cost > budget_tokens and len(recs) > 1:  # too long: its best message (or the first left) may fit
             recs = (hit.record,) if hit.record in recs else recs[:1]
-            cost = token_estimate(hit_lines(recs) + "\n")
+            cost = token_count(hit_lines(recs) + "\n")
         if used + cost > budget_tokens:
             continue
         out.append(recs)
@@ -160,6 +160,7 @@ def recall(inp: HookInput) -> tuple[str, str]:
     if trivial and not want_digest:
         defer(log, "recall", "skipped: trivial prompt or slash command", ms=round(elapsed() * 1000, 1))
         return "", ""  # the last-recall record stays: `/remem:memory last` itself is a slash command
+    preload_tokenizer()  # while the store is opened and searched
     tenant = inp.tenant
     budget = env_int("REMEM_HOOK_RECALL_TOKENS", DEFAULT_RECALL_TOKENS)
     deadline = recall_deadline()
@@ -242,6 +243,7 @@ def compact_digest(inp: HookInput) -> str | None:
     at once (Claude keeps working without waiting for a prompt) and the session's record starts over."""
     from remem import Scope
 
+    preload_tokenizer()  # while the store is opened
     tenant = inp.tenant
     deadline = env_float("REMEM_HOOK_DIGEST_DEADLINE", DEFAULT_DIGEST_DEADLINE)
     shown = Shown.load(inp.session_id)

@@ -524,3 +524,25 @@ def test_the_first_prompt_offers_once_to_import_earlier_claude_code_sessions(plu
     assert "/remem:memory import" in out["hookSpecificOutput"]["additionalContext"]   # and Claude knows the way
     again = plugin.run("UserPromptSubmit", {"session_id": "o2", "cwd": str(proj), "prompt": "hello, what is here?"})
     assert b"can be imported" not in again.stdout                                      # offered once
+
+
+def test_the_recall_fills_its_token_budget_as_tiktoken_counts_it(plugin: Plugin) -> None:
+    """REMEM_HOOK_RECALL_TOKENS is a tiktoken budget, as every budget in remem: the recall stays within it and
+    does not leave a quarter of it unused (an estimate on the high side did), for prose, hashes and CJK alike."""
+    from remem.core.recall.tokens import count_tokens
+    from remem.hooks.recall import RECALL_HEADER
+
+    proj = plugin.project("budget")
+    with Memory(path=plugin.home / "store", embedder="none", service="off") as mem:
+        scope = Scope(tenant=str(proj.resolve()))
+        for i in range(40):
+            mem.add(f"Deploy note {i}: the billing worker {i} restarts after commit {i:04x}9f3e2a1b "
+                    f"and waits for the queue flush; 部署 {i} 完成", scope=scope, kind="decision")
+    budget = 300
+    context, _ = plugin.prompt(proj, "s-budget", "what happens when the billing worker restarts for deploy?",
+                               REMEM_HOOK_RECALL_TOKENS=str(budget))
+    recall = context[context.index(RECALL_HEADER):]
+    recall = recall.split("\n\n")[0]  # the digest and messages come in their own paragraphs
+    lines = recall.split("\n")[1:]
+    assert lines and count_tokens(recall) <= budget
+    assert count_tokens(recall) > budget - max(count_tokens(ln) for ln in lines) - 2  # no room for another
