@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from openai_server import OpenAIServer
 
 from remem import Memory, Scope
@@ -95,3 +97,70 @@ def test_an_llm_summary_loses_the_words_of_a_message_it_does_not_name(mem: Memor
     assert "hunter2zq" not in stored(mem) and "vault" not in stored(mem)
     [summary] = [r for r in mem.iter_records(DANA) if r.kind == "summary"]
     assert summary.text.startswith("We tuned the billing worker pool.")
+
+
+def test_memories_of_messages_still_stored_stay_whatever_words_they_share(any_mem: Memory) -> None:
+    """The keyless distiller writes "User prefers ..."; forgetting a message that says "user" or "prefers"
+    takes none of the memories the other messages gave."""
+    talk = [said(0, "user", "I prefer tabs over spaces in all our Go code."), said(1, "assistant", "Noted, tabs."),
+            said(2, "user", "My name is Dana and I work at Acme."), said(3, "assistant", "Nice to meet you."),
+            said(4, "user", "The user table in staging has 40 million rows; the team prefers partitions.")]
+    any_mem.remember(talk, scope=DANA, session="s3", distiller="keyless")
+    others = {r.id for r in any_mem.iter_records(DANA) if r.kind not in ("episode", "summary") and "m4" not in r.sources}
+    assert len(others) >= 2
+    any_mem.forget(message(any_mem, "m4").id, scope=DANA)
+    assert others <= {r.id for r in any_mem.iter_records(DANA)} and "40 million" not in stored(any_mem)
+    [summary] = [r for r in any_mem.iter_records(DANA) if r.kind == "summary"]
+    assert "I prefer tabs" in summary.text  # its sentence quoting m0 is not cut for a word of m4
+
+
+def test_a_fact_merged_from_two_sessions_survives_the_forget_of_one(any_mem: Memory) -> None:
+    line = "We deploy the billing service with ArgoCD from the main branch."
+    for s in ("a", "b"):
+        any_mem.remember([said(0, "user", line) | {"id": f"{s}0"}, said(1, "assistant", "Got it.") | {"id": f"{s}1"}],
+                         scope=DANA, session=f"deploy-{s}", distiller="keyless")
+    [fact] = [r for r in any_mem.iter_records(DANA) if r.kind not in ("episode", "summary")]
+    assert set(fact.sources) == {"a0", "b0"}  # one record, named by both messages
+    any_mem.forget(message(any_mem, "a0").id, scope=DANA)
+    assert any_mem.get(fact.id, scope=DANA).text == fact.text
+
+
+def test_words_said_in_another_scope_do_not_keep_a_forgotten_message_s(any_mem: Memory) -> None:
+    team, bob = Scope(tenant="acme"), Scope(tenant="acme", user="bob")
+    any_mem.remember([said(0, "user", "We run the orders service on Postgres 16."), said(1, "assistant", "Noted."),
+                      said(2, "user", "Customer Zorblax churned last week."), said(3, "assistant", "Logged.")],
+                     scope=team, session="main", distiller="keyless")
+    any_mem.remember([said(0, "user", "Customer Zorblax churned last week? Which one?") | {"id": "b0"}],
+                     scope=bob, session="main", distiller="keyless")
+    [gone] = [r for r in any_mem.iter_records(team) if r.scope == team and r.sources == ("m2",) and r.kind == "episode"]
+    any_mem.forget(gone.id, scope=team)
+    assert not [r for r in any_mem.iter_records(team) if r.scope == team and "Zorblax" in json.dumps(r.as_dict())]
+    assert any("Zorblax" in r.text for r in any_mem.iter_records(bob))  # bob's own message is his
+
+
+def test_the_summary_metadata_loses_the_files_a_forgotten_message_named(any_mem: Memory) -> None:
+    any_mem.remember([said(0, "user", "Please fix the login bug in app.py today."),
+                      said(1, "assistant", "Sure, looking at app.py now."),
+                      said(2, "user", "Also check scripts/payroll_dump.py for the salary numbers."),
+                      said(3, "assistant", "Done, the login bug is fixed.")], scope=DANA, session="s4", distiller="keyless")
+    assert "payroll_dump" in stored(any_mem)
+    any_mem.forget(message(any_mem, "m2").id, scope=DANA)
+    assert "payroll" not in stored(any_mem) and "salary" not in stored(any_mem)
+    [summary] = [r for r in any_mem.iter_records(DANA) if r.kind == "summary"]
+    assert "app.py" in summary.text and summary.metadata["covered"] == 4  # the rest, and its bookkeeping
+
+
+def test_a_summary_that_cannot_be_rewritten_leaves_the_message_to_forget_again(srv: OpenAIServer,
+                                                                             tmp_path: Any) -> None:
+    from remem.core.providers.embedders import OpenAIEmbedder
+
+    emb = OpenAIEmbedder("text-embedding-3-small", base_url=srv.base_url, api_key="k", max_retries=0)
+    mem = Memory(path=tmp_path / "s", embedder=emb, service="off", on_embed_error="refuse")
+    mem.remember(SESSION, scope=DANA, session="s1", distiller="keyless")
+    said_it = message(mem, "m2").id
+    srv.fail("embeddings", status=500, times=1)  # the summary's new text cannot be embedded
+    with pytest.raises(Exception):
+        mem.forget(said_it, scope=DANA)
+    assert mem.get(said_it, scope=DANA)  # not deleted: calling again retries
+    assert mem.forget(said_it, scope=DANA) is True and "narcolepsy" not in stored(mem)
+    mem.close()

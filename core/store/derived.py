@@ -3,16 +3,22 @@
 ``remember()`` keeps a conversation's messages as episodes and distils memories and a session summary from them.
 A memory names the messages it came from (``sources``), but an LLM's memory is attributed to its messages by the
 words they share, and an LLM's summary names only the session's first and latest messages: its words may come
-from any message it saw. So when messages are forgotten, so is every distilled record (not a message itself):
+from any message it saw. So when messages are forgotten, a distilled record (not a message itself) of their
+session and scope goes with them when it names one of them (or names none) and:
 
-* whose sources are all forgotten messages (it came from nothing else), or
-* of a forgotten message's session, that holds a word only the forgotten messages said there: a word no message
-  of the session still stored says, which the record can only have taken from them.
+* its sources are all forgotten messages (it came from nothing else), or
+* it holds a word only the forgotten messages said: a word (not a common one, such as "user") that no message
+  still stored says, of the session or of the other messages the record names (a fact merged from two sessions
+  survives the forget of one of its mentions). CJK text counts each pair of characters as a word.
 
-A word a record shares with a message still stored is not a reason to forget it, so a fact said twice survives
-the forget of one of its mentions. Records only look up their session (a keyword index), so a forget by id
-stays cheap. Memories stored with ``remember(episodes=False)`` have no messages to forget: use
-``forget(where={"sources": [...]})`` for them.
+A memory naming only messages still stored is left alone, whatever words it shares with the forgotten ones. A
+session summary is rewritten instead of forgotten: its sentences, and the strings of its metadata (a keyless
+summary's quoted ``parts``, its files and commands), that hold such a word become "…", and the forgotten ids
+leave its sources. It is kept because it carries where a live capture of the session goes on from. The
+summaries are rewritten before anything is deleted, so a failure leaves the messages in place to forget again.
+
+Left as they are: memories of ``remember(episodes=False)`` (no message records to forget: use
+``forget(where={"sources": [...]})``); and a capture that sends a forgotten message again, which says it again.
 """
 
 from __future__ import annotations
@@ -25,14 +31,29 @@ from ..types import MemoryRecord
 from . import erasure
 from .records import from_payload
 
-_WORD = re.compile(r"[^\W_]+(?:['.-][^\W_]+)*")
-PARTS = "parts"  # what a keyless summary quotes, kept to extend it later (the rest of its metadata is bookkeeping)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD = re.compile(rf"[{_CJK}]+|(?:(?![{_CJK}])[^\W_])+(?:['.-](?:(?![{_CJK}])[^\W_])+)*")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
+_COMMON = frozenset("""a an the and or but if then so of to in on at by for with from as into over about than too
+is are was were be been being am do does did has have had will would can could should may might must not no yes
+i me my mine we us our you your he him his she her it its they them their this that these those there here
+what which who when where why how all any some each more most other just also very now still only
+user users user's assistant said says say session summary outcome request requests files commands errors tools
+""".split())
+_BOOKKEEPING = frozenset({"session", "distiller", "turns", "provisional", "messages", "covered", "prefix", "head",
+                          "last_said", "request_ids", "named_in", "outcome_id"})  # ids, hashes and counts
 
 
 def words(text: str) -> set[str]:
-    """The words of ``text``, lowercased (a version "16.2", a name "o'brien", a host "db-1" each one word)."""
-    return set(_WORD.findall(text.lower()))
+    """The words of ``text`` that can tell where it came from: lowercased, not common ones; a version "16.2",
+    a host "db-1" each one word; CJK text by its pairs of characters."""
+    out: set[str] = set()
+    for w in _WORD.findall(text.lower()):
+        if re.match(rf"[{_CJK}]", w):  # no spaces between CJK words: each pair of characters
+            out.update(w[i:i + 2] for i in range(max(1, len(w) - 1)))
+        elif w not in _COMMON:
+            out.add(w)
+    return out
 
 
 @dataclass
@@ -42,14 +63,13 @@ class Derived:
     summaries: list[tuple[MemoryRecord, set[str], set[str]]] = field(default_factory=list)  # (rec, words, ids)
 
     def rewrite(self, engine: Any) -> None:
-        """Each summary rewritten without the sentences (and ``parts``) that hold the forgotten words, and without
-        the forgotten ids in its sources. It is kept, not forgotten: it carries where a live capture of the
-        session goes on from."""
+        """Each summary rewritten without the sentences and metadata strings that hold the forgotten words,
+        and without the forgotten ids in its sources (see the module doc)."""
         for rec, only, ids in self.summaries:
-            kept = [s if not words(s) & only else "…" for s in _SENTENCE.split(rec.text)]
+            kept = [s if not words(s) & only else "…" for s in _SENTENCE.split(rec.text) if s]
             text = " ".join(s for i, s in enumerate(kept) if s != "…" or i == 0 or kept[i - 1] != "…")
             engine.update(rec.id, scope=rec.scope, text=text if words(text) else "…",
-                          metadata={PARTS: _scrubbed(rec.metadata.get(PARTS), only)} if PARTS in rec.metadata else None,
+                          metadata=_scrubbed(rec.metadata, only), replace_metadata=True,
                           sources=[s for s in rec.sources if s not in ids])
 
 
@@ -63,50 +83,63 @@ def derived_from(engine: Any, gone: Sequence[MemoryRecord]) -> Derived:
             said.setdefault((rec.scope, session), []).append(rec)
     out = Derived()
     for (scope, session), messages in said.items():
-        found = _records(engine, engine.filter(scope, where={"metadata.session": session}))
-        forgotten_ids = {s for m in messages for s in m.sources}
-        kept_words = set().union(*(words(r.text) for r in found if r.kind == "episode" and r.id not in leaving))
-        only_theirs = set().union(*(words(m.text) for m in messages)) - kept_words
-        for rec in found:
-            if rec.kind == "episode" or rec.id in leaving or rec.scope != scope:
-                continue
-            holds = bool(words(rec.text) & only_theirs or _holds(rec.metadata.get(PARTS), only_theirs))
-            if rec.kind == "summary" and (holds or set(rec.sources) & forgotten_ids):
-                out.summaries.append((rec, only_theirs, forgotten_ids))
-            elif holds or (rec.sources and set(rec.sources) <= forgotten_ids):
+        found = [r for r in _records(engine, engine.filter(scope, where={"metadata.session": session}))
+                 if r.scope == scope and r.id not in leaving]
+        forgotten = {s for m in messages for s in m.sources}
+        here = [r for r in found if r.kind == "episode"]
+        only = set().union(*(words(m.text) for m in messages)) - set().union(*(words(r.text) for r in here))
+        named = [r for r in found if r.kind != "episode"  # a summary may hold words of messages it does not name
+                 and (r.kind == "summary" or not r.sources or set(r.sources) & forgotten)]
+        elsewhere = _said_elsewhere(engine, scope, {s for r in named for s in r.sources} - forgotten
+                                    - {s for r in here for s in r.sources})
+        for rec in named:
+            own = only - set().union(*(elsewhere.get(s, set()) for s in rec.sources))
+            holds = bool(words(rec.text) & own) or _holds(rec.metadata, own)
+            if rec.kind == "summary":
+                if holds or set(rec.sources) & forgotten:
+                    out.summaries.append((rec, own, forgotten))
+            elif holds or (rec.sources and set(rec.sources) <= forgotten):
                 out.gone.append(rec)
-                leaving.add(rec.id)
     return out
 
 
 def forget_with_derived(engine: Any, gone: Sequence[MemoryRecord], *, dry_run: bool) -> list[MemoryRecord]:
     """Forget ``gone`` and what goes with them (under the write lock the caller holds): their neighbours'
-    context rewritten first (refused whole if one cannot be), then the records deleted, then the summaries
-    rewritten. Returns every record forgotten, or with ``dry_run`` that would be."""
+    context rewritten first and the summaries next (refused whole if one cannot be: nothing deleted, so calling
+    again retries), then the records deleted. Returns every record forgotten, or with ``dry_run`` that would be."""
     also = derived_from(engine, gone)
     gone = [*gone, *also.gone]
     if not dry_run:
         erasure.rewrite_neighbours(engine, [(rec, None) for rec in gone])
+        also.rewrite(engine)
         for start in range(0, len(gone), 512):
             engine.backend.delete([rec.id for rec in gone[start:start + 512]])
-        also.rewrite(engine)
     return gone
+
+
+def _said_elsewhere(engine: Any, scope: Any, ids: set[str]) -> dict[str, set[str]]:
+    """The words of the messages ``ids`` (of other sessions) as stored in ``scope``, by message id."""
+    if not ids:
+        return {}
+    flt = engine.filter(scope, kind="episode", where={"sources": sorted(ids)})
+    return {s: words(r.text) for r in _records(engine, flt) if r.scope == scope for s in r.sources}
 
 
 def _holds(value: Any, only: set[str]) -> bool:
     if isinstance(value, str):
         return bool(words(value) & only)
     if isinstance(value, Mapping):
-        return any(_holds(v, only) for v in value.values())
+        return any(_holds(v, only) for k, v in value.items() if k not in _BOOKKEEPING)
     return isinstance(value, (list, tuple)) and any(_holds(v, only) for v in value)
 
 
 def _scrubbed(value: Any, only: set[str]) -> Any:
-    """``value`` (a summary's ``parts``) with every string that holds one of ``only`` replaced by "…"."""
+    """``value`` (a summary's metadata) with every string that holds one of ``only`` replaced by "…", its ids,
+    hashes and counts left as they are (:data:`_BOOKKEEPING`)."""
     if isinstance(value, str):
         return "…" if words(value) & only else value
     if isinstance(value, Mapping):
-        return {k: _scrubbed(v, only) for k, v in value.items()}
+        return {k: v if k in _BOOKKEEPING else _scrubbed(v, only) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_scrubbed(v, only) for v in value]
     return value

@@ -8,6 +8,7 @@ scope, and only :data:`~remem.core.scope.ALL_TENANTS` crosses tenants.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -321,7 +322,7 @@ class Engine:
         if memory_id is None and scope is None:
             raise ScopeError("refusing a bulk forget without a scope: pass scope=Scope(tenant=...) "
                              "(Scope() means the global space)")
-        with self.write_lock:
+        with self.write_lock if memory_id is not None or not dry_run else contextlib.nullcontext():
             if memory_id is not None:
                 try:
                     gone = [self.get(memory_id, scope=scope)]
