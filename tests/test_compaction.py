@@ -242,3 +242,46 @@ def test_an_edit_that_drops_words_makes_older_backups_stale_and_keep_backups_kee
     mem.compact()
     assert not first.exists()
     assert not any(in_backup(p, "771903") for p in first.parent.glob("*.gz"))
+
+
+def test_two_compactions_at_once_take_turns_and_lose_nothing(memory_factory: Callable[..., Memory],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    mem = memory_factory("none")
+    fill(mem)
+    before = snapshot(mem)
+    monkeypatch.setattr("remem.core.store.compaction.PAGE", 4)
+    results: list[Any] = []
+
+    def compact() -> None:
+        try:
+            results.append(mem.compact())
+        except Exception as exc:  # noqa: BLE001 - the test reports it
+            results.append(exc)
+
+    threads = [threading.Thread(target=compact) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [len(before)] * 2 and snapshot(mem) == before
+    folder = Path(mem._connection.local.backend.folder)
+    mem.close()
+    with Memory(path=folder, embedder="none", service="off") as again:
+        assert snapshot(again) == before
+
+
+def test_a_shared_backup_folder_keeps_the_files_other_stores_wrote(memory_factory: Callable[..., Memory],
+                                                                   tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    mine, other = memory_factory("none"), memory_factory("none")
+    fill(mine)
+    other.add("the other store's note", scope=DANA)
+    theirs = other.backup(shared)
+    (shared / "remem-before-migration.jsonl.gz").write_bytes(b"the user's own file")
+    held = mine.backup(shared)
+    mine.forget(scope=DANA, where={"sources": ["b"]}, dry_run=False)
+    mine.reembed()  # rewrites the store's record of itself: where its backups went is kept
+    mine.compact()
+    assert not held.exists() and theirs.exists() and (shared / "remem-before-migration.jsonl.gz").exists()
+    assert not any(in_backup(p, SECRET) for p in shared.glob("remem-2*.jsonl.gz") if p != theirs)

@@ -29,14 +29,15 @@ if TYPE_CHECKING:
 PATTERN = "remem-*.jsonl.gz"
 STAMP = "%Y%m%dT%H%M%S%fZ"
 DIRS_KEY = "backup_dirs"  # folders other than the default that backups were written to (the store's meta)
+FILES_KEY = "backup_files"  # the backups written there: a folder of the user's may hold other stores' too
 
 
 def backup(engine: "Engine", directory: str | os.PathLike[str] | None = None, *, keep: int = 10) -> Path:
     """A timestamped, gzipped export of every tenant next to the store (or in ``directory``); keeps ``keep``."""
     base = Path(directory).expanduser().resolve() if directory else default_backup_dir(engine)
-    if directory:
-        _remember_dir(engine, base)
     path = private_dir(base) / f"remem-{utcnow().strftime(STAMP)}.jsonl.gz"
+    if base != default_backup_dir(engine):
+        _remember(engine, path)
     export(engine, path, scope=ALL_TENANTS)
     olds = sorted(base.glob(PATTERN))
     for stale in olds[:-keep] if keep > 0 else []:
@@ -64,10 +65,10 @@ def stale_backups(folder: str | os.PathLike[str]) -> list[Path]:
     last left it (none if they never did). Reads only files: ``remem doctor`` counts them without opening it."""
     folder = Path(folder)
     try:
-        since = dt.datetime.fromtimestamp((folder / ERASED_FILE).stat().st_mtime, dt.timezone.utc)
-    except FileNotFoundError:
+        since = dt.datetime.fromtimestamp(int((folder / ERASED_FILE).read_text("ascii")) / 1e9, dt.timezone.utc)
+    except (OSError, ValueError):
         return []
-    return [p for p in _backups(folder) if (taken_at(p) or since) <= since]
+    return [p for p in _backups(folder) if (taken_at(p) or since) < since]
 
 
 def prune_stale(engine: "Engine", *, keep: int = 10) -> list[Path]:
@@ -88,15 +89,21 @@ def _backups(folder: Path) -> Iterator[Path]:
         meta = json.loads((folder / META_FILE).read_text("utf-8"))
     except (OSError, ValueError):
         meta = {}
+    own = set(meta.get(FILES_KEY, []))
     for base in {folder / "backups", *(Path(d) for d in meta.get(DIRS_KEY, []))}:
-        if base.is_dir():
-            yield from sorted(base.glob(PATTERN))
+        if base.is_dir():  # a folder of the user's own may hold other stores' backups: only those it wrote
+            yield from (p for p in sorted(base.glob(PATTERN)) if taken_at(p) is not None
+                        and (base == folder / "backups" or str(p) in own))
 
 
-def _remember_dir(engine: "Engine", base: Path) -> None:
+def _remember(engine: "Engine", path: Path) -> None:
+    """Record a backup written outside the store's folder (and its folder), for :func:`stale_backups`."""
     meta = engine.backend.read_meta()
-    if meta is not None and str(base) not in meta.get(DIRS_KEY, []) and base != default_backup_dir(engine):
-        engine.backend.write_meta({**meta, DIRS_KEY: [*meta.get(DIRS_KEY, []), str(base)]})
+    if meta is None:
+        return
+    files = [f for f in meta.get(FILES_KEY, []) if Path(f).exists()] + [str(path)]
+    dirs = list(dict.fromkeys([*meta.get(DIRS_KEY, []), str(path.parent)]))
+    engine.backend.write_meta({**meta, DIRS_KEY: dirs, FILES_KEY: files})
 
 
 __all__ = ["backup", "default_backup_dir", "prune_stale", "stale_backups", "taken_at"]

@@ -54,7 +54,8 @@ def reembed_plan(engine: "Engine", *, pending_only: bool = False,
                                    for r, v in zip(recs[start:start + 256], vectors[start:start + 256])])
             if progress:
                 progress(len(recs[start:start + 256]))
-        engine.backend.write_meta(engine.store_meta())
+        kept = {k: v for k, v in (engine.backend.read_meta() or {}).items() if k in ("backup_dirs", "backup_files")}
+        engine.backend.write_meta({**engine.store_meta(), **kept})  # where backups went is still where they are
         engine.mismatch = None
     return len(recs)
 

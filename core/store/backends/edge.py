@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Sequence
@@ -91,6 +92,7 @@ class EdgeBackend:
         self._size_at_optimize = 0
         self._touched: set[str] | None = None  # ids written while a rewrite is built (see rewrite)
         self._erasures = 0  # times words left the store since it was opened (a rewrite that raced one is redone)
+        self._rewriting = threading.Lock()  # one rewrite (compaction) or recreate (reembed) of the files at a time
         # a script that ends without close(): Edge writes its last files as the shard is dropped at exit, under
         # the caller's umask (0644); closed here first, they are written private and checked
         atexit.register(_close_at_exit, weakref.ref(self))
@@ -112,17 +114,11 @@ class EdgeBackend:
     def note_erasure(self) -> None:
         """Words left the store (a delete, an edit that dropped some): backups taken before now hold them."""
         self._erasures += 1
-        path = self.folder / ERASED_FILE
-        with open(path, "a", opener=private_opener):
-            pass
-        os.utime(path)
-
-    def erased_at(self) -> float | None:
-        """When words last left the store (seconds since the epoch), or None if they never did."""
-        try:
-            return (self.folder / ERASED_FILE).stat().st_mtime
-        except FileNotFoundError:
-            return None
+        path = self.folder / ERASED_FILE  # the time written in it, not its mtime (coarse on some file systems)
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
+            fh.write(str(time.time_ns()))
+        os.replace(tmp, path)
 
     # -- lifecycle --------------------------------------------------------------------------------------
     def _config(self, dense_dim: int) -> Any:
@@ -187,6 +183,12 @@ class EdgeBackend:
         dropped and False returned (the caller tries again, the last time holding its lock throughout). Until
         the swap the live shard is untouched and still answers reads; a crash leaves one whole shard (see
         :meth:`_recover`)."""
+        with self._rewriting:
+            return self._rewrite(pages, dense_dim, settle, hold)
+
+    def _rewrite(self, pages: Iterable[Sequence[PointData]], dense_dim: int,
+                 settle: Callable[[set[str]], tuple[Sequence[PointData], Sequence[str]]],
+                 hold: ContextManager[Any]) -> bool:
         new = self.folder / NEW_SHARD_DIR
         shutil.rmtree(new, ignore_errors=True)
         self._touched, erasures, swapped = set(), self._erasures, False
@@ -235,7 +237,7 @@ class EdgeBackend:
             self.ensure(dense_dim)  # opens the shard in place, removes the other
 
     def recreate(self, dense_dim: int) -> None:
-        with self._lock:
+        with self._rewriting, self._lock:
             if self._shard is not None:
                 self._shard.close()
             shutil.rmtree(self.folder / SHARD_DIR, ignore_errors=True)
@@ -294,11 +296,11 @@ class EdgeBackend:
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
+            self.note_erasure()  # first: a store that cannot note it refuses the delete, rather than forget it
             with self._lock:
                 self._shard.update(qe.UpdateOperation.delete_points(list(ids)))
                 self._note(ids)
                 self._wrote(len(ids))
-            self.note_erasure()
 
     # -- reads ----------------------------------------------------------------------------------------
     def retrieve(self, ids: Sequence[str]) -> list[Found]:
