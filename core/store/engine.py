@@ -271,6 +271,7 @@ class Engine:
         dense = (yield EmbedDocuments([new], self.settings.on_embed_error == "keep"))[0] if embed else None
         with self.write_lock:
             self.get(memory_id, scope=scope)  # still there (and still ours) after embedding
+            erasure.note_removed(self, old, new)  # first: backups taken before hold what the edit drops
             if new.text != old.text:  # its neighbours' recall context holds the old words: rewritten first
                 erasure.rewrite_neighbours(self, [(old, new.text)])
             if sparse_only:
@@ -282,7 +283,6 @@ class Engine:
                 self.backend.upsert([self.point(new, dense)])
             else:
                 self.backend.set_payload([new.id], to_payload(new))
-            erasure.note_removed(self, old, new)  # backups taken before hold what the edit dropped
         return new
 
     @planned
