@@ -25,20 +25,10 @@ from rich.table import Table
 
 from remem import Memory, Scope
 from remem.bench import locomo_remember as lr
+from remem.bench.bench_forget import build
 
 SCOPE = Scope(tenant="bench-compact")
 EVERY = 0.02
-
-
-def build(folder: Path, convs: list[dict], embedder: str) -> Memory:
-    mem = Memory(path=folder, embedder=embedder, service="off")
-    for ci, conv in enumerate(convs):
-        speakers = (conv["conversation"]["speaker_a"], conv["conversation"]["speaker_b"])
-        for n, when, turns in lr.sessions_of(conv):
-            mem.remember(lr.messages_of(turns, when, speakers, "names"), scope=SCOPE, session=f"c{ci}-s{n}",
-                         distiller="keyless")
-    mem.optimize()
-    return mem
 
 
 def timed_adds(mem: Memory, work: Callable[[], object] | None, seconds: float,
@@ -90,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     lat: dict[str, list[float]] = {n: [] for n in names}
     took: dict[str, list[float]] = {n: [] for n in names}
     with tempfile.TemporaryDirectory() as tmp:
-        mem = build(Path(tmp) / "store", convs, args.embedder)
+        mem = build(Path(tmp) / "store", convs, scope=SCOPE, embedder=args.embedder)
         records = mem.count(scope=SCOPE)
         for r in range(args.rounds):
             for name in names:

@@ -66,12 +66,13 @@ def without_erasure() -> Iterator[None]:
         erasure.rewrite_neighbours = saved  # type: ignore[assignment]
 
 
-def build(folder: Path, convs: list[dict[str, Any]]) -> Memory:
-    mem = Memory(path=folder, embedder="none", service="off")
+def build(folder: Path, convs: list[dict[str, Any]], *, scope: Scope = SCOPE, embedder: str = "none") -> Memory:
+    """A store of ``convs`` fed session by session through ``remember()`` (the keyless distiller), one tenant."""
+    mem = Memory(path=folder, embedder=embedder, service="off")
     for ci, conv in enumerate(convs):
         speakers = (conv["conversation"]["speaker_a"], conv["conversation"]["speaker_b"])
         for n, when, turns in lr.sessions_of(conv):
-            mem.remember(lr.messages_of(turns, when, speakers, "names"), scope=SCOPE, session=f"c{ci}-s{n}",
+            mem.remember(lr.messages_of(turns, when, speakers, "names"), scope=scope, session=f"c{ci}-s{n}",
                          distiller="keyless")
     mem.optimize()
     return mem

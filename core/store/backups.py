@@ -26,6 +26,7 @@ from .transfer import export
 if TYPE_CHECKING:
     from .engine import Engine
 
+BACKUPS = "backups"  # the default folder, in the store's own
 PATTERN = "remem-*.jsonl.gz"
 STAMP = "%Y%m%dT%H%M%S%fZ"
 DIRS_KEY = "backup_dirs"  # folders other than the default that backups were written to (the store's meta)
@@ -49,7 +50,7 @@ def default_backup_dir(engine: "Engine") -> Path:
     from ..config import remem_home
 
     folder = getattr(engine.backend, "folder", None)
-    return Path(folder) / "backups" if folder is not None else remem_home() / "backups"
+    return Path(folder) / BACKUPS if folder is not None else remem_home() / BACKUPS
 
 
 def taken_at(path: Path) -> dt.datetime | None:
@@ -90,10 +91,10 @@ def _backups(folder: Path) -> Iterator[Path]:
     except (OSError, ValueError):
         meta = {}
     own = set(meta.get(FILES_KEY, []))
-    for base in {folder / "backups", *(Path(d) for d in meta.get(DIRS_KEY, []))}:
+    for base in {folder / BACKUPS, *(Path(d) for d in meta.get(DIRS_KEY, []))}:
         if base.is_dir():  # a folder of the user's own may hold other stores' backups: only those it wrote
             yield from (p for p in sorted(base.glob(PATTERN)) if taken_at(p) is not None
-                        and (base == folder / "backups" or str(p) in own))
+                        and (base == folder / BACKUPS or str(p) in own))
 
 
 def _remember(engine: "Engine", path: Path) -> None:

@@ -48,13 +48,11 @@ def compact(engine: "Engine", *, progress: Callable[[int], None] | None = None, 
     done = 0
 
     def pages() -> Iterator[list[PointData]]:
-        nonlocal done
         offset = None
         while True:
             found, offset = engine.backend.scroll(FilterSpec(), limit=PAGE, offset=offset)
             page = _points(engine, found)
             yield page
-            done += len(page)
             if progress and page:
                 progress(len(page))
             if offset is None or not found:
@@ -66,11 +64,10 @@ def compact(engine: "Engine", *, progress: Callable[[int], None] | None = None, 
         ids = sorted(touched)
         found = [f for start in range(0, len(ids), PAGE) for f in engine.backend.retrieve(ids[start:start + PAGE])]
         kept = {f.id for f in found}
-        done = engine.backend.count(FilterSpec())
+        done = engine.backend.count(FilterSpec())  # what the live shard holds, as the new one will
         return _points(engine, found), [i for i in ids if i not in kept]
 
     for attempt in range(ATTEMPTS):  # a forget while copying: copied again, the last time with writes waiting
-        done = 0
         with engine.write_lock if attempt == ATTEMPTS - 1 else contextlib.nullcontext():
             if rewrite(pages(), engine.embedder.dim, settle, engine.write_lock):
                 break

@@ -94,7 +94,7 @@ def derived_from(engine: Any, gone: Sequence[MemoryRecord]) -> Derived:
                                     - {s for r in here for s in r.sources})
         for rec in named:
             own = only - set().union(*(elsewhere.get(s, set()) for s in rec.sources))
-            holds = bool(words(rec.text) & own) or _holds(rec.metadata, own)
+            holds = bool(words(rec.text) & own) or _scrubbed(rec.metadata, own) != rec.metadata
             if rec.kind == "summary":
                 if holds or set(rec.sources) & forgotten:
                     out.summaries.append((rec, own, forgotten))
@@ -123,14 +123,6 @@ def _said_elsewhere(engine: Any, scope: Any, ids: set[str]) -> dict[str, set[str
         return {}
     flt = engine.filter(scope, kind="episode", where={"sources": sorted(ids)})
     return {s: words(r.text) for r in _records(engine, flt) if r.scope == scope for s in r.sources}
-
-
-def _holds(value: Any, only: set[str]) -> bool:
-    if isinstance(value, str):
-        return bool(words(value) & only)
-    if isinstance(value, Mapping):
-        return any(_holds(v, only) for k, v in value.items() if k not in _BOOKKEEPING)
-    return isinstance(value, (list, tuple)) and any(_holds(v, only) for v in value)
 
 
 def _scrubbed(value: Any, only: set[str]) -> Any:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def reembed_plan(engine: "Engine", *, pending_only: bool = False,
                  progress: Callable[[int], None] | None = None) -> Plan[int]:
-    from .backups import backup
+    from .backups import DIRS_KEY, FILES_KEY, backup
 
     if engine.closed:
         raise RememError("this Memory is closed")
@@ -54,7 +54,7 @@ def reembed_plan(engine: "Engine", *, pending_only: bool = False,
                                    for r, v in zip(recs[start:start + 256], vectors[start:start + 256])])
             if progress:
                 progress(len(recs[start:start + 256]))
-        kept = {k: v for k, v in (engine.backend.read_meta() or {}).items() if k in ("backup_dirs", "backup_files")}
+        kept = {k: v for k, v in (engine.backend.read_meta() or {}).items() if k in (DIRS_KEY, FILES_KEY)}
         engine.backend.write_meta({**engine.store_meta(), **kept})  # where backups went is still where they are
         engine.mismatch = None
     return len(recs)

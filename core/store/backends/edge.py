@@ -27,6 +27,15 @@ OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait fo
 OPTIMIZE_GROWTH = 0.25
 
 
+def _write_private(path: Path, text: str) -> None:
+    """``text`` as the whole of the 0600 file ``path``, atomically: a crash leaves the old or the new file, never
+    half of one."""
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
 def _cond(c: Cond) -> Any:
     if c.empty:
         return qe.IsEmptyCondition(c.key)
@@ -105,20 +114,13 @@ class EdgeBackend:
         return json.loads(path.read_text("utf-8"))
 
     def write_meta(self, meta: dict[str, Any]) -> None:
-        path = self.folder / META_FILE
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
-            fh.write(json.dumps(meta, indent=2, sort_keys=True))
-        os.replace(tmp, path)  # atomic: a crash leaves the old or the new file, never half of one
+        _write_private(self.folder / META_FILE, json.dumps(meta, indent=2, sort_keys=True))
 
     def note_erasure(self) -> None:
         """Words left the store (a delete, an edit that dropped some): backups taken before now hold them."""
         self._erasures += 1
-        path = self.folder / ERASED_FILE  # the time written in it, not its mtime (coarse on some file systems)
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
-            fh.write(str(time.time_ns()))
-        os.replace(tmp, path)
+        # the time written in it, not its mtime (coarse on some file systems)
+        _write_private(self.folder / ERASED_FILE, str(time.time_ns()))
 
     # -- lifecycle --------------------------------------------------------------------------------------
     def _config(self, dense_dim: int) -> Any:
