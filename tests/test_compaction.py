@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -183,6 +184,30 @@ def test_a_crash_between_the_two_renames_is_undone_on_open(memory_factory: Calla
     with Memory(path=folder, embedder="none", service="off") as again:
         assert snapshot(again) == before
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith("shard")) == ["shard"]
+
+
+def test_another_process_opening_the_store_midway_leaves_the_compaction_whole(
+        memory_factory: Callable[..., Memory], monkeypatch: pytest.MonkeyPatch) -> None:
+    mem = memory_factory("none")
+    fill(mem)
+    before = snapshot(mem)
+    folder = Path(mem._connection.local.backend.folder)
+    monkeypatch.setattr("remem.core.store.compaction.PAGE", 8)  # the other process comes while pages are copied
+    tried: list[subprocess.CompletedProcess[str]] = []
+    opener = ("import sys\nfrom remem import Memory, StoreLockedError\n"
+              "try:\n    Memory(path=sys.argv[1], embedder='none', service='off')\n"
+              "except StoreLockedError:\n    sys.exit(3)\n")
+
+    def midway(n: int) -> None:
+        if not tried:
+            tried.append(subprocess.run([sys.executable, "-c", opener, str(folder)], capture_output=True, text=True))
+
+    assert mem.compact(progress=midway) == len(before)
+    assert tried[0].returncode == 3, tried[0].stderr  # refused: the store is open here
+    assert snapshot(mem) == before
+    mem.close()
+    with Memory(path=folder, embedder="none", service="off") as again:
+        assert snapshot(again) == before
 
 
 def test_a_qdrant_server_is_not_rewritten() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import fcntl
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, C
 SHARD_DIR = "shard"
 NEW_SHARD_DIR = "shard.new"  # a rewrite being built (compaction); the live shard is untouched until it is whole
 OLD_SHARD_DIR = "shard.old"  # the shard a finished rewrite replaced, removed right after the swap
+OWNER_FILE = "remem.lock"  # flocked by the process that has the store open, for as long as it is open
 OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait for the shard to grow by a quarter
 OPTIMIZE_GROWTH = 0.25
 
@@ -102,6 +104,7 @@ class EdgeBackend:
         self._touched: set[str] | None = None  # ids written while a rewrite is built (see rewrite)
         self._erasures = 0  # times words left the store since it was opened (a rewrite that raced one is redone)
         self._rewriting = threading.Lock()  # one rewrite (compaction) or recreate (reembed) of the files at a time
+        self._owner: Any = None  # the open OWNER_FILE, locked (see _claim)
         # a script that ends without close(): Edge writes its last files as the shard is dropped at exit, under
         # the caller's umask (0644); closed here first, they are written private and checked
         atexit.register(_close_at_exit, weakref.ref(self))
@@ -137,8 +140,33 @@ class EdgeBackend:
         shutil.rmtree(new, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
 
+    def _claim(self) -> None:
+        """The store's files are this process's until :meth:`close`: another one that opens them is refused
+        before it touches anything (it would take a running compaction's new shard for a crash's leftover)."""
+        if self._owner is not None:
+            return
+        fh = open(self.folder / OWNER_FILE, "a", encoding="utf-8", opener=private_opener)
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            raise self._locked() from None
+        except OSError:
+            pass  # a file system without flock: Edge's own lock on its WAL still refuses a second process
+        self._owner = fh
+
+    def _locked(self) -> StoreLockedError:
+        return StoreLockedError(f"the store at {self.folder} is open in another process; use that process's service "
+                                f"(remem serve / the default Memory() client) or close it first")
+
+    def _release(self) -> None:
+        if self._owner is not None:
+            self._owner.close()  # closing the file lets the lock go
+            self._owner = None
+
     def ensure(self, dense_dim: int) -> None:
         shard_dir = self.folder / SHARD_DIR
+        self._claim()
         self._recover()
         try:
             with private_umask():  # Edge creates its WAL and segment files now: 0600, not 0644
@@ -152,11 +180,10 @@ class EdgeBackend:
                     self._shard = qe.EdgeShard.create(str(shard_dir), self._config(dense_dim))
                     self._create_indexes()
         except Exception as exc:  # noqa: BLE001 - Edge raises a bare Exception for a held WAL lock
+            if self._shard is None:
+                self._release()  # not opened: the files are not ours to hold
             if "WouldBlock" in str(exc) or "lock" in str(exc).lower():
-                raise StoreLockedError(
-                    f"the store at {self.folder} is open in another process; use that process's service "
-                    f"(remem serve / the default Memory() client) or close it first"
-                ) from exc
+                raise self._locked() from exc
             raise
 
     def _create_indexes(self, skip: set[str] = frozenset(), shard: Any = None) -> None:  # type: ignore[assignment]
@@ -248,13 +275,16 @@ class EdgeBackend:
 
     def close(self) -> None:
         with self._lock, private_umask():
-            if self._shard is not None:
-                try:
-                    self._shard.flush()
-                finally:
-                    self._shard.close()
-                    self._shard = None
-                    loose_paths(self.folder, fix=True)  # files Edge created after open, under the caller's umask
+            try:
+                if self._shard is not None:
+                    try:
+                        self._shard.flush()
+                    finally:
+                        self._shard.close()
+                        self._shard = None
+                        loose_paths(self.folder, fix=True)  # files Edge created after open, under the caller's umask
+            finally:
+                self._release()
 
     def optimize(self) -> None:
         with self._lock, private_umask():  # new segment files
