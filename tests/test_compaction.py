@@ -20,6 +20,7 @@ import pytest
 
 from remem import Memory, RememError, Scope
 from remem.core.scope import ALL_TENANTS
+from remem.core.store import backups as backups_module
 
 DANA = Scope(tenant="acme", user="dana")
 SECRET = "zqxjvnarcolepsy"
@@ -310,3 +311,52 @@ def test_a_shared_backup_folder_keeps_the_files_other_stores_wrote(memory_factor
     mine.compact()
     assert not held.exists() and theirs.exists() and (shared / "remem-before-migration.jsonl.gz").exists()
     assert not any(in_backup(p, SECRET) for p in shared.glob("remem-2*.jsonl.gz") if p != theirs)
+
+
+def test_a_backup_still_being_written_when_compaction_prunes_is_pruned_too(memory_factory: Callable[..., Memory],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    mem = memory_factory("none")
+    fill(mem)
+    go, taken = threading.Event(), []
+    real_export = backups_module.export
+
+    def slow_export(engine: Any, path: Any, **kwargs: Any) -> int:
+        if not taken:  # the first backup: started before the forget, still writing when compaction prunes
+            taken.append(path)
+            go.wait(10)
+        return real_export(engine, path, **kwargs)
+
+    monkeypatch.setattr(backups_module, "export", slow_export)
+    writer = threading.Thread(target=mem.backup)
+    writer.start()
+    while not taken:
+        time.sleep(0.01)
+    mem.forget(scope=DANA, where={"sources": ["b"]}, dry_run=False)
+    compactor = threading.Thread(target=mem.compact)
+    compactor.start()
+    compactor.join(timeout=2)  # waits for the backup (now), or prunes without seeing it (before)
+    go.set()
+    writer.join()
+    compactor.join()
+    assert not Path(taken[0]).exists()
+    left = list(Path(taken[0]).parent.glob("*.gz"))
+    assert len(left) == 1 and not in_backup(left[0], SECRET)
+
+
+def test_two_backups_at_once_into_new_folders_are_both_recorded_and_pruned(memory_factory: Callable[..., Memory],
+                                                                           tmp_path: Path) -> None:
+    mem = memory_factory("none")
+    fill(mem)
+    folders = [tmp_path / f"offsite{i}" for i in range(4)]
+    for f in folders:
+        f.mkdir()
+    threads = [threading.Thread(target=mem.backup, args=(f,)) for f in folders]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    mem.forget(scope=DANA, where={"sources": ["b"]}, dry_run=False)
+    mem.compact()
+    for f in folders:
+        [left] = f.glob("*.gz")
+        assert not in_backup(left, SECRET), f

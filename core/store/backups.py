@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -31,18 +32,28 @@ PATTERN = "remem-*.jsonl.gz"
 STAMP = "%Y%m%dT%H%M%S%fZ"
 DIRS_KEY = "backup_dirs"  # folders other than the default that backups were written to (the store's meta)
 FILES_KEY = "backup_files"  # the backups written there: a folder of the user's may hold other stores' too
+_TAKING: dict[str, threading.RLock] = {}  # per store: a backup is written whole before stale ones are pruned
+_TAKING_GUARD = threading.Lock()
+
+
+def _taking(engine: "Engine") -> threading.RLock:
+    """The store's backup lock. One process has the store open (the backend's lock), so a thread lock is enough:
+    a backup still being written when a compaction prunes would otherwise land after it, stale and kept."""
+    with _TAKING_GUARD:
+        return _TAKING.setdefault(engine.backend.location, threading.RLock())
 
 
 def backup(engine: "Engine", directory: str | os.PathLike[str] | None = None, *, keep: int = 10) -> Path:
     """A timestamped, gzipped export of every tenant next to the store (or in ``directory``); keeps ``keep``."""
     base = Path(directory).expanduser().resolve() if directory else default_backup_dir(engine)
-    path = private_dir(base) / f"remem-{utcnow().strftime(STAMP)}.jsonl.gz"
-    if base != default_backup_dir(engine):
-        _remember(engine, path)
-    export(engine, path, scope=ALL_TENANTS)
-    olds = sorted(base.glob(PATTERN))
-    for stale in olds[:-keep] if keep > 0 else []:
-        stale.unlink(missing_ok=True)
+    with _taking(engine):
+        path = private_dir(base) / f"remem-{utcnow().strftime(STAMP)}.jsonl.gz"
+        if base != default_backup_dir(engine):
+            _remember(engine, path)
+        export(engine, path, scope=ALL_TENANTS)
+        olds = sorted(base.glob(PATTERN))
+        for stale in olds[:-keep] if keep > 0 else []:
+            stale.unlink(missing_ok=True)
     return path
 
 
@@ -76,12 +87,13 @@ def prune_stale(engine: "Engine", *, keep: int = 10) -> list[Path]:
     """Delete :func:`stale_backups`, each folder first given a fresh backup when none of its own is newer
     (see the module doc); returns what was deleted."""
     folder = getattr(engine.backend, "folder", None)
-    stale = stale_backups(folder) if folder is not None else []
-    for base in sorted({p.parent for p in stale}):
-        if all(p in stale for p in base.glob(PATTERN)):
-            backup(engine, base, keep=keep + len(stale))
-    for path in stale:
-        path.unlink(missing_ok=True)
+    with _taking(engine):  # a backup being written now is finished first, and judged with the others
+        stale = stale_backups(folder) if folder is not None else []
+        for base in sorted({p.parent for p in stale}):
+            if all(p in stale for p in base.glob(PATTERN)):
+                backup(engine, base, keep=keep + len(stale))
+        for path in stale:
+            path.unlink(missing_ok=True)
     return stale
 
 
@@ -98,7 +110,8 @@ def _backups(folder: Path) -> Iterator[Path]:
 
 
 def _remember(engine: "Engine", path: Path) -> None:
-    """Record a backup written outside the store's folder (and its folder), for :func:`stale_backups`."""
+    """Record a backup written outside the store's folder (and its folder), for :func:`stale_backups` (the caller
+    holds :func:`_taking`: two backups at once would each write the record without the other's)."""
     meta = engine.backend.read_meta()
     if meta is None:
         return
