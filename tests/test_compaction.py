@@ -143,14 +143,17 @@ def test_a_compaction_raced_by_forgets_all_along_still_ends_with_the_words_gone(
 
     worker = threading.Thread(target=forget_one_by_one)
     worker.start()
+    advanced: list[int] = []
     try:
-        count = mem.compact()
+        count = mem.compact(progress=advanced.append)
     finally:
         stop.set()
         worker.join()
     assert len(gone) > 1 and count == len(list(mem.iter_records(ALL_TENANTS)))
     assert copies[-1] and len(copies) > 1  # raced at least once, copied again
+    assert count - 1 <= sum(advanced) <= count + 1  # a progress bar of the store's size, whatever the copies
     assert not any(on_disk(folder, word) for word in gone)
+
 
 def test_a_compaction_that_fails_midway_leaves_the_store_as_it_was(memory_factory: Callable[..., Memory],
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,16 +45,19 @@ def compact(engine: "Engine", *, progress: Callable[[int], None] | None = None, 
     if rewrite is None:
         raise RememError("compact() rewrites the embedded store's files; a Qdrant server compacts its own "
                          "(its vacuum optimizer), and other processes write to it")
-    done = 0
+    done = reported = 0
 
     def pages() -> Iterator[list[PointData]]:
-        offset = None
+        nonlocal reported
+        offset, copied = None, 0
         while True:
             found, offset = engine.backend.scroll(FilterSpec(), limit=PAGE, offset=offset)
             page = _points(engine, found)
             yield page
-            if progress and page:
-                progress(len(page))
+            copied += len(page)
+            if progress and copied > reported:  # a copy started again reports only what goes past the last one
+                progress(copied - reported)
+                reported = copied
             if offset is None or not found:
                 return
 
