@@ -99,6 +99,24 @@ def private_opener(path: str, flags: int) -> int:
     return fd
 
 
+def write_private(path: str | os.PathLike[str], text: str, *, durable: bool = False) -> None:
+    """``text`` as the whole of the 0600 file ``path``, atomically: a crash or a full disk leaves the old file or
+    the new one, never half of one. The temporary file is unique to the call (several threads and processes
+    write the same state files) and removed on failure; ``durable`` also syncs it to disk before the rename."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{os.urandom(3).hex()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
+            fh.write(text)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 class private_file:
     """``with private_file(p): open(p, "w")...``: the file exists as 0600 before anything is written to it (for
     writers that take no opener, e.g. ``gzip.open``)."""

@@ -12,13 +12,12 @@ import hashlib
 import json
 import os
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from remem.core.config import private_dir, private_opener
+from remem.core.config import private_dir, private_opener, write_private
 
 from .callenv import elapsed, environ, expand, getcwd, getenv, served
 
@@ -172,19 +171,7 @@ def write_json(path: Path, data: Any) -> None:
     redacted first (:func:`scrub_record` for a record, :func:`scrub` otherwise)."""
     data = scrub_record(data) if isinstance(data, dict) else scrub(data)
     private_dir(path.parent)
-    # per process and thread: the service writes for several hooks at once
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
-            json.dump(data, fh, ensure_ascii=False, default=str)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
+    write_private(path, json.dumps(data, ensure_ascii=False, default=str), durable=True)
 
 
 def safe_name(value: str) -> str:

@@ -249,3 +249,20 @@ def test_a_script_that_ends_without_close_leaves_no_store_file_open_to_others(tm
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "no close()" in done.stderr
     assert open_to_others(every_path(tmp_path / "home")) == []
+
+
+def test_a_state_write_that_fails_leaves_the_old_file_whole_and_no_temporary(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from remem.core.config import write_private
+
+    state = tmp_path / "state.json"
+    write_private(state, '{"n": 1}')
+    assert state.read_text() == '{"n": 1}' and stat.S_IMODE(state.stat().st_mode) == 0o600
+
+    def full_disk(src: Any, dst: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(OSError):
+        write_private(state, '{"n": 2}', durable=True)
+    assert state.read_text() == '{"n": 1}' and [p.name for p in tmp_path.iterdir()] == ["state.json"]

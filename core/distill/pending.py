@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..config import private_dir, private_opener, remem_home
+from ..config import private_dir, remem_home, write_private
 
 _SUFFIX = ".json"
 _CLAIMED = ".claimed"
@@ -75,12 +75,7 @@ class PendingQueue(_Queue):
         return entry_id
 
     def _write(self, path: Path, data: dict[str, Any]) -> None:
-        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:6]}.tmp")
-        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
-            json.dump(data, fh, ensure_ascii=False, default=str)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        write_private(path, json.dumps(data, ensure_ascii=False, default=str), durable=True)
 
     # ------------------------------------------------------------------ reading
     def ids(self) -> list[str]:

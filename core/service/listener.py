@@ -16,7 +16,7 @@ import time
 import threading
 from typing import Any, Protocol
 
-from ..config import private_opener
+from ..config import write_private
 from .paths import ServicePaths, clear_socket_path, make_socket_dir
 from .peer import HANDSHAKE_TIMEOUT, peer_is_us, server_handshake
 from .wire import MAX_LINE, dumps_line, encode_error
@@ -171,10 +171,7 @@ def write_state(svc: Service) -> None:
     if svc.transport == "tcp":
         state["port"] = svc.server.server_address[1]  # type: ignore[union-attr]
         state["secret"] = svc.secret
-    tmp = svc.paths.state.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
-        json.dump(state, fh)
-    os.replace(tmp, svc.paths.state)
+    write_private(svc.paths.state, json.dumps(state))
 
 
 def drain(server: socketserver.BaseServer, svc: Service) -> None:

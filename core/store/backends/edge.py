@@ -15,7 +15,7 @@ from typing import Any, Callable, ContextManager, Iterable, Sequence
 
 import qdrant_edge as qe
 
-from ...config import loose_paths, private_dir, private_opener, private_umask, repair_permissions
+from ...config import loose_paths, private_dir, private_opener, private_umask, repair_permissions, write_private
 from ...types import StoreLockedError
 from . import ERASED_FILE, META_FILE
 from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
@@ -27,15 +27,6 @@ OLD_SHARD_DIR = "shard.old"  # the shard a finished rewrite replaced, removed ri
 OWNER_FILE = "remem.lock"  # flocked by the process that has the store open, for as long as it is open
 OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait for the shard to grow by a quarter
 OPTIMIZE_GROWTH = 0.25
-
-
-def _write_private(path: Path, text: str) -> None:
-    """``text`` as the whole of the 0600 file ``path``, atomically: a crash leaves the old or the new file, never
-    half of one."""
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def _cond(c: Cond) -> Any:
@@ -117,13 +108,13 @@ class EdgeBackend:
         return json.loads(path.read_text("utf-8"))
 
     def write_meta(self, meta: dict[str, Any]) -> None:
-        _write_private(self.folder / META_FILE, json.dumps(meta, indent=2, sort_keys=True))
+        write_private(self.folder / META_FILE, json.dumps(meta, indent=2, sort_keys=True))
 
     def note_erasure(self) -> None:
         """Words left the store (a delete, an edit that dropped some): backups taken before now hold them."""
         self._erasures += 1
         # the time written in it, not its mtime (coarse on some file systems)
-        _write_private(self.folder / ERASED_FILE, str(time.time_ns()))
+        write_private(self.folder / ERASED_FILE, str(time.time_ns()))
 
     # -- lifecycle --------------------------------------------------------------------------------------
     def _config(self, dense_dim: int) -> Any:
