@@ -37,24 +37,29 @@ SINGLE_HEADERS = frozenset({"authorization", "x-remem-tenant", "x-remem-user", "
 class Token:
     value: str
     tenants: frozenset[str] = frozenset()  # empty: any tenant
+    user: str | None = None  # pinned: the token acts as this user only (X-Remem-User may name no other)
 
     def allows(self, tenant: str | None) -> bool:
         return not self.tenants or tenant in self.tenants
 
 
 def parse_tokens(text: str | None) -> dict[str, Token]:
-    """``TOKEN`` or ``TOKEN:tenant1|tenant2`` entries, comma- or newline-separated; ``#`` comments."""
+    """``TOKEN``, ``TOKEN:tenant1|tenant2``, ``TOKEN@user`` or ``TOKEN:tenant@user`` entries, comma- or
+    newline-separated; ``#`` comments. A token without a user pin may act as any user of its tenants."""
     out: dict[str, Token] = {}
     for raw in (text or "").replace(",", "\n").splitlines():
         entry = raw.split("#", 1)[0].strip()
         if not entry:
             continue
+        entry, at, user = entry.partition("@")
+        if at and not user.strip():
+            raise ValueError(f"MCP token entry {raw.strip()[:8]}…: nothing after '@' (the user it acts as)")
         value, _, pins = entry.partition(":")
         value = value.strip()
         if len(value) < 16:
             raise ValueError("MCP tokens must be at least 16 characters (use `python -c 'import secrets; "
                              "print(secrets.token_urlsafe(32))'`)")
-        out[value] = Token(value, frozenset(p.strip() for p in pins.split("|") if p.strip()))
+        out[value] = Token(value, frozenset(p.strip() for p in pins.split("|") if p.strip()), user.strip() or None)
     return out
 
 
@@ -150,7 +155,7 @@ class Identity:
 
     token: Token
     tenant: str | None = None   # chosen with X-Remem-Tenant (already checked against the token's pins)
-    user: str | None = None     # X-Remem-User
+    user: str | None = None     # the token's pinned user, or X-Remem-User (already checked against the pin)
 
 
 def identity_of(request: Any) -> Identity | None:
@@ -200,7 +205,10 @@ class AuthMiddleware:
         wait = self.limits.retry_after(match.value)
         if wait:
             return await _reply(send, 429, "rate limit exceeded", [(b"retry-after", str(wait).encode())])
-        scope[IDENTITY_KEY] = Identity(match, tenant, headers.get("x-remem-user", "").strip() or None)
+        user = headers.get("x-remem-user", "").strip() or None
+        if match.user is not None and user not in (None, match.user):
+            return await _reply(send, 403, f"this token may not act as user {user!r}")
+        scope[IDENTITY_KEY] = Identity(match, tenant, match.user or user)
         return await self.app(scope, receive, send)
 
 

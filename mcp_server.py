@@ -97,7 +97,8 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
 
     def scope_for(ctx: Context | None) -> Scope:
         """The configured scope; over HTTP, the tenant and user the auth middleware resolved for the request
-        (X-Remem-Tenant within the token's pins). Headers are never read here: one parsed value, one place."""
+        (X-Remem-Tenant within the token's tenants, X-Remem-User within its user pin, and within the server's
+        own ``--user`` if it was started with one). Headers are never read here: one parsed value, one place."""
         request = getattr(getattr(ctx, "request_context", None), "request", None) if ctx is not None else None
         if request is None:
             return base_scope
@@ -107,6 +108,8 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
         tenant = ident.tenant or base_scope.tenant
         if not ident.token.allows(tenant):
             raise ToolError(f"this token may not use tenant {tenant!r}")
+        if base_scope.user is not None and ident.user not in (None, base_scope.user):  # a server started --user
+            raise ToolError(f"this server serves user {base_scope.user!r} only, not {ident.user!r}")
         return Scope(tenant=tenant, user=ident.user or base_scope.user, agent=base_scope.agent)
 
     async def guarded(action: str, fn: Callable[[], Awaitable[str]], memory_id: str | None = None) -> str:

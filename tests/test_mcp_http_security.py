@@ -4,6 +4,7 @@ without tokens. Raw requests go through httpx; normal use through the official M
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -43,11 +44,16 @@ def _free_port() -> int:
 @pytest.fixture
 def served(mem: Memory) -> Iterator[tuple[str, Memory]]:
     """The MCP HTTP app on a free loopback port (uvicorn in a thread), guesses limited to 5 a minute."""
+    with serving(mem, Scope(tenant="default"), f"{TOKEN_ANY}, {TOKEN_ACME}:acme") as url:
+        yield url, mem
+
+
+@contextlib.contextmanager
+def serving(mem: Memory, scope: Scope, tokens: str) -> Iterator[str]:
     import uvicorn
 
-    tokens = parse_tokens(f"{TOKEN_ANY}, {TOKEN_ACME}:acme")
-    server = build_server(mem, scope=Scope(tenant="default"))
-    app = http_app(server, tokens=tokens, limits=Limits(), failures=FailedAuth(per_minute=5))
+    server = build_server(mem, scope=scope)
+    app = http_app(server, tokens=parse_tokens(tokens), limits=Limits(), failures=FailedAuth(per_minute=5))
     port = _free_port()
     uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=uv.run, daemon=True)
@@ -55,9 +61,11 @@ def served(mem: Memory) -> Iterator[tuple[str, Memory]]:
     deadline = time.monotonic() + 10
     while not uv.started and time.monotonic() < deadline:
         time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}/mcp", mem
-    uv.should_exit = True
-    thread.join(5)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        uv.should_exit = True
+        thread.join(5)
 
 
 def _client(url: str, token: str, **headers: str) -> Client:
@@ -108,6 +116,36 @@ async def test_duplicated_headers_cannot_move_a_pinned_token_to_another_tenant(s
         assert not r.is_error, r.content[0].text
     assert [r.text for r in mem.list(scope=Scope(tenant="acme"))] == ["Acme ships on Fridays"]
     assert mem.list(scope=Scope(tenant="globex")) == []
+
+
+async def test_a_user_pinned_by_the_token_or_the_server_cannot_be_swapped_with_a_header(mem: Memory) -> None:
+    """Review: X-Remem-User used to act as any user, even on a server started for one user only."""
+    bob = mem.add("bob's salary is 180k, do not share", scope=Scope(tenant="acme", user="bob"))
+    alice = mem.add("alice's locker code is 4417", scope=Scope(tenant="acme", user="alice"))
+    token_bob = "tok-bob-0123456789abcdef"
+    with serving(mem, Scope(tenant="acme", user="alice"), f"{TOKEN_ANY}, {token_bob}:acme@bob") as url:
+        async with _client(url, TOKEN_ANY, **{"X-Remem-User": "bob"}) as c:  # the server serves alice only
+            for tool, args in (("memory_search", {"query": "salary"}), ("memory_forget", {"memory_id": bob.id})):
+                r = await c.call_tool(tool, args)
+                assert r.is_error and "serves user 'alice' only" in r.content[0].text, r.content[0].text
+        async with _client(url, TOKEN_ANY) as c:
+            r = await c.call_tool("memory_search", {"query": "salary locker code"})
+            assert "4417" in r.content[0].text and "180k" not in r.content[0].text
+    with serving(mem, Scope(tenant="acme"), f"{token_bob}:acme@bob") as url:
+        with httpx.Client(timeout=30) as h:
+            r = h.post(url, json=INIT, headers={**MCP_HEADERS, "Authorization": f"Bearer {token_bob}",
+                                                "X-Remem-User": "alice"})
+            assert r.status_code == 403 and "may not act as user 'alice'" in r.json()["error"]
+        async with _client(url, token_bob) as c:  # no header: the pinned user, not the whole tenant
+            r = await c.call_tool("memory_search", {"query": "salary locker code"})
+            assert "180k" in r.content[0].text and "4417" not in r.content[0].text
+    assert mem.get(bob.id, scope=Scope(tenant="acme", user="bob")) and mem.get(alice.id, scope=Scope(tenant="acme"))
+
+
+def test_a_token_entry_with_an_empty_user_pin_is_refused() -> None:
+    with pytest.raises(ValueError, match="nothing after '@'"):
+        parse_tokens("tok-0123456789abcdef:acme@")
+    assert parse_tokens("tok-0123456789abcdef:acme@bob")["tok-0123456789abcdef"].user == "bob"
 
 
 async def test_tenant_is_decided_per_request_not_per_session(served: tuple[str, Memory]) -> None:
