@@ -80,6 +80,19 @@ def test_captures_each_turn_once_without_graph_changes(mem: Memory) -> None:
     assert len(cap.submitted) == 2
 
 
+def test_a_thread_continued_by_another_user_gives_them_only_what_their_run_said(mem: Memory) -> None:
+    """Review: the ledger was kept per (scope, thread), so bob continuing alice's thread got all she had said."""
+    cap = RecordingCapture()
+    graph = _graph(MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver(), capture_executor=cap))
+    graph.invoke({"messages": [{"role": "user", "content": "My passport number is X1234567"}]},
+                 {"configurable": {"thread_id": "shared", "user_id": "alice"}})
+    graph.invoke({"messages": [{"role": "user", "content": "I prefer window seats"}]},
+                 {"configurable": {"thread_id": "shared", "user_id": "bob"}})
+    by_user = {scope.user: [m["content"] for m in msgs] for msgs, scope, _ in cap.submitted}
+    assert by_user == {"alice": ["My passport number is X1234567", "answer to My passport number is X1234567"],
+                       "bob": ["I prefer window seats", "answer to I prefer window seats"]}
+
+
 async def test_async_graph_capture_and_every_mode(mem: Memory) -> None:
     cap = RecordingCapture()
     graph = _graph(MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver(), capture_executor=cap, capture_on="every"))

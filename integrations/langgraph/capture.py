@@ -32,10 +32,13 @@ def capturable(message: Any) -> bool:
 
 
 class CaptureLedger:
-    """Remembers which message keys were already sent to ``remember()`` for each (scope, thread).
+    """Remembers which message keys of each thread were already sent to ``remember()``, whichever scope took them.
 
-    Bounded (least recently used threads are forgotten); it lives in the process, so after a restart a thread's
-    old messages may be offered again (``remember`` deduplicates identical memories).
+    A thread's messages go to the scope of the run that added them: when another user's run continues a thread
+    (handed over, shared, or a reused id), what the thread said before is not copied into that user's memory.
+    Messages without a thread are tracked per scope. Bounded (least recently used threads are forgotten); it
+    lives in the process, so after a restart a thread's old messages may be offered again (``remember`` skips
+    the messages a scope has stored already).
     """
 
     def __init__(self, max_threads: int = 10_000) -> None:
@@ -43,26 +46,32 @@ class CaptureLedger:
         self._lock = threading.Lock()
         self.max_threads = max_threads
 
+    @staticmethod
+    def _key(thread: tuple[Any, ...]) -> tuple[Any, ...]:
+        scope, session = thread
+        return ("thread", session) if session is not None else ("scope", scope)
+
     def take_new(self, thread: tuple[Any, ...], messages: Sequence[Any]) -> list[Any]:
-        """The messages not captured yet for ``thread``; they are marked captured."""
+        """The messages of ``thread`` (a ``(scope, session)`` pair) not captured yet; they are marked captured."""
+        key = self._key(thread)
         with self._lock:
-            seen = self._seen.setdefault(thread, set())
-            self._seen.move_to_end(thread)
+            seen = self._seen.setdefault(key, set())
+            self._seen.move_to_end(key)
             while len(self._seen) > self.max_threads:
                 self._seen.popitem(last=False)
             new = []
             for msg in messages:
-                key = message_key(msg)
-                if key in seen:
+                mkey = message_key(msg)
+                if mkey in seen:
                     continue
-                seen.add(key)
+                seen.add(mkey)
                 if capturable(msg):
                     new.append(msg)
             return new
 
     def forget_thread(self, thread: tuple[Any, ...]) -> None:
         with self._lock:
-            self._seen.pop(thread, None)
+            self._seen.pop(self._key(thread), None)
 
 
 def submit_capture(memory: Any, messages: Sequence[Any], scope: Scope | None, session: str | None, *,
