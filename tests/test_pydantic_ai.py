@@ -257,6 +257,26 @@ def test_recall_puts_the_users_memories_in_every_request_of_the_run(mem: Memory)
     assert script.requests[0]["instructions"] is None  # no scope: nothing injected, run still works
 
 
+def test_a_run_id_reused_for_another_user_after_a_failed_run_recalls_their_memories_not_the_first(
+        mem: Memory) -> None:
+    """Review: recall was cached by (run id, query); a run that failed kept it, and an app reusing the id (a
+    request or retry id) gave the next user the first one's memories."""
+    mem.add("Alice is allergic to penicillin", scope=ALICE, kind="fact")
+    seen: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(getattr(messages[-1], "instructions", None) or "")
+        if len(seen) == 1:
+            raise RuntimeError("provider outage")
+        return say("ok")
+
+    agent = Agent(FunctionModel(model), deps_type=Deps, capabilities=[RecallMemories(mem, scope=from_deps)])
+    with pytest.raises(RuntimeError):
+        agent.run_sync("what am I allergic to?", deps=Deps(ALICE), run_id="req-1")
+    agent.run_sync("what am I allergic to?", deps=Deps(BOB), run_id="req-1")
+    assert "penicillin" in seen[0] and "penicillin" not in seen[1]
+
+
 def test_recall_follows_the_prompt_and_stays_within_the_token_budget(mem: Memory) -> None:
     for i in range(30):
         mem.add(f"Alice's project note {i}: the deploy pipeline uses stage {i} with a long explanation "

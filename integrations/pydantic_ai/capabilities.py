@@ -18,7 +18,7 @@ from pydantic_ai.messages import SystemPromptPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.run import AgentRunResult
 
-from ...core.scope import check_scope_spec
+from ...core.scope import Scope, check_scope_spec
 from ...core.tooling import BackgroundCapture, default_capture, recall_context, sync_memory
 from .messages import MEMORY_TOOL_NAMES, REMEM_MARK, latest_user_text, to_openai_messages, user_content_text
 from .scope import ScopeSource, resolve_scope
@@ -51,7 +51,7 @@ class RecallMemories(AbstractCapability[Any]):
     token_budget: int = 800
     placement: Literal["instructions", "history"] = "instructions"
     query: QueryFunc | None = None
-    _recalled: dict[tuple[str | None, str], str] = field(default_factory=dict, init=False, repr=False)
+    _recalled: dict[tuple[str | None, Scope, str], str] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.scope = check_scope_spec(self.scope)
@@ -65,7 +65,7 @@ class RecallMemories(AbstractCapability[Any]):
             scope = resolve_scope(self.scope, ctx)
             if not query.strip() or scope is None:
                 return ""
-            key = (ctx.run_id, query)
+            key = (ctx.run_id, scope, query)  # an app may reuse a run id for another user: the scope is part
             if key not in self._recalled:
                 if len(self._recalled) > 256:  # runs that never finished normally must not leak memory
                     self._recalled.clear()
@@ -94,9 +94,16 @@ class RecallMemories(AbstractCapability[Any]):
         return request_context
 
     async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
+        self._drop(ctx)
+        return result
+
+    async def on_run_error(self, ctx: RunContext[Any], *, error: BaseException) -> AgentRunResult[Any]:
+        self._drop(ctx)  # a failed run's recall must not outlive it either
+        raise error
+
+    def _drop(self, ctx: RunContext[Any]) -> None:
         for key in [k for k in self._recalled if k[0] == ctx.run_id]:
             self._recalled.pop(key, None)
-        return result
 
 
 @dataclass
