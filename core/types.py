@@ -111,9 +111,11 @@ def _check_label(name: str, value: str | None) -> str | None:
         return None
     if not isinstance(value, str):
         raise TypeError(f"Scope.{name} must be a string or None, got {type(value).__name__}")
-    value = value.strip()
-    if not value:
+    if not value.strip():
         raise ValueError(f"Scope.{name} must not be empty (use None for 'not set')")
+    if value != value.strip():  # kept exactly as given: trimmed, "alice\u00a0" would be alice's scope
+        raise ValueError(f"Scope.{name} {value!r} has whitespace around it; pass the label without it "
+                         f"(labels are matched exactly)")
     if value == GLOBAL_TENANT:
         raise ValueError(f"Scope.{name} {GLOBAL_TENANT!r} is reserved")
     if len(value) > MAX_LABEL_CHARS:

@@ -181,3 +181,14 @@ def test_a_scope_label_that_holds_a_secret_is_refused_not_stored(mem: Memory, tm
     store = Path(mem.stats(scope=ALL_TENANTS).location)
     assert not [p for p in store.rglob("*") if p.is_file() and key.encode() in p.read_bytes()]
 
+
+
+def test_a_label_with_whitespace_around_it_is_refused_not_trimmed_into_another_users_scope(mem: Memory) -> None:
+    """Review: labels were trimmed with str.strip(), so "alice\u00a0" or " alice " read and forgot alice's."""
+    alice = Scope(tenant="acme", user="alice")
+    mem.add("alice's bank PIN hint is the dog's name", scope=alice)
+    for look_alike in ("alice\u00a0", " alice ", "alice\u3000", "alice\x1f"):
+        with pytest.raises(ValueError, match="whitespace around it"):
+            mem.search("PIN hint", scope={"tenant": "acme", "user": look_alike})
+    assert [h.record.text for h in mem.search("PIN hint", scope=alice)] == ["alice's bank PIN hint is the dog's name"]
+    assert Scope(tenant="acme", user="alice smith").user == "alice smith"  # inside a label: as given
