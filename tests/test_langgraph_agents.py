@@ -144,6 +144,15 @@ def test_a_tenant_fixed_in_the_resolver_is_not_moved_by_the_run_config(mem: Memo
     assert ScopeResolver()(run) == Scope(tenant="globex", user=alice)  # unset: read from the run, as documented
 
 
+def test_the_user_a_server_auth_decided_cannot_be_overridden_by_the_clients_context(alice: str, bob: str) -> None:
+    """Review: the context (sent by the client) was read before ``configurable`` for every key, the server's too."""
+    resolver = ScopeResolver(tenant="acme", user_keys=("langgraph_auth_user_id",))
+    run = {"configurable": {"langgraph_auth_user_id": alice, "thread_id": "t1"}}
+    assert resolver(run, {"langgraph_auth_user_id": bob}) == Scope(tenant="acme", user=alice)
+    assert resolver({"configurable": {}}, {"langgraph_auth_user_id": bob}) is None  # no auth: no user, no memory
+    assert ScopeResolver(tenant="acme")(run, {"user_id": bob}) == Scope(tenant="acme", user=bob)  # the app's keys
+
+
 def test_memory_save_tool_stores_in_the_runtime_scope(mem: Memory, alice: str, bob: str) -> None:
     model = ScriptedModel(calls=[], script=[{"tool": "memory_save", "args": {"text": "Alice's cat is called Miso",
                                                                               "kind": "fact"}}, "saved"])

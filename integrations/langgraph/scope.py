@@ -19,10 +19,17 @@ ScopeLike = ScopeSpec
 space)."""
 
 
-def _lookup(source: Any, keys: tuple[str, ...]) -> str | None:
+SERVER_SET = "langgraph_auth_"
+"""Keys a LangGraph server's auth writes into ``configurable`` (``langgraph_auth_user_id``): read only from there,
+never from the run's context, which the client sends."""
+
+
+def _lookup(source: Any, keys: tuple[str, ...], *, client_sent: bool = False) -> str | None:
     if source is None:
         return None
     for key in keys:
+        if client_sent and key.startswith(SERVER_SET):
+            continue
         value = source.get(key) if isinstance(source, Mapping) else getattr(source, key, None)
         if value is not None and str(value).strip():
             return str(value)
@@ -40,6 +47,9 @@ class ScopeResolver:
 
     ``tenant=`` / ``agent=`` given here are fixed: a run's config or context cannot move it into another tenant
     (on a hosted LangGraph server the clients write ``configurable``). Left unset, they are read from the run.
+    On a LangGraph server with custom auth, take the user from what the auth decided, not from what the client
+    sent: ``ScopeResolver(tenant="acme", user_keys=("langgraph_auth_user_id",))`` (such keys are read only from
+    ``configurable``, where the server writes them).
     """
 
     tenant: str | None = None
@@ -52,13 +62,13 @@ class ScopeResolver:
 
     def scope(self, config: Mapping[str, Any] | None = None, context: Any = None) -> Scope | None:
         conf = (config or {}).get("configurable") or {}
-        user = _lookup(context, self.user_keys) or _lookup(conf, self.user_keys)
+        user = _lookup(context, self.user_keys, client_sent=True) or _lookup(conf, self.user_keys)
         if user is None and self.require_user:
             return None
         # a tenant or agent given here is fixed: the run's config (which a hosted server's clients write) and
         # context only fill what was left unset
-        tenant = self.tenant or _lookup(context, self.tenant_keys) or _lookup(conf, self.tenant_keys)
-        agent = self.agent or _lookup(context, self.agent_keys) or _lookup(conf, self.agent_keys)
+        tenant = self.tenant or _lookup(context, self.tenant_keys, client_sent=True) or _lookup(conf, self.tenant_keys)
+        agent = self.agent or _lookup(context, self.agent_keys, client_sent=True) or _lookup(conf, self.agent_keys)
         try:
             return Scope(tenant=tenant, user=user, agent=agent)
         except (TypeError, ValueError) as exc:
