@@ -346,7 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--agent", default=None)
     s.add_argument("--session", default=None)
     s.add_argument("--global", dest="global_space", action="store_true",
-                   help="the global (tenant-less) space: the default when no --tenant is given")
+                   help="the global (tenant-less) space, with every user, agent and session in it unless "
+                   "--user/--agent/--session narrow it: the default when no --tenant is given")
     s.add_argument("--all-tenants", action="store_true",
                    help="admin: every tenant (stats, export, import, audit, get/forget by id, redact --store)")
     common.add_argument("--json", action="store_true", help="machine-readable output")
