@@ -224,18 +224,13 @@ def cmd_reembed(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    from .core.config import default_store_path
-    from .core.service.client import store_folder
-    from .core.store.backups import stale_backups
-
     with _open(args) as mem:
         from .core.scope import ALL_TENANTS
 
-        stale = [] if args.url or args.keep_backups else \
-            stale_backups(store_folder(args.path if args.path is not None else default_store_path()))
         progress, advance = _progress(mem.stats(scope=ALL_TENANTS).count, "compacting")
         with progress:
-            n = mem.compact(progress=advance, prune_backups=not args.keep_backups)
+            n = mem.compact(progress=advance, prune_backups=False)
+        stale = [] if args.keep_backups else mem.prune_stale_backups()
     from .hooks.recall import forget_last_recalls
 
     forget_last_recalls()  # the hooks' copy of the last text they injected, which may quote what was forgotten
@@ -243,8 +238,9 @@ def cmd_compact(args: argparse.Namespace) -> int:
                f"; {len(stale)} backup(s) taken before words last left it (a forget or an edit) were "
                f"replaced by a fresh one" if stale else "")
     _emit(args, {"compacted": n, "backups_removed": [str(p) for p in stale]},
-          lambda: out.print(f"rewrote the store with its {n} memories; what was forgotten is gone from its files "
-                            f"and the hooks' last-recall records{backups}"))
+          lambda: out.print((f"the Qdrant server ({n} memories) rewrites its own files; what was forgotten is gone "
+                             f"from" if args.url else f"rewrote the store with its {n} memories; what was "
+                             f"forgotten is gone from its files and") + f" the hooks' last-recall records{backups}"))
     return 0
 
 

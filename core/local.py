@@ -42,6 +42,9 @@ class LocalMemory(Engine):
     def compact(self, *, progress: Callable[[int], None] | None = None, prune_backups: bool = True) -> int:
         return compaction.compact(self, progress=progress, prune_backups=prune_backups)
 
+    def prune_stale_backups(self) -> list[Path]:
+        return backups.prune_stale(self)
+
     def remember(self, messages: Sequence[Mapping[str, Any]] | str, *, scope: Any = None,
                  session: str | None = None, distiller: Any = None, pii: bool | None = None,
                  metadata: Mapping[str, Any] | None = None, source: str | None = None,

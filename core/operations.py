@@ -185,7 +185,14 @@ class MemoryOperations:
         """Rewrite the embedded store's files with the memories it holds now, so what was forgotten or edited is
         gone from disk too (Qdrant keeps deleted bytes until it rewrites its files); embeds nothing. Backups
         taken before words last left the store are then deleted, a fresh one written in their place, unless
-        ``prune_backups=False``."""
+        ``prune_backups=False``. A Qdrant server rewrites its own files (its vacuum optimizer): there only the
+        backups are pruned. Returns how many memories the store holds."""
+        raise NotImplementedError
+
+    @operation(slow=True)
+    def prune_stale_backups(self) -> list[Path]:
+        """Delete the store's backups taken before words last left it (a forget, an edit), a fresh one written in
+        their place; returns the deleted paths. ``compact()`` does this after rewriting the files."""
         raise NotImplementedError
 
     @operation(slow=True, retryable=True)

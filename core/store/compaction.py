@@ -14,8 +14,8 @@ crash leaves one whole shard (``EdgeBackend.rewrite``).
 It then deletes the backups taken before words last left the store (they hold them), after writing a fresh one
 where none is newer (:mod:`.backups`), unless ``prune_backups=False``.
 
-Only the embedded store: on a Qdrant server other processes write to the same collection, and the server
-compacts its own segments (its vacuum optimizer) and WAL.
+Only the embedded store's files: on a Qdrant server other processes write to the same collection, and the server
+compacts its own segments (its vacuum optimizer) and WAL; there only the backups are pruned.
 """
 
 from __future__ import annotations
@@ -42,9 +42,10 @@ def compact(engine: "Engine", *, progress: Callable[[int], None] | None = None, 
     is held only to give them what was written meanwhile, and to swap."""
     engine.check_usable()
     rewrite = getattr(engine.backend, "rewrite", None)
-    if rewrite is None:
-        raise RememError("compact() rewrites the embedded store's files; a Qdrant server compacts its own "
-                         "(its vacuum optimizer), and other processes write to it")
+    if rewrite is None:  # a Qdrant server rewrites its own files (other processes write to it): the backups are ours
+        if prune_backups:
+            backups.prune_stale(engine)
+        return engine.backend.count(FilterSpec())
     done = reported = 0
 
     def pages() -> Iterator[list[PointData]]:

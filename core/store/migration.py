@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 def reembed_plan(engine: "Engine", *, pending_only: bool = False,
                  progress: Callable[[int], None] | None = None) -> Plan[int]:
+    from .backends import ERASED_KEY
     from .backups import DIRS_KEY, FILES_KEY, backup
 
     if engine.closed:
@@ -54,8 +55,9 @@ def reembed_plan(engine: "Engine", *, pending_only: bool = False,
                                    for r, v in zip(recs[start:start + 256], vectors[start:start + 256])])
             if progress:
                 progress(len(recs[start:start + 256]))
-        kept = {k: v for k, v in (engine.backend.read_meta() or {}).items() if k in (DIRS_KEY, FILES_KEY)}
-        engine.backend.write_meta({**engine.store_meta(), **kept})  # where backups went is still where they are
+        kept = {k: v for k, v in (engine.backend.read_meta() or {}).items()
+                if k in (DIRS_KEY, FILES_KEY, ERASED_KEY)}  # where backups went, and when words last left
+        engine.backend.write_meta({**engine.store_meta(), **kept})
         engine.mismatch = None
     return len(recs)
 

@@ -8,12 +8,14 @@ local mode (used by the tests, since no server runs on the build machines).
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from typing import Any, Sequence
 
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
+from . import ERASED_KEY
 from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
                    PointData, PrefetchSpec)
 
@@ -89,6 +91,14 @@ class QdrantClientBackend:
         self._client.upsert(self.meta_collection, points=[qm.PointStruct(id=META_ID, vector={}, payload=meta)],
                             wait=True)
 
+    def note_erasure(self) -> None:
+        """Words left the store (a delete, an edit that dropped some): backups taken before now hold them. Kept
+        in the meta collection, so every app machine of the store knows it."""
+        if not self._client.collection_exists(self.meta_collection):
+            self.write_meta({})
+        self._client.set_payload(self.meta_collection, payload={ERASED_KEY: time.time_ns()}, points=[META_ID],
+                                 wait=True)
+
     def ensure(self, dense_dim: int) -> None:
         have: set[str] = set()
         if self._client.collection_exists(self.collection):
@@ -143,6 +153,7 @@ class QdrantClientBackend:
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
+            self.note_erasure()  # first: a store that cannot note it refuses the delete, rather than forget it
             with self._lock:
                 self._client.delete(self.collection, points_selector=qm.PointIdsList(points=list(ids)), wait=True)
 
