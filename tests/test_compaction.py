@@ -373,3 +373,15 @@ def test_two_backups_at_once_into_new_folders_are_both_recorded_and_pruned(memor
     for f in folders:
         [left] = f.glob("*.gz")
         assert not in_backup(left, SECRET), f
+
+
+def test_rotation_in_a_shared_folder_keeps_only_the_newest_of_its_own(memory_factory: Callable[..., Memory],
+                                                                     tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    mine, other = memory_factory("none"), memory_factory("none")
+    other.add("the other store's note", scope=DANA)
+    theirs = [other.backup(shared, keep=5) for _ in range(3)]
+    mine.add("my note", scope=DANA)
+    first, second = mine.backup(shared, keep=1), mine.backup(shared, keep=1)
+    assert all(p.exists() for p in theirs) and second.exists() and not first.exists()
