@@ -558,6 +558,20 @@ def test_every_field_is_redacted_on_every_write_path(any_mem: Memory, tmp_path) 
     assert key not in json.dumps(any_mem.get("0b5f5bde-5a3c-4a43-9a6b-1f0f0e3b8d11", scope=ALICE).as_dict())
 
 
+def test_a_metadata_value_is_redacted_when_its_key_names_a_secret(any_mem: Memory) -> None:
+    """Review: {"password": "Hunter2-prod"} was stored as given, though password=Hunter2-prod in text is redacted."""
+    secrets = {"password": "Hunter2-prod!", "aws_secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+               "db": {"api_key": "q8Zr2LmP0vX4nB7cT1wE"}}
+    rec = any_mem.add("deploy credentials rotated", scope=ALICE, metadata={**secrets, "token_budget": "800",
+                                                                           "host": "db.internal"})
+    stored = any_mem.get(rec.id, scope=ALICE).metadata
+    dumped = json.dumps(stored)
+    assert not any(v in dumped for v in ("Hunter2-prod!", "wJalrXUtnFEMI", "q8Zr2LmP0vX4nB7cT1wE")), dumped
+    assert stored["token_budget"] == "800" and stored["host"] == "db.internal"  # not every key is a secret's
+    kept = any_mem.update(rec.id, scope=ALICE, metadata={"client_secret": "7f3c9a1e5b2d8f4a6c0e"})
+    assert "7f3c9a1e5b2d8f4a6c0e" not in json.dumps(kept.metadata)
+
+
 def test_validity_windows_are_checked_on_update_and_supersede(any_mem: Memory) -> None:
     rec = any_mem.add("The API is frozen", scope=ALICE, valid_from=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
     with pytest.raises(ValueError, match="valid_until"):

@@ -50,13 +50,15 @@ _NON_SECRET_NAMES = frozenset(
 )
 
 _PASSWORD_WORDS = re.compile(r"pass(?:word|wd|phrase|code)?|pwd|pw$|^pw_|_pw_")
-_SECRET_WORDS = re.compile(
+_NAMED_SECRET_WORDS = (
     r"secret|token|api_?key|apikey|access_?key|private_?key|credential|creds?$|"
     r"(?:^|_)auth(?:_|$)|authorization|(?:signing|encryption|encrypt|master|account|"
     r"app|client|session|webhook|license|hmac|jwt|consumer|admin|service|storage|"
     r"shared|subscription|sas|crypt|cookie|csrf|xsrf|salt|dsn|conn)_?(?:key|secret)|"
-    r"(?:^|_)(?:signature|salt|dsn)$|_key$|^key_secret"
+    r"(?:^|_)(?:signature|salt|dsn)$|^key_secret"
 )
+_SECRET_WORDS = re.compile(_NAMED_SECRET_WORDS + r"|_key$")  # in text, any ``*_key = literal`` is one
+_NAMED_SECRET = re.compile(_NAMED_SECRET_WORDS)
 
 
 def _norm_name(name: str) -> str:
@@ -82,6 +84,14 @@ def secret_name_kind(name: str) -> str | None:
     if _SECRET_WORDS.search(last) and "tokeniz" not in last:
         return "secret"
     return None
+
+
+def names_a_credential(name: str) -> bool:
+    """Whether a structured field (a metadata key) named ``name`` holds a credential: as :func:`secret_name_kind`
+    reads an assignment in text, without its catch-all ``*_key`` (``cache_key``, ``s3_key``, ``sort_key`` name
+    ids and paths in data)."""
+    kind = secret_name_kind(name)
+    return kind == "password" or (kind is not None and bool(_NAMED_SECRET.search(_norm_name(name))))
 
 
 # Values that are references, placeholders or types rather than secrets.

@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from .assignments import names_a_credential
 from .matching import Finding, Spans, ascii_lower, rule_matches
 from .rule import SOURCES, Rule, shannon_entropy
 from .ruleset import Scan, ruleset
@@ -140,17 +141,29 @@ class Redactor:
         return sorted(self._select(text), key=lambda f: f.start)
 
     def redact_data(self, value: Any) -> tuple[Any, dict[str, int]]:
-        """Redact JSON-like data (metadata): every string, keys included, at any depth; input untouched."""
+        """Redact JSON-like data (metadata): every string, keys included, at any depth; input untouched. A string
+        value is read with its key, as ``key=value`` would be in text: ``{"password": "hunter2"}`` is redacted
+        as ``password=hunter2`` is, though "hunter2" alone is no secret."""
         counts: dict[str, int] = {}
+
+        def tally(res: RedactionResult) -> str:
+            for k, n in res.counts.items():
+                counts[k] = counts.get(k, 0) + n
+            return res.text
+
+        def entry(key: Any, node: Any) -> Any:
+            if isinstance(key, str) and isinstance(node, str) and node and names_a_credential(key):
+                head = f"{key}="
+                res = self.redact(head + node)
+                if res.text.startswith(head) and res.text != head + node:  # the key left whole: its value's part
+                    return tally(res)[len(head):]
+            return walk(node)
 
         def walk(node: Any) -> Any:
             if isinstance(node, str):
-                res = self.redact(node)
-                for k, n in res.counts.items():
-                    counts[k] = counts.get(k, 0) + n
-                return res.text
+                return tally(self.redact(node))
             if isinstance(node, Mapping):
-                return {walk(k) if isinstance(k, str) else k: walk(v) for k, v in node.items()}
+                return {walk(k) if isinstance(k, str) else k: entry(k, v) for k, v in node.items()}
             if isinstance(node, (list, tuple)):
                 return [walk(v) for v in node]
             return node
