@@ -572,6 +572,19 @@ def test_a_metadata_value_is_redacted_when_its_key_names_a_secret(any_mem: Memor
     assert "7f3c9a1e5b2d8f4a6c0e" not in json.dumps(kept.metadata)
 
 
+def test_a_bulk_forget_whose_filter_came_out_empty_is_refused_not_run_on_the_whole_scope(
+        any_mem: Memory) -> None:
+    """Review: tags=[] and where={"project": {}} matched everything, so a filter built up empty wiped the scope."""
+    for i in range(3):
+        any_mem.add(f"note {i} of the billing project", scope=ALICE, tags=["billing"], metadata={"project": "b"})
+    with pytest.raises(ValueError, match="tags is empty"):
+        any_mem.forget(scope=ALICE, tags=[], dry_run=False)
+    with pytest.raises(ValueError, match="empty mapping"):
+        any_mem.forget(scope=ALICE, where={"project": {}}, dry_run=False)
+    assert any_mem.count(scope=ALICE) == 3
+    assert any_mem.forget(scope=ALICE, tags=["billing"], dry_run=True).count == 3  # a real filter still works
+
+
 def test_validity_windows_are_checked_on_update_and_supersede(any_mem: Memory) -> None:
     rec = any_mem.add("The API is frozen", scope=ALICE, valid_from=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
     with pytest.raises(ValueError, match="valid_until"):

@@ -177,6 +177,9 @@ def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[
             _time_conditions(key, field, value, must, must_not)
             continue
         if isinstance(value, Mapping):
+            if not value:  # it would match everything: a filter built up empty must not forget a whole scope
+                raise ValueError(f"where[{key!r}] is an empty mapping; give an operator such as {{'$eq': ...}} "
+                                 f"or omit the key")
             unknown = set(value) - set(RANGE_OPS) - {"$eq", "$ne", "$in", "$nin", "$exists"}
             if unknown:
                 raise ValueError(f"unsupported operators for {key!r}: {sorted(unknown)}")
@@ -254,7 +257,10 @@ def build_filter(
     if kind is not None:
         kinds = (kind,) if isinstance(kind, str) else tuple(kind)
         must.append(Cond("kind", eq=kinds[0]) if len(kinds) == 1 else Cond("kind", any_of=kinds))
-    for tag in (tags,) if isinstance(tags, str) else tags or ():  # one tag given as a string is that tag
+    wanted = (tags,) if isinstance(tags, str) else tuple(tags) if tags is not None else ()  # one tag as a string
+    if tags is not None and not wanted:  # no tag required would match everything: refused, as an empty where
+        raise ValueError("tags is empty; pass None for no tag filter")
+    for tag in wanted:
         must.append(Cond("tags", eq=tag))
     where_must, where_not = where_conditions(where)
     must.extend(where_must)
