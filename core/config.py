@@ -92,10 +92,17 @@ def private_opener(path: str, flags: int) -> int:
     fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         st = os.fstat(fd)
-        if _UID is not None and st.st_mode & 0o077 and st.st_uid == _UID:
-            os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o600)
     except OSError:
-        pass
+        return fd
+    if _UID is not None and st.st_uid != _UID:  # planted by another account, which can read what we would write
+        os.close(fd)
+        raise PermissionError(f"{path} belongs to uid {st.st_uid}, not to you (uid {_UID}): remem will not write "
+                              f"into another account's file; remove it")
+    if st.st_mode & 0o077:
+        try:
+            os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o600)
+        except OSError:
+            pass
     return fd
 
 
@@ -213,5 +220,22 @@ def remem_loose_paths(store: str | os.PathLike[str] | None = None, *, fix: bool 
 
 def repair_permissions(store: str | os.PathLike[str] | None = None) -> list[Path]:
     """Tighten looser modes left in ``$REMEM_HOME`` and the store folder, once per process per folder (a walk of
-    a store is a few hundred ``lstat`` calls)."""
+    a store is a few hundred ``lstat`` calls), after :func:`refuse_foreign`."""
+    refuse_foreign(store)
     return remem_loose_paths(store, fix=True, skip=_repaired)
+
+
+def refuse_foreign(store: str | os.PathLike[str] | None = None) -> None:
+    """PermissionError when ``$REMEM_HOME``, a remem entry in it or the store folder belongs to another account,
+    which could read what remem writes there, plant files, or swap it out (modes cannot be repaired there)."""
+    if _UID is None:
+        return
+    for path in home_paths(store):
+        try:
+            owner = os.lstat(path).st_uid
+        except OSError:
+            continue
+        if owner != _UID:
+            raise PermissionError(f"{path} belongs to uid {owner}, not to you (uid {_UID}): remem will not keep "
+                                  f"memories where another account can read or replace them; move it away, or "
+                                  f"set REMEM_HOME to a folder of yours")

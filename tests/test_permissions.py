@@ -6,6 +6,7 @@ permissive umask most systems use (022), so a pass means remem set the modes, no
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -266,3 +267,64 @@ def test_a_state_write_that_fails_leaves_the_old_file_whole_and_no_temporary(
     with pytest.raises(OSError):
         write_private(state, '{"n": 2}', durable=True)
     assert state.read_text() == '{"n": 1}' and [p.name for p in tmp_path.iterdir()] == ["state.json"]
+
+
+needs_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                                reason="another account's files: chown needs root")
+
+
+@needs_root
+def test_a_store_folder_or_file_another_account_owns_is_refused_not_used(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review: a REMEM_HOME another account prepared was used as it was, its planted 0666 log appended to."""
+    from remem.core.config import private_opener
+
+    home = tmp_path / "shared-remem"
+    (home / "store").mkdir(parents=True)
+    os.chown(home / "store", 4242, 4242)
+    monkeypatch.setenv("REMEM_HOME", str(home))
+    with pytest.raises(PermissionError, match="belongs to uid 4242"):
+        Memory(path=home / "store", embedder="none", service="off")
+    assert list((home / "store").iterdir()) == []
+    planted = tmp_path / "service.log"
+    planted.write_text("")
+    os.chown(planted, 4242, 4242)
+    with pytest.raises(PermissionError, match="another account's file"):
+        open(planted, "a", opener=private_opener)
+
+
+@needs_root
+def test_a_redaction_config_another_account_wrote_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An allow-list turns redaction off: one another account wrote must not be obeyed."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("REMEM_HOME", str(home))
+    config = tmp_path / "redact.json"
+    config.write_text(json.dumps({"allow": ["[\\s\\S]+"]}))
+    os.chown(config, 4242, 4242)
+    monkeypatch.setenv("REMEM_REDACT_CONFIG", str(config))
+    key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
+    with Memory(path=home / "store", embedder="none", service="off") as mem:
+        with pytest.raises(PermissionError, match="redaction rules another account"):
+            mem.add(f"the key is {key}", scope=S)
+        assert mem.count(scope=S) == 0
+        os.chown(config, os.getuid(), os.getgid())
+        mem.add("the deploy runs at six", scope=S)
+        assert mem.count(scope=S) == 1  # the user's own config is taken as before
+
+
+@needs_root
+def test_a_service_state_file_another_account_planted_is_not_trusted(tmp_path: Path) -> None:
+    """Review: over TCP, a service.json another account wrote sent our unredacted requests to its listener."""
+    from remem.core.service.paths import read_state
+
+    paths = service_paths(tmp_path / "store")
+    paths.folder.mkdir(mode=0o700)
+    paths.state.write_text(json.dumps({"transport": "tcp", "port": 1, "secret": "theirs"}))
+    os.chmod(paths.state, 0o600)
+    assert read_state(paths) == {"transport": "tcp", "port": 1, "secret": "theirs"}  # ours: read
+    os.chown(paths.state, 4242, 4242)
+    assert read_state(paths) is None
+    os.chown(paths.state, os.getuid(), os.getgid())
+    os.chmod(paths.state, 0o666)  # others could have written it
+    assert read_state(paths) is None

@@ -143,10 +143,16 @@ def transport() -> str:
 
 
 def read_state(paths: ServicePaths) -> dict[str, Any] | None:
+    """The running service's state file, if it is one of this account's (a regular 0600 file it owns): one
+    another account planted would send our requests, unredacted, to its own listener."""
     try:
-        return json.loads(paths.state.read_text("utf-8"))
+        st = os.lstat(paths.state)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            return None
+        data = json.loads(paths.state.read_text("utf-8"))
     except (OSError, ValueError):
         return None
+    return data if isinstance(data, dict) else None
 
 
 __all__ = ["LOCK_NAME", "LOG_NAME", "SOCKET_NAME", "START_LOCK_NAME", "STATE_NAME", "ServicePaths",
