@@ -376,3 +376,16 @@ def test_a_forget_by_message_id_reaches_whatever_the_summary_kept_of_it(memory_f
     bob = mem.add("Bob likes oolong", scope=SCOPE, sources=["<bob@acme-mail.io>"])
     eve = mem.add("Eve likes matcha", scope=SCOPE, sources=["<eve@acme-mail.io>"])
     assert bob.sources != eve.sources and "acme" not in bob.sources[0] + eve.sources[0]
+
+
+def test_a_broken_character_an_odd_content_shape_or_a_basic_date_loses_nothing(mem: Memory) -> None:
+    """Review: one lone surrogate (half an emoji) refused the whole capture, a content block given alone was
+    skipped, and "20240510" was read as epoch seconds (1970)."""
+    res = mem.remember([
+        {"role": "user", "content": "I'm allergic to penicillin \udcff since 2019", "timestamp": "20240510"},
+        {"role": "user", "content": {"type": "text", "text": "My passport expires in March 2027"}},
+    ], scope=SCOPE, session="odd", distiller="keyless")
+    said = {e.text: e for e in res.episodes}
+    assert set(said) == {"I'm allergic to penicillin \ufffd since 2019", "My passport expires in March 2027"}
+    assert said["I'm allergic to penicillin \ufffd since 2019"].occurred_at == dt.datetime(2024, 5, 10, tzinfo=UTC)
+    assert mem.search("penicillin allergy", scope=SCOPE)

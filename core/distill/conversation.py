@@ -4,6 +4,7 @@ normalised into :class:`Turn` objects, minus what remem itself injected (recalle
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import re
@@ -114,6 +115,9 @@ def _time_of(value: Any) -> _dt.datetime:
     try:
         if isinstance(value, bool):
             raise ValueError("a boolean")
+        if isinstance(value, str) and re.fullmatch(r"\d{8}", value.strip()):  # ISO 8601 basic: 20240510
+            with contextlib.suppress(ValueError):
+                return _dt.datetime.fromisoformat(value.strip()).replace(tzinfo=_dt.timezone.utc)
         if isinstance(value, (int, float)) or (isinstance(value, str) and re.fullmatch(r"\d+(?:\.\d+)?",
                                                                                        value.strip())):
             secs = float(value)
@@ -192,10 +196,21 @@ def normalize_messages(messages: Sequence[Mapping[str, Any]]) -> list[Turn]:
         speaker = msg.get("name") if isinstance(msg.get("name"), str) and msg.get("name", "").strip() else None
         for k in range(start, len(turns)):
             t = turns[k]
-            turns[k] = Turn(t.role, t.text, t.name, t.is_error, t.args, id=mid, at=at,
-                            speaker=speaker.strip() if speaker and t.role in ("user", "assistant") else None,
-                            index=index)
+            turns[k] = Turn(t.role, valid_unicode(t.text), t.name, t.is_error, t.args,
+                            id=valid_unicode(mid) if mid else mid, at=at, index=index,
+                            speaker=valid_unicode(speaker.strip()) if speaker and t.role in ("user", "assistant")
+                            else None)
     return turns
+
+
+def valid_unicode(text: str) -> str:
+    """``text`` with each lone surrogate (half an emoji cut by a client, bytes read with surrogateescape) as
+    U+FFFD: one such character must not cost the whole capture, which no store could write as UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _message_turns(msg: Mapping[str, Any], turns: list[Turn], tool_names: dict[str, str]) -> None:
@@ -205,6 +220,10 @@ def _message_turns(msg: Mapping[str, Any], turns: list[Turn], tool_names: dict[s
     content = msg.get("content")
     if content is None and isinstance(msg.get("text"), str):  # {"role": "user", "text": ...}: some SDKs say text
         content = msg["text"]
+    if isinstance(content, Mapping):  # one content block given alone, not in a list
+        content = [content]
+    elif isinstance(content, (int, float)) and not isinstance(content, bool):  # "content": 42
+        content = str(content)
     if role == "tool":
         name = msg.get("name") or tool_names.get(str(msg.get("tool_call_id")))
         turns.append(Turn("tool_result", _content_text(content), name=name,
