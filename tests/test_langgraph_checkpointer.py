@@ -119,3 +119,32 @@ def test_captures_into_real_memory(mem: Memory) -> None:
     ids = {m.id for m in _graph(saver).get_state({"configurable": {"thread_id": "r1"}}).values["messages"]}
     episodes = mem.list(scope=Scope(user=user), kind="episode")
     assert episodes and all(e.sources[0] in ids for e in episodes), (ids, [e.sources for e in episodes])
+
+
+class _DiskFullOnce:
+    """The real Memory, whose first remember() fails as a full disk would (the store itself is not faked)."""
+
+    def __init__(self, mem: Memory) -> None:
+        self.mem, self.failed = mem, False
+
+    def remember(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.failed:
+            self.failed = True
+            raise OSError(28, "No space left on device")
+        return self.mem.remember(*args, **kwargs)
+
+
+def test_a_turn_whose_capture_failed_is_captured_with_the_next_one(mem: Memory) -> None:
+    """Review: the ledger marked messages captured before remember() ran, so a failed capture lost the turn."""
+    cap = BackgroundCapture()
+    flaky = _DiskFullOnce(mem)
+    saver = MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver(), capture_executor=cap)
+    saver.memory = flaky
+    conf = {"configurable": {"thread_id": "f1", "user_id": "dana"}}
+    _graph(saver).invoke({"messages": [{"role": "user", "content": "I'm allergic to penicillin."}]}, conf)
+    cap.flush(30)
+    assert flaky.failed and not mem.list(scope=Scope(user="dana"))
+    _graph(saver).invoke({"messages": [{"role": "user", "content": "I live in Porto."}]}, conf)
+    cap.flush(30)
+    said = {r.text for r in mem.list(scope=Scope(user="dana"), kind="episode")}
+    assert {"I'm allergic to penicillin.", "I live in Porto."} <= said

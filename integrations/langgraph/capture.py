@@ -69,6 +69,13 @@ class CaptureLedger:
                     new.append(msg)
             return new
 
+    def release(self, thread: tuple[Any, ...], messages: Sequence[Any]) -> None:
+        """``messages`` were not captured after all (``remember`` failed): the next capture offers them again."""
+        with self._lock:
+            seen = self._seen.get(self._key(thread))
+            if seen is not None:
+                seen.difference_update(message_key(m) for m in messages)
+
     def forget_thread(self, thread: tuple[Any, ...]) -> None:
         with self._lock:
             self._seen.pop(self._key(thread), None)
@@ -82,11 +89,20 @@ def submit_capture(memory: Any, messages: Sequence[Any], scope: Scope | None, se
     try:
         from .messages import to_openai_messages
 
-        new = ledger.take_new((scope, session), messages)
+        thread = (scope, session)
+        new = ledger.take_new(thread, messages)
         converted = to_openai_messages(new)
         if not any(m["role"] in ("user", "assistant") and m["content"].strip() for m in converted):
             return None
-        return (capture or default_capture()).submit(memory, converted, scope, session)
+        try:
+            fut = (capture or default_capture()).submit(memory, converted, scope, session)
+        except BaseException:
+            ledger.release(thread, new)
+            raise
+        # a failed remember() (it returns None, logged) leaves them to the next capture instead of losing them
+        fut.add_done_callback(lambda f: ledger.release(thread, new) if f.exception() or f.result() is None
+                              else None)
+        return fut
     except Exception as exc:  # noqa: BLE001
         log.warning("memory capture was not submitted: %s", exc)
         return None
