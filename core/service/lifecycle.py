@@ -4,6 +4,8 @@ with, and reading why it could not start. Imports nothing of the client, which c
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +14,7 @@ from typing import Mapping
 from ..config import private_opener
 from ..types import EmbedderMismatchError, RememError, StoreLockedError
 from .paths import ServicePaths, service_paths
-from .wire import ServiceError, ServiceSocketError
+from .wire import ServiceCrashedError, ServiceError, ServiceSocketError
 
 EXIT_LOCKED = 3     # service exit code: the store is open in-process elsewhere
 EXIT_BUSY = 4       # service exit code: another live service holds the folder but does not answer
@@ -61,6 +63,19 @@ def start_error(paths: ServicePaths, code: int) -> RememError:
                                   f"{log_tail(paths.log, 1).split('ServiceSocketError: ', 1)[-1]}")
     if "EmbedderMismatchError" in tail:
         return EmbedderMismatchError(tail)
+    if code < 0:  # killed by a signal: not something to retry in the caller's own process
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        try:
+            free = shutil.disk_usage(paths.folder).free // 2**20
+        except OSError:
+            free = -1
+        return ServiceCrashedError(f"the remem service for {paths.folder} was killed by {name} while opening the "
+                                   f"store ({free} MB free on its disk; a full disk makes Qdrant's mapped files "
+                                   f"fail). remem will not open it in this process, where that would kill it; "
+                                   f"free some space and retry (log: {paths.log})")
     return ServiceError(f"the remem service for {paths.folder} exited with code {code}: {tail} "
                         f"(log: {paths.log})")
 

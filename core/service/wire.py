@@ -28,6 +28,12 @@ class ServiceTimeoutError(ServiceError, TimeoutError):
     """A call to the local service took longer than its timeout."""
 
 
+class ServiceCrashedError(RememError):
+    """The service was killed by a signal while opening the store (Qdrant Edge's memory-mapped files raise SIGBUS
+    on a full disk). Not a :class:`ServiceError`: ``Memory()`` reports it instead of opening the store in its
+    own process, where the same failure would kill the caller (an agent) instead of the service."""
+
+
 class ServiceSocketError(RememError):
     """The service's socket cannot be used safely: it is not a socket, or another account owns it, its folder or
     the process listening on it. Deliberately not a :class:`ServiceError`: ``Memory()`` reports it instead of

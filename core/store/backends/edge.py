@@ -16,7 +16,7 @@ from typing import Any, Callable, ContextManager, Iterable, Sequence
 import qdrant_edge as qe
 
 from ...config import loose_paths, private_dir, private_opener, private_umask, repair_permissions, write_private
-from ...types import StoreLockedError
+from ...types import RememError, StoreLockedError
 from . import ERASED_FILE, META_FILE
 from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
                    PointData, PrefetchSpec)
@@ -27,6 +27,7 @@ OLD_SHARD_DIR = "shard.old"  # the shard a finished rewrite replaced, removed ri
 OWNER_FILE = "remem.lock"  # flocked by the process that has the store open, for as long as it is open
 OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait for the shard to grow by a quarter
 OPTIMIZE_GROWTH = 0.25
+MIN_FREE = 64 * 2**20  # free disk an open needs beyond twice the shard's size (see _check_free_space)
 
 
 def _cond(c: Cond) -> Any:
@@ -155,8 +156,20 @@ class EdgeBackend:
             self._owner.close()  # closing the file lets the lock go
             self._owner = None
 
+    def _check_free_space(self) -> None:
+        """Refuse to open on a nearly full disk: Qdrant Edge maps its files into memory and grows them as it
+        loads, and a write that finds no room then kills the process with SIGBUS (an agent, in-process)."""
+        used = sum(os.lstat(os.path.join(d, f)).st_blocks * 512 for d, _, fs in os.walk(self.folder / SHARD_DIR)
+                   for f in fs)
+        need, free = MIN_FREE + 2 * used, shutil.disk_usage(self.folder).free
+        if free < need:
+            raise RememError(f"only {free // 2**20} MB are free on the disk of {self.folder}; opening the store "
+                             f"needs about {need // 2**20} MB (a full disk kills the process that maps its files): "
+                             f"free some space and retry")
+
     def ensure(self, dense_dim: int) -> None:
         shard_dir = self.folder / SHARD_DIR
+        self._check_free_space()
         self._claim()
         self._recover()
         try:
