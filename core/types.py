@@ -56,7 +56,9 @@ class ProviderError(RememError):
     """An embedding or LLM provider failed; ``kind`` says how, so callers can react."""
 
     def __init__(self, kind: ProviderErrorKind, message: str) -> None:
-        super().__init__(f"{kind}: {message}")
+        from .redact.redactor import redact  # a provider's error may echo the key or the input sent to it
+
+        super().__init__(f"{kind}: {redact(str(message)).text}")  # (it goes to logs and the pending queue)
         self.kind: ProviderErrorKind = kind
 
 

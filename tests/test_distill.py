@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -364,6 +365,21 @@ def test_llm_summary_is_updated_on_a_second_capture(mem: Memory, srv: OpenAIServ
     assert len(mem.list(scope=SCOPE, kind="summary")) == 1
     third = mem.remember(more, scope=SCOPE, session="s9", distiller=llm)  # nothing new: no LLM call at all
     assert third.usage["calls"] == 0 and srv.count("chat") == 2
+
+
+def test_a_session_label_or_a_provider_error_holding_a_secret_is_queued_and_recorded_redacted(
+        mem: Memory, srv: OpenAIServer, llm: LLMDistiller) -> None:
+    """Review: the caller's session label reached usage.jsonl and the queue as given, and so did a provider's
+    error text (an endpoint that echoes the key it was sent)."""
+    ok = mem.remember(CODING_CONVERSATION[:2], scope=SCOPE, session=f"ci-{GH_SECRET}", distiller=llm)
+    srv.fail("chat", status=401, message=f"Incorrect API key provided: {SECRET}")
+    down = mem.remember(CODING_CONVERSATION[2:4], scope=SCOPE, session=f"ci-{GH_SECRET}", distiller=llm)
+    assert ok.session == down.session == "ci-[REDACTED:github_token]" and down.queued
+    assert SECRET not in down.error and "[REDACTED:" in down.error
+    entry = queue_for(mem).peek()[0]
+    assert SECRET not in json.dumps(entry.data) and GH_SECRET not in json.dumps(entry.data)
+    written = [p.read_bytes() for p in Path(mem.stats().location).rglob("*") if p.is_file()]  # usage.jsonl too
+    assert written and not [b for b in written if GH_SECRET.encode() in b or SECRET.encode() in b]
 
 
 def test_llm_failure_queues_the_capture_and_drain_stores_it(mem: Memory, srv: OpenAIServer,

@@ -8,6 +8,7 @@ from typing import Any
 from .keyless import KeylessDistiller
 from .pending import PendingQueue, queue_for
 from .pipeline import remember, resolve_distiller
+from ..redact.redactor import redact
 from ..types import ProviderError
 
 log = logging.getLogger("remem.distill")
@@ -52,8 +53,8 @@ def drain_pending(engine: Any, distiller: Any = None, *, limit: int | None = Non
                 break
             continue
         except Exception as exc:  # noqa: BLE001 - keep the capture, report, go on
-            q.release(entry, f"{type(exc).__name__}: {exc}")
-            log.exception("pending capture %s failed", entry.id)
+            q.release(entry, redact(f"{type(exc).__name__}: {exc}").text)  # the queue is a file: no secret in it
+            log.warning("pending capture %s failed: %s", entry.id, redact(str(exc)).text)
             continue
         q.done(entry)
         done += 1

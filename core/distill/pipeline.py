@@ -120,7 +120,8 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
     redacted = capture.messages
     result = RememberResult(redactions=capture.counts)
     turns = conversation_turns(redacted)
-    sid = session or scope.session or derive_session_id(turns)
+    # as the records store it (their metadata is redacted): the label also goes to the queue and the usage ledger
+    sid = redactor.redact(session).text if session else scope.session or derive_session_id(turns)
     turns = assign_ids(turns, sid)
     result.session = sid
     previous = find_summary(engine, scope, sid) if turns else None
