@@ -35,6 +35,19 @@ def test_openai_embedder_gives_hybrid_recall_in_a_real_store(srv: OpenAIServer, 
     mem.close()
 
 
+def test_a_search_sends_the_remote_embedder_its_query_redacted(srv: OpenAIServer, store_factory) -> None:
+    """Review: stored text was redacted before embedding, but a question went to the endpoint as typed."""
+    key = "sk-proj-Xq7vT2mLp9RwZ4kB8nYc3HdF6jGs1AeU5oIi0VbNtKrMx"
+    mem = Memory(path=store_factory("none"), embedder=openai_embedder(srv), on_embedder_mismatch="allow")
+    mem.reembed()
+    mem.add("The billing job runs nightly at 02:00 UTC", scope=S, kind="fact")
+    assert mem.search(f"why does {key} fail for billing", scope=S)
+    assert mem.context(f"is {key} still valid", scope=S) is not None
+    sent = srv.received_text()
+    assert srv.count("embeddings") >= 3 and key not in sent and "[REDACTED:openai_api_key]" in sent
+    mem.close()
+
+
 @pytest.mark.parametrize("status, code, kind", [
     (429, "insufficient_quota", "quota_exhausted"),
     (429, "rate_limit_exceeded", "rate_limited"),

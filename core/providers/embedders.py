@@ -139,10 +139,19 @@ class OpenAIEmbedder:
     def _kwargs(self) -> dict[str, Any]:
         return {"dimensions": self._requested_dim} if self._requested_dim else {}
 
+    @staticmethod
+    def _sendable(texts: Sequence[str]) -> list[str]:
+        """What may leave for the endpoint: redacted (stored text already is; a search query is not) and never
+        empty (the API refuses an empty input)."""
+        from ..redact.redactor import configured
+
+        redactor = configured()
+        return [redactor.redact(t).text or " " if t else " " for t in texts]
+
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         out: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
-            batch = [t or " " for t in texts[start : start + self.batch_size]]
+            batch = self._sendable(texts[start : start + self.batch_size])
             try:
                 resp = self._client.embeddings.create(model=self.model, input=batch, **self._kwargs())
             except Exception as exc:  # noqa: BLE001 - classified and re-raised
@@ -160,7 +169,7 @@ class OpenAIEmbedder:
             self._aclient = openai.AsyncOpenAI(**self._client_args)
         out: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
-            batch = [t or " " for t in texts[start : start + self.batch_size]]
+            batch = self._sendable(texts[start : start + self.batch_size])
             try:
                 resp = await self._aclient.embeddings.create(model=self.model, input=batch, **self._kwargs())
             except Exception as exc:  # noqa: BLE001
