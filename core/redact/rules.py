@@ -106,7 +106,9 @@ _PROSE_ANCHOR = ("pass", "pwd", "secret", "token", "api", "access", "private", "
 _NAME_HINTS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "sig", "salt", "dsn", "cookie")
 _AWS_PREFIXES = ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka")
 _AWS_KEY_ID = r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}"
-_B = r"(?<![A-Za-z0-9_\-])"  # token start boundary
+# token start boundary; also right after an escape in JSON or a URL ("...\nsk-proj-..", "%22sk-proj-..."),
+# where a letter or digit precedes the token but belongs to the escape
+_B = r"(?:(?<![A-Za-z0-9_\-])|(?<=\\[nrt])|(?<=%[0-9A-Fa-f]{2}))"
 _E = r"(?![A-Za-z0-9_\-])"  # token end boundary
 
 # Provider formats and key material.
