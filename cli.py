@@ -273,9 +273,17 @@ def cmd_redact(args: argparse.Namespace) -> int:
         scope = _scope(args)
         with _open(args) as mem:
             report = mem.rescan_redactions(scope=scope, pii=args.pii, dry_run=not args.yes)
+            if report["changed"] and not report["dry_run"]:  # the old bytes leave the files and backups too
+                mem.compact(prune_backups=False)
+                report["backups_removed"] = [str(p) for p in mem.prune_stale_backups()]
+                from .hooks.recall import forget_last_recalls
+
+                forget_last_recalls()
         _emit(args, report, lambda: out.print(
             f"scanned {report['scanned']}, {'would rewrite' if report['dry_run'] else 'rewrote'} "
-            f"{report['changed']} memories: {report['kinds']}" + (" (dry run: add --yes)" if report['dry_run'] else "")))
+            f"{report['changed']} memories: {report['kinds']}" + (" (dry run: add --yes)" if report['dry_run'] else
+                                                                 "; compacted: the old text is gone from the store's "
+                                                                 "files and backups" if report["changed"] else "")))
         return 0
     if not args.file:
         raise ValueError("give a FILE, '-' for stdin, or --store")

@@ -88,3 +88,23 @@ def test_demo_runs_keyless_and_shows_all_three_behaviours(tmp_path: Path) -> Non
     assert "stripe-python to v7.4.0" in proc.stdout
     assert "0 foreign memories" in proc.stdout
     assert "Postgres 16" in proc.stdout and "Postgres 14" in proc.stdout
+
+
+def test_redact_store_leaves_no_copy_of_what_it_redacted_in_the_store_files_or_backups(store_factory,
+                                                                                     tmp_path: Path) -> None:
+    """Review: `remem redact --store --yes` said it rewrote the memory while the old text stayed in the WAL,
+    the segments and the backups until a `remem compact` it did not mention."""
+    store = store_factory("none")
+    run("add", "the door code of the lab is ZX-55-7713", "--tenant", "acme", store=store)
+    held = json.loads(run("backup", "--json", store=store).stdout)["path"]
+    config = tmp_path / "redact.json"
+    config.write_text(json.dumps({"patterns": {"door_code": r"ZX-\d\d-\d{4}"}}))
+    os.chmod(config, 0o600)
+    env = {"REMEM_REDACT_CONFIG": str(config)}
+    report = json.loads(run("redact", "--store", "--yes", "--all-tenants", "--json", store=store,
+                            env_extra=env).stdout)
+    assert report["changed"] == 1 and report["backups_removed"] == [held]
+    left = [p for p in store.parent.rglob("*") if p.is_file() and b"ZX-55-7713" in p.read_bytes()]
+    assert left == []
+    [rec] = json.loads(run("list", "--tenant", "acme", "--json", store=store, env_extra=env).stdout)
+    assert rec["text"] == "the door code of the lab is [REDACTED:door_code]"
