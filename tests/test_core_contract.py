@@ -585,6 +585,22 @@ def test_a_bulk_forget_whose_filter_came_out_empty_is_refused_not_run_on_the_who
     assert any_mem.forget(scope=ALICE, tags=["billing"], dry_run=True).count == 3  # a real filter still works
 
 
+def test_metadata_is_stored_as_json_or_refused_with_the_reason_never_as_a_repr(any_mem: Memory) -> None:
+    """Review: bytes, sets and objects were stored as their repr, {1: "a", "1": "b"} kept one value, and a lone
+    surrogate in metadata, a tag or a source reached the engine as a library error."""
+    when = dt.datetime(2024, 5, 10, tzinfo=dt.timezone.utc)
+    kept = any_mem.add("a note", scope=ALICE, metadata={"when": when, 2: "two"}).metadata
+    assert kept == {"when": "2024-05-10T00:00:00+00:00", "2": "two"}
+    for bad, why in (({"b": b"\x00"}, "bytes is not a JSON value"), ({"s": {1, 2}}, "set is not a JSON value"),
+                     ({1: "a", "1": "b"}, "two keys"), ({"x": "caf\udce9"}, "not valid Unicode")):
+        with pytest.raises(ValueError, match=why):
+            any_mem.add("another note", scope=ALICE, metadata=bad)
+    for field in (dict(tags=["caf\udce9"]), dict(source="caf\udce9"), dict(sources=["caf\udce9"])):
+        with pytest.raises(ValueError, match="not valid Unicode"):
+            any_mem.add("another note", scope=ALICE, **field)
+    assert any_mem.count(scope=ALICE) == 1
+
+
 def test_validity_windows_are_checked_on_update_and_supersede(any_mem: Memory) -> None:
     rec = any_mem.add("The API is frozen", scope=ALICE, valid_from=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
     with pytest.raises(ValueError, match="valid_until"):

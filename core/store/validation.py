@@ -9,6 +9,7 @@ long-lived service's ``add()`` as they do to ``remember()``.
 from __future__ import annotations
 
 import hashlib
+import datetime as _dt
 import json
 import math
 import numbers
@@ -38,6 +39,32 @@ def unicode_text(name: str, value: str) -> str:
         raise ValueError(f"{name} is not valid Unicode (a lone surrogate at character {exc.start}): decode the "
                          "input as UTF-8, or with errors='replace'") from None
     return value
+
+
+def _json_value(value: Any) -> Any:
+    """``json.dumps`` default for metadata: dates as ISO 8601; anything else JSON cannot say is refused."""
+    if isinstance(value, (_dt.datetime, _dt.date)):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not a JSON value (use strings, numbers, booleans, lists, mappings "
+                    f"or datetimes)")
+
+
+def _check_keys(node: Any, path: str) -> None:
+    """Mapping keys become JSON's strings: a key of another type is refused, and so are two that become the same
+    string ({1: "a", "1": "b"} would keep one of them)."""
+    if isinstance(node, Mapping):
+        seen: set[str] = set()
+        for key, value in node.items():
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise ValueError(f"{path} keys must be strings, got {key!r}")
+            as_json = key if isinstance(key, str) else json.dumps(key)
+            if as_json in seen:
+                raise ValueError(f"{path} has two keys that are both {as_json!r} as JSON")
+            seen.add(as_json)
+            _check_keys(value, f"{path}[{key!r}]")
+    elif isinstance(node, (list, tuple)):
+        for i, value in enumerate(node):
+            _check_keys(value, f"{path}[{i}]")
 
 
 def check_query(query: Any) -> str:
@@ -122,6 +149,7 @@ class Validator:
         for tag in tags:
             if not isinstance(tag, str) or not tag.strip():
                 raise ValueError(f"tags must be non-empty strings, got {tag!r}")
+            unicode_text("a tag", tag)
             if len(tag) > MAX_TAG_CHARS:
                 raise ValueError(f"a tag is {len(tag)} characters; the limit is {MAX_TAG_CHARS}")
             tag = self.redact(tag.strip()) or tag.strip()
@@ -136,12 +164,21 @@ class Validator:
             return {}
         if not isinstance(metadata, Mapping):
             raise TypeError("metadata must be a mapping")
-        try:
-            encoded = json.dumps(dict(metadata), default=str, allow_nan=False)
+        _check_keys(metadata, "metadata")
+        try:  # a datetime is written as ISO 8601; any other value JSON has no type for is an error, not its repr
+            encoded = json.dumps(dict(metadata), default=_json_value, allow_nan=False, ensure_ascii=False)
         except ValueError as exc:
             raise ValueError(f"metadata must be JSON: {_nan_hint(exc)}") from exc
         except TypeError as exc:
             raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
+        except UnicodeEncodeError as exc:
+            raise ValueError("metadata is not valid Unicode (a lone surrogate): decode the input as UTF-8, or "
+                             "with errors='replace'") from exc
+        try:
+            encoded.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("metadata is not valid Unicode (a lone surrogate): decode the input as UTF-8, or "
+                             "with errors='replace'") from None
         if len(encoded) > MAX_METADATA_BYTES:
             raise ValueError(f"metadata is {len(encoded)} bytes as JSON; the limit is {MAX_METADATA_BYTES}")
         clean = json.loads(encoded)
@@ -153,6 +190,7 @@ class Validator:
             return None
         if not isinstance(source, str):
             raise TypeError(f"source must be a string, got {type(source).__name__}")
+        unicode_text("source", source)
         if len(source) > MAX_SOURCE_CHARS:
             raise ValueError(f"source is {len(source)} characters; the limit is {MAX_SOURCE_CHARS}")
         return self.redact(source)
@@ -165,7 +203,7 @@ class Validator:
             return ()
         if isinstance(sources, str):
             sources = [sources]
-        raw = [str(s) for s in sources]
+        raw = [unicode_text("a source id", str(s)) for s in sources]
         if len(raw) > MAX_SOURCES or any(not s or len(s) > MAX_SOURCE_ID_CHARS for s in raw):
             raise ValueError(f"sources must be at most {MAX_SOURCES} non-empty ids of at most "
                              f"{MAX_SOURCE_ID_CHARS} characters")
