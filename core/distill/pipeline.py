@@ -120,8 +120,7 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
     redacted = capture.messages
     result = RememberResult(redactions=capture.counts)
     turns = conversation_turns(redacted)
-    # as the records store it (their metadata is redacted): the label also goes to the queue and the usage ledger
-    sid = redactor.redact(session).text if session else scope.session or derive_session_id(turns)
+    sid = redactor.redact(session).text if session else scope.session or derive_session_id(turns)  # as stored
     turns = assign_ids(turns, sid)
     result.session = sid
     previous = find_summary(engine, scope, sid) if turns else None
