@@ -15,18 +15,22 @@ Tokens: REMEM_MCP_TOKENS or ``--tokens-file``; entries separated by commas or ne
 """
 
 import argparse
+import asyncio
+import contextlib
 import json
 import logging
 import os
 import subprocess
 import sys
 import threading
+import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Annotated, Any, Awaitable, Callable, Mapping
 
-from .core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, awithin_turn, did_not_run,
-                           format_hits, record_line)
-from .core.types import NotFoundError, RememError, Scope
+from .core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, TurnTimeoutError, awithin_turn,
+                           did_not_run, format_hits, record_line, turn_timeout)
+from .core.types import NotFoundError, RememError, Scope, StoreLockedError
 from .mcp_http import (AuthMiddleware, FailedAuth, Identity, Limits, Token, default_token, http_app, identity_of,
                        load_tokens, parse_tokens)
 
@@ -66,6 +70,11 @@ def server_scope(tenant: str | None = None, user: str | None = None, project: st
 
 
 # ---------------------------------------------------------------------------------------------- the server
+def not_open(seconds: float) -> str:
+    return (f"the memory store did not open within {seconds:g} s: its local service is not answering (hung, or "
+            f"still starting); try again shortly")
+
+
 def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapping[str, Token] | None = None,
                  limits: Limits | None = None, path: str | None = None, embedder: str | None = None,
                  name: str = "remem") -> Any:
@@ -87,12 +96,48 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
     base_scope = scope or server_scope()
     limits = limits or Limits()  # tokens are checked by AuthMiddleware (http_app), not by the tools
     lock = threading.Lock()
+    opening: tuple[Future[AsyncMemory], float] | None = None  # Memory() under way in its thread, since when
 
-    def store() -> AsyncMemory:
-        nonlocal amem
+    def open_in_thread() -> Future[AsyncMemory]:
+        fut: Future[AsyncMemory] = Future()
+        fut.set_running_or_notify_cancel()  # a waiter that gives up must not cancel the open
+
+        def run() -> None:
+            try:
+                fut.set_result(AsyncMemory(memory=Memory(path, embedder=embedder)))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the store
+                fut.set_exception(exc)
+        threading.Thread(target=run, name="remem-mcp-open", daemon=True).start()
+        return fut
+
+    def still_opening() -> bool:
+        with lock:
+            return amem is None and opening is not None and not opening[0].done()
+
+    async def store() -> AsyncMemory:
+        """The store, opened in a thread: ``Memory()`` may wait its 30 s service timeout on a hung service,
+        and on the event loop that would also block the turn bound. A call waits for the open at most the turn
+        timeout; the open goes on for the next call, and one that failed is started again."""
+        nonlocal amem, opening
+        with lock:
+            if amem is not None:
+                return amem
+            if opening is None or (opening[0].done() and opening[0].exception() is not None):
+                opening = (open_in_thread(), time.monotonic())
+            fut, since = opening
+        limit = turn_timeout()
+        try:
+            opened = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), limit)
+        except asyncio.TimeoutError:
+            raise TurnTimeoutError(not_open(limit)) from None
+        except StoreLockedError as exc:  # after a hung service, the in-process fallback finds it holding the lock
+            if time.monotonic() - since > limit:
+                raise StoreLockedError(f"the store's local service did not answer (is it hung?), and the store "
+                                       f"cannot be opened without it: {exc}") from exc
+            raise
         with lock:
             if amem is None:
-                amem = AsyncMemory(memory=Memory(path, embedder=embedder))
+                amem = opened
             return amem
 
     def scope_for(ctx: Context | None) -> Scope:
@@ -117,6 +162,9 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
             return await (fn() if action == "stats" else awithin_turn(fn()))
         except ToolError:
             raise
+        except TurnTimeoutError as exc:  # the store is not even open yet: say that, not "did not answer"
+            reason = not_open(turn_timeout()) if still_opening() else str(exc)
+            raise ToolError(did_not_run(action, reason)) from exc
         except NotFoundError as exc:  # one message whether the id exists nowhere or in another tenant
             what = f"no memory with id {memory_id!r} in this scope" if memory_id else "not found in this scope"
             raise ToolError(did_not_run(action, what)) from exc
@@ -145,9 +193,10 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
         async def run() -> str:
             if not query.strip():
                 raise ValueError("the query is empty")
-            hits = await store().search(query, scope=scope_for(ctx), limit=limit, kind=kind or None,
-                                        tags=tags or None, since=since, until=until, as_of=as_of,
-                                        token_budget=1200)
+            sc = scope_for(ctx)
+            hits = await (await store()).search(query, scope=sc, limit=limit, kind=kind or None,
+                                                tags=tags or None, since=since, until=until, as_of=as_of,
+                                                token_budget=1200)
             return format_hits(hits)
         return await guarded("search", run)
 
@@ -158,14 +207,14 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                           tags: Tags = None, importance: Annotated[int, Field(ge=1, le=10)] = 5,
                           valid_from: When = None, ctx: Context | None = None) -> str:
         async def run() -> str:
-            sc = scope_for(ctx)
+            sc, mem = scope_for(ctx), await store()
             if limits.quota:
-                count = await store().count(scope=Scope(tenant=sc.tenant))
+                count = await mem.count(scope=Scope(tenant=sc.tenant))
                 if count >= limits.quota:
                     raise ToolError(did_not_run("save", f"the memory quota of tenant {sc.tenant!r} is full "
                                                         f"({count} of {limits.quota}); forget something first"))
-            rec = await store().add(text, scope=sc, kind=kind or "note", tags=tags or None, importance=importance,
-                                    valid_from=valid_from, source="mcp")
+            rec = await mem.add(text, scope=sc, kind=kind or "note", tags=tags or None, importance=importance,
+                                valid_from=valid_from, source="mcp")
             if rec.merged_count:
                 return f"Already known; merged into memory {rec.id}: {rec.text}"
             return f"Saved memory {rec.id}: {rec.text}"
@@ -175,7 +224,8 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
     async def memory_get(memory_id: Annotated[MemoryId, Field(description="a memory id from memory_search")],
                          ctx: Context | None = None) -> str:
         async def run() -> str:
-            rec = await store().get(memory_id, scope=scope_for(ctx))
+            sc = scope_for(ctx)
+            rec = await (await store()).get(memory_id, scope=sc)
             return json.dumps(rec.as_dict(), ensure_ascii=False, indent=1)
         return await guarded("get", run, memory_id)
 
@@ -186,8 +236,9 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                             importance: Annotated[int | None, Field(ge=1, le=10)] = None, kind: Kind = None,
                             ctx: Context | None = None) -> str:
         async def run() -> str:
-            rec = await store().update(memory_id, scope=scope_for(ctx), text=text, tags=tags,
-                                       importance=importance, kind=kind)
+            sc = scope_for(ctx)
+            rec = await (await store()).update(memory_id, scope=sc, text=text, tags=tags, importance=importance,
+                                               kind=kind)
             return f"Updated memory {rec.id}: {rec.text}"
         return await guarded("update", run, memory_id)
 
@@ -197,14 +248,16 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                                new_text: Annotated[str, Field(description="what is true now")],
                                valid_from: When = None, ctx: Context | None = None) -> str:
         async def run() -> str:
-            rec = await store().supersede(memory_id, new_text, scope=scope_for(ctx), valid_from=valid_from)
+            sc = scope_for(ctx)
+            rec = await (await store()).supersede(memory_id, new_text, scope=sc, valid_from=valid_from)
             return f"Memory {memory_id} superseded by {rec.id}: {rec.text}"
         return await guarded("supersede", run, memory_id)
 
     @server.tool(description=FORGET_DESCRIPTION)
     async def memory_forget(memory_id: MemoryId, ctx: Context | None = None) -> str:
         async def run() -> str:
-            existed = await store().forget(memory_id, scope=scope_for(ctx))
+            sc = scope_for(ctx)
+            existed = await (await store()).forget(memory_id, scope=sc)
             return (f"Forgot memory {memory_id}." if existed
                     else f"No memory {memory_id} in this scope; nothing forgotten.")
         return await guarded("forget", run, memory_id)
@@ -214,8 +267,8 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
     async def memory_recent(limit: Annotated[int, Field(ge=1, le=100)] = 10, kind: Kind = None,
                             ctx: Context | None = None) -> str:
         async def run() -> str:
-            recs = await store().list(scope=scope_for(ctx), limit=limit, kind=kind or None,
-                                      include_superseded=False)
+            sc = scope_for(ctx)
+            recs = await (await store()).list(scope=sc, limit=limit, kind=kind or None, include_superseded=False)
             if not recs:
                 return "No memories yet."
             return "\n".join(record_line(r) for r in recs)
@@ -225,7 +278,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
     async def memory_stats(ctx: Context | None = None) -> str:
         async def run() -> str:
             sc = scope_for(ctx)
-            st = await store().stats(scope=sc)
+            st = await (await store()).stats(scope=sc)
             data = {"scope": {k: v for k, v in sc.as_dict().items() if v}, "count": st.count,
                     "by_kind": st.by_kind, "oldest": st.oldest.isoformat() if st.oldest else None,
                     "newest": st.newest.isoformat() if st.newest else None}
@@ -264,14 +317,53 @@ def install_config(target: str = "project", *, cwd: str | os.PathLike[str] | Non
     if home:  # the client starts the server with its own environment: the store this shell uses, not ~/.remem
         servers[name]["env"] = {"REMEM_HOME": str(Path(home).expanduser().resolve())}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
-    if path.exists():
-        shutil.copymode(path, tmp)  # the config may hold other servers' keys: never loosen it
-    elif target != "project":
-        os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    _replace_private(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"), private=target != "project")
     return path
+
+
+def _replace_private(path: Path, data: bytes, *, private: bool) -> None:
+    """Replace ``path`` with ``data`` atomically. The config may hold other servers' keys, so the new file is
+    0600 from its first byte (a fresh name, never a planted link), then gets the old file's mode (never
+    loosened; a new file: 0600, or the umask's for a project's .mcp.json); a failure leaves the old file."""
+    import stat
+    import tempfile
+
+    try:
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o600 if private else None
+    if mode is None:
+        mode = 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # 0600, O_EXCL
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)
+            else:  # Windows: only the read-only bit exists
+                os.chmod(tmp, mode)
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    """The process umask, read without setting it where the OS tells (setting it, even briefly, would apply to
+    files other threads create meanwhile)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0o077)
+    os.umask(umask)
+    return umask
 
 
 def claude_desktop_config_path() -> Path:

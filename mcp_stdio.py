@@ -156,6 +156,8 @@ class Front:
         self._ready.acquire()
         self._error: BaseException | None = None
         self._warming = False
+        self._now = _thread.allocate_lock()  # released when a message needs the server: the warm-up stops waiting
+        self._now.acquire()
 
     # -- lines in, lines out
     def _readline(self) -> bytes | None:
@@ -182,17 +184,33 @@ class Front:
             return requested
         return self.manifest["counter_offer"]
 
+    @classmethod
+    def _fail(cls, mid: Any, code: int, message: str) -> bool:
+        cls._send({"jsonrpc": "2.0", "id": mid, "error": {"code": code, "message": message}})
+        return True
+
     def handle(self, line: bytes) -> bool:
-        """Answer ``line`` if it is part of the fixed handshake; False means: hand off, starting with it."""
+        """Answer ``line`` if it is part of the fixed handshake; False means: hand off, starting with it.
+        Malformed messages get a JSON-RPC error, never an exception: the client must keep its server."""
         try:
             msg = _loads(line.decode("utf-8"))
-        except ValueError:
-            return False
+        except (ValueError, RecursionError):  # RecursionError: absurdly nested JSON
+            return self.build is None and self._fail(None, -32700, "Parse error: not a JSON line")
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
-            return False
-        method, mid = msg.get("method"), msg.get("id")
+            return self.build is None and self._fail(None, -32600, "Invalid Request: not a JSON-RPC 2.0 message")
+        method, mid, params = msg.get("method"), msg.get("id"), msg.get("params")
+        if mid is not None and (isinstance(mid, bool) or not isinstance(mid, (str, int, float))):
+            return self._fail(None, -32600, "Invalid Request: an id must be a string or a number")
+        if not isinstance(method, str):  # a response to nothing the front asked, or no method at all
+            return self.build is None
+        if mid is not None and params is not None and not isinstance(params, dict):
+            return self._fail(mid, -32602, f"Invalid params: {method} takes an object")
+        params = params or {}
         if method == "initialize" and mid is not None and self.version is None:
-            self.version = self._negotiate((msg.get("params") or {}).get("protocolVersion"))
+            problem = _initialize_problem(params)
+            if problem:
+                return self._fail(mid, -32602, f"Invalid params: {problem}")
+            self.version = self._negotiate(params["protocolVersion"])
             result = dict(self._answers()["initialize"])  # type: ignore[index]
             result["protocolVersion"] = self.version
             self.replay.append(line)
@@ -201,10 +219,8 @@ class Front:
             return True
         if self.version is None:
             if self.build is None and mid is not None:  # e.g. a newer client's server/discover probe
-                self._send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": f"{method} is not "
-                            "supported here; use initialize"}})
-                return True
-            return False
+                return self._fail(mid, -32601, f"{method} is not supported here; use initialize")
+            return self.build is None
         if method == "notifications/initialized" and mid is None:
             self.replay.append(line)
             self._warm_later()
@@ -213,15 +229,18 @@ class Front:
             self._send({"jsonrpc": "2.0", "id": mid, "result": {}})
             return True
         answers = self._answers() or {}
-        if method in LISTINGS and method in answers and mid is not None and not (msg.get("params") or {}).get("cursor"):
+        cursor = params.get("cursor")
+        if method in LISTINGS and mid is not None and cursor is not None and not isinstance(cursor, str):
+            return self._fail(mid, -32602, "Invalid params: cursor must be a string")
+        if method in LISTINGS and method in answers and mid is not None and not cursor:
             self._send({"jsonrpc": "2.0", "id": mid, "result": answers[method]})
             return True
         if self.build is None:  # nothing to hand off to: say why, and stay connected
             if method == "tools/call" and mid is not None:
                 self._send({"jsonrpc": "2.0", "id": mid, "result": {
                     "content": [{"type": "text", "text": self.unavailable}], "isError": True}})
-            elif mid is not None and method:
-                self._send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": self.unavailable}})
+            elif mid is not None:
+                self._fail(mid, -32601, self.unavailable)
             return True
         return False
 
@@ -236,9 +255,7 @@ class Front:
         """Import the SDK and build the server in the background, at low priority (Linux: per thread)."""
         try:
             if delay:
-                import time
-
-                time.sleep(delay)
+                self._now.acquire(True, delay)
             if hasattr(os, "setpriority") and hasattr(_thread, "get_native_id"):
                 try:
                     os.setpriority(os.PRIO_PROCESS, _thread.get_native_id(), 10)
@@ -258,18 +275,28 @@ class Front:
                 return 0  # the client went away during the handshake
             if not line.strip() or self.handle(line):
                 continue
-            return self.hand_off(line)
+            if self.hand_off(line):
+                return 0
+            self.handle(line)  # the SDK server could not be built: answered here, with why
 
-    def hand_off(self, pending: bytes) -> int:
+    def hand_off(self, pending: bytes) -> bool:
         """Give the connection to the SDK server: fd 0 becomes a pipe fed with the handshake, this message and
-        the rest of the real stdin; fd 1 a pipe whose replies to the replayed handshake are dropped."""
+        the rest of the real stdin; fd 1 a pipe whose replies to the replayed handshake are dropped. False: the
+        server could not be built; the front stays, and tool calls get the reason instead of a dead server."""
         if self._server is None and not self._warming:
             self._warming = True
             self._warm()
+        if self._now.locked():  # a warm-up still in its delay: start now, this message waits for it
+            self._now.release()
         with self._ready:  # until the warm-up thread has built it
             pass
         if self._error is not None:
-            raise self._error
+            error = self._error
+            sys.stderr.write(f"remem mcp: the MCP server could not start: {type(error).__name__}: {error}\n")
+            self.build = None
+            self.unavailable = (f"remem's MCP server could not start ({type(error).__name__}: "
+                                f"{str(error).splitlines()[0][:300] if str(error) else ''}); see its stderr log.")
+            return False
         real_in, real_out = os.dup(0), os.dup(1)
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -284,7 +311,19 @@ class Front:
         threading.Thread(target=_filter_out, args=(out_r, real_out, set(self.answered)), daemon=True,
                          name="mcp-out").start()
         self._server.run()
-        return 0
+        return True
+
+
+def _initialize_problem(params: dict[str, Any]) -> str:
+    """What makes ``initialize`` params unacceptable to the SDK server (its -32602 cases), or ''."""
+    if not isinstance(params.get("protocolVersion"), str):
+        return "initialize needs a protocolVersion string"
+    if not isinstance(params.get("capabilities"), dict):
+        return "initialize needs a capabilities object"
+    info = params.get("clientInfo")
+    if not isinstance(info, dict) or not isinstance(info.get("name"), str) or not isinstance(info.get("version"), str):
+        return "initialize needs a clientInfo object with a name and a version"
+    return ""
 
 
 def _pump_in(head: bytes, src: int, dest: int) -> None:
@@ -327,10 +366,13 @@ def _filter_out(src: int, dest: int, answered: set[Any]) -> None:
 def _is_reply_to(line: bytes, answered: set[Any]) -> bool:
     try:
         msg = _loads(line.decode("utf-8"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
-    if isinstance(msg, dict) and "method" not in msg and msg.get("id") in answered:
-        answered.discard(msg["id"])
+    if not isinstance(msg, dict):
+        return False
+    mid = msg.get("id")
+    if "method" not in msg and isinstance(mid, (str, int, float)) and mid in answered:
+        answered.discard(mid)
         return True
     return False
 

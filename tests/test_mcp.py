@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import sys
 import threading
@@ -18,7 +20,7 @@ import httpx  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 from remem import Memory, Scope  # noqa: E402
-from remem.core.service.client import stop_service  # noqa: E402
+from remem.core.service.client import start_service, stop_service  # noqa: E402
 from remem.core.types import RememError  # noqa: E402
 from remem.mcp_server import Limits, Token, build_server, http_app, install_config, parse_tokens  # noqa: E402
 
@@ -130,6 +132,34 @@ async def test_stdio_server_shares_the_store_with_other_processes(store_factory:
         stop_service(path, wait=False)
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP")
+async def test_a_hung_service_costs_a_tool_call_the_turn_timeout_and_the_server_recovers(
+        store_factory: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store is opened on the first tool call, through its service; a stopped service must cost that call
+    the turn timeout (not the service client's 30 s, with the event loop blocked), say what is wrong, and leave
+    the server working once the service answers again."""
+    path = store_factory("none")
+    monkeypatch.setenv("REMEM_SERVICE", "auto")
+    monkeypatch.setenv("REMEM_TURN_TIMEOUT", "1")
+    pid = int(start_service(path, embedder="none", idle_timeout=120)["pid"])
+    server = build_server(scope=Scope(tenant="proj"), path=str(path), embedder="none")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        async with Client(server) as c:
+            for tool, args in (("memory_search", {"query": "deploy"}), ("memory_stats", {})):
+                started = time.monotonic()
+                r = await c.call_tool(tool, args)
+                assert time.monotonic() - started < 15, tool  # generous: the turn timeout is 1 s here
+                assert r.is_error and "local service is not answering" in r.content[0].text, r.content[0].text
+            os.kill(pid, signal.SIGCONT)
+            r = await c.call_tool("memory_save", {"text": "The staging database is pg-stage-2"})
+            assert not r.is_error, r.content[0].text
+            assert "pg-stage-2" in (await c.call_tool("memory_search", {"query": "staging database"})).content[0].text
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        stop_service(path, wait=False)
+
+
 # ------------------------------------------------------------------------------------------ HTTP
 TOKEN_ANY = "tok-any-0123456789abcdef"
 TOKEN_ACME = "tok-acme-0123456789abcdef"
@@ -234,6 +264,74 @@ def test_install_merges_into_existing_configs(tmp_path: Path, monkeypatch: pytes
     assert data["theme"] == "dark" and "fs" in data["mcpServers"]
     args = data["mcpServers"]["remem"]["args"]
     assert args[args.index("--project") + 1] == str(project.resolve())  # Desktop runs outside the project
+
+
+DESKTOP_KEY = "ghp_R8x2Kq9LmZ4vT7bN1cW5yH3jP6sD0fGaE2uI"
+
+
+def _desktop_config(tmp_path: Path) -> Path:
+    desktop = tmp_path / "Claude" / "claude_desktop_config.json"
+    desktop.parent.mkdir()
+    desktop.write_text(json.dumps({"mcpServers": {"github": {"command": "gh", "env": {"TOKEN": DESKTOP_KEY}}}}))
+    desktop.chmod(0o600)
+    return desktop
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes and symlinks")
+def test_install_never_shows_the_desktop_configs_keys_to_other_accounts(tmp_path: Path) -> None:
+    """Claude Desktop's config holds other servers' keys: while remem rewrites it, no file with them is readable
+    by others at any step (umask 022), and a link planted where a fixed temp name would be is not followed."""
+    desktop = _desktop_config(tmp_path)
+    exposed: list[str] = []
+    watching = [False]
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:  # every file-system step: who could read the keys?
+        if not watching[0] or not event.startswith(("os.", "open", "tempfile.", "shutil.")):
+            return
+        watching[0] = False  # the checks below are file-system events too
+        try:
+            for entry in desktop.parent.iterdir():
+                if entry.is_file() and not entry.is_symlink() and entry.stat().st_mode & 0o077 \
+                        and DESKTOP_KEY in entry.read_text(errors="replace"):
+                    exposed.append(f"{event}: {entry.name} {oct(entry.stat().st_mode & 0o777)}")
+        finally:
+            watching[0] = True
+
+    sys.addaudithook(audit)  # cannot be removed: inert once `watching` is off
+    old_umask = os.umask(0o022)
+    watching[0] = True
+    try:
+        install_config("claude-desktop", cwd=tmp_path, config_path=desktop)
+    finally:
+        watching[0] = False
+        os.umask(old_umask)
+    assert exposed == []
+    assert desktop.stat().st_mode & 0o777 == 0o600
+    data = json.loads(desktop.read_text())
+    assert data["mcpServers"]["github"]["env"]["TOKEN"] == DESKTOP_KEY and "remem" in data["mcpServers"]
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("untouched")
+    (desktop.parent / (desktop.name + ".tmp")).symlink_to(elsewhere)  # where the old code wrote first
+    install_config("claude-desktop", cwd=tmp_path, config_path=desktop, name="remem2")
+    assert elsewhere.read_text() == "untouched" and not desktop.is_symlink()
+    assert set(json.loads(desktop.read_text())["mcpServers"]) == {"github", "remem", "remem2"}
+
+
+def test_a_failed_install_keeps_the_old_config_and_leaves_no_copy_of_its_keys(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """If the final rename fails (a full disk, a read-only folder), the old config stays as it was and no
+    half-written copy of it (with every server's keys) is left next to it."""
+    desktop = _desktop_config(tmp_path)
+    before = desktop.read_bytes()
+
+    def refuse(src: Any, dst: Any, **kwargs: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="No space left"):
+        install_config("claude-desktop", cwd=tmp_path, config_path=desktop)
+    assert desktop.read_bytes() == before
+    assert [p.name for p in desktop.parent.iterdir()] == [desktop.name]
 
 
 async def test_search_shows_a_passage_message_by_message_with_ids_and_sources(mem: Memory) -> None:
