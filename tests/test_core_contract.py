@@ -601,6 +601,18 @@ def test_metadata_is_stored_as_json_or_refused_with_the_reason_never_as_a_repr(a
     assert any_mem.count(scope=ALICE) == 1
 
 
+def test_a_filter_qdrant_cannot_run_is_a_clear_error_naming_it(any_mem: Memory) -> None:
+    """Review: these reached the engine and came back as "failed to extract enum" or "'int' object is not
+    iterable"."""
+    any_mem.add("a note", scope=ALICE, metadata={"a": 1})
+    for kw, why in ((dict(where={"a": [{"x": 1}]}), "whole numbers of 64 bits"), (dict(where={"$or": []}), "no '\\$or'"),
+                    (dict(where={"a": 2**70}), "64 bits"), (dict(where={"a": {"$in": 5}}), "take a list"),
+                    (dict(kind=["fact", 5]), "list of kinds"), (dict(tags=5), "list of tags")):
+        with pytest.raises(ValueError, match=why):
+            any_mem.search("note", scope=ALICE, **kw)
+    assert [h.record.text for h in any_mem.search("note", scope=ALICE, where={"a": 1})] == ["a note"]
+
+
 def test_validity_windows_are_checked_on_update_and_supersede(any_mem: Memory) -> None:
     rec = any_mem.add("The API is frozen", scope=ALICE, valid_from=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
     with pytest.raises(ValueError, match="valid_until"):

@@ -171,6 +171,9 @@ def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[
     for key, value in where.items():
         if not isinstance(key, str) or not key:
             raise ValueError(f"where keys must be non-empty strings, got {key!r}")
+        if key.startswith("$"):
+            raise ValueError(f"where has no {key!r}: its keys are fields, ANDed (operators go inside a field's "
+                             f"mapping, e.g. {{'team': {{'$in': ['core', 'infra']}}}})")
         field = (PAYLOAD_ALIASES.get(key) or key if key in TOP_LEVEL_WHERE or key in PAYLOAD_ALIASES
                  else "meta." + key.removeprefix("metadata.").removeprefix("meta."))
         if key in PAYLOAD_ALIASES:  # a time, stored as epoch seconds: equality is a one-point range
@@ -184,13 +187,13 @@ def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[
             if unknown:
                 raise ValueError(f"unsupported operators for {key!r}: {sorted(unknown)}")
             if "$eq" in value:
-                must.append(Cond(field, eq=value["$eq"]))
+                must.append(Cond(field, eq=_match_value(key, value["$eq"])))
             if "$ne" in value:
-                must_not.append(Cond(field, eq=value["$ne"]))
+                must_not.append(Cond(field, eq=_match_value(key, value["$ne"])))
             if "$in" in value:
-                must.append(Cond(field, any_of=tuple(value["$in"])))
+                must.append(Cond(field, any_of=_match_values(key, value["$in"])))
             if "$nin" in value:
-                must_not.append(Cond(field, any_of=tuple(value["$nin"])))
+                must_not.append(Cond(field, any_of=_match_values(key, value["$nin"])))
             if "$exists" in value:
                 if not isinstance(value["$exists"], bool):
                     raise ValueError(f"where[{key!r}]['$exists'] must be true or false, got {value['$exists']!r}")
@@ -199,12 +202,28 @@ def where_conditions(where: Mapping[str, Any] | None) -> tuple[list[Cond], list[
             if bounds:
                 must.append(Cond(field, **bounds))
         elif isinstance(value, (list, tuple, set)):
-            must.append(Cond(field, any_of=tuple(value)))
+            must.append(Cond(field, any_of=_match_values(key, value)))
         elif value is None:
             raise ValueError(f"where[{key!r}] is None; omit the key instead")
         else:
-            must.append(Cond(field, eq=value))
+            must.append(Cond(field, eq=_match_value(key, value)))
     return must, must_not
+
+
+def _match_value(key: str, value: Any) -> Any:
+    """A value a field is matched against: a string, a whole number Qdrant can hold, or a boolean."""
+    if isinstance(value, bool) or isinstance(value, str):
+        return value
+    if isinstance(value, int) and -2**63 <= value < 2**63:
+        return value
+    raise ValueError(f"where[{key!r}] matches strings, booleans and whole numbers of 64 bits; got {value!r} "
+                     f"(a range such as {{'$gte': ...}} compares other numbers)")
+
+
+def _match_values(key: str, values: Any) -> tuple[Any, ...]:
+    if not isinstance(values, (list, tuple, set, frozenset)):
+        raise ValueError(f"where[{key!r}] '$in' and '$nin' take a list, got {values!r}")
+    return tuple(_match_value(key, v) for v in values)
 
 
 def _time_conditions(key: str, field: str, value: Any, must: list[Cond], must_not: list[Cond]) -> None:
@@ -255,9 +274,15 @@ def build_filter(
 ) -> FilterSpec:
     must = scope_conditions(scope) if scope is not None else []  # None: every tenant (the engine's admin switch)
     if kind is not None:
-        kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+        kinds = (kind,) if isinstance(kind, str) else tuple(kind) if isinstance(kind, (list, tuple, set)) else ()
+        if not all(isinstance(k, str) for k in kinds) or not isinstance(kind, (str, list, tuple, set)):
+            raise ValueError(f"kind must be a kind or a list of kinds, got {kind!r}")
         must.append(Cond("kind", eq=kinds[0]) if len(kinds) == 1 else Cond("kind", any_of=kinds))
+    if tags is not None and not isinstance(tags, (str, list, tuple, set, frozenset)):
+        raise ValueError(f"tags must be a tag or a list of tags, got {tags!r}")
     wanted = (tags,) if isinstance(tags, str) else tuple(tags) if tags is not None else ()  # one tag as a string
+    if not all(isinstance(t, str) for t in wanted):
+        raise ValueError(f"tags must be strings, got {tags!r}")
     if tags is not None and not wanted:  # no tag required would match everything: refused, as an empty where
         raise ValueError("tags is empty; pass None for no tag filter")
     for tag in wanted:
