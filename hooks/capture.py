@@ -36,24 +36,46 @@ def session_state_path(session_id: str) -> Path:
     return hooks_dir() / "sessions" / f"{safe_name(session_id)}.json"
 
 
+LOCK_WAIT_SECONDS = 30.0  # a capture waits this long for another capture of its session, then gives up
+
+
 @contextlib.contextmanager
-def file_lock(path: Path, blocking: bool = True) -> Iterator[bool]:
-    """An advisory flock (POSIX); yields False when ``blocking`` is off and another process holds it."""
+def file_lock(path: Path, blocking: bool = True, wait: float | None = None) -> Iterator[bool]:
+    """An advisory flock (POSIX); yields False when ``blocking`` is off and another process holds it. With
+    ``wait``, blocking gives up after that many seconds with a TimeoutError: a holder that hangs must not pile
+    up the session's later hooks behind it (their turns stay in the transcript for the next capture)."""
     private_dir(path.parent)
     fh = open(path, "a+", opener=private_opener)
     try:
         try:
             import fcntl
 
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            _flock(fh.fileno(), fcntl, blocking, wait)
         except BlockingIOError:
             yield False
             return
+        except TimeoutError:
+            raise
         except (ImportError, OSError):
             pass  # no flock here: proceed unlocked rather than not at all
         yield True
     finally:
         fh.close()
+
+
+def _flock(fd: int, fcntl: Any, blocking: bool, wait: float | None) -> None:
+    if not blocking or wait is None:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        return
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"another capture of this session held its lock for {wait:g} s") from None
+            time.sleep(0.05)
 
 
 def _redact(messages: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, int]]:
@@ -143,7 +165,7 @@ def capture(inp: HookInput) -> dict[str, Any]:
         return {"status": "skipped", "reason": "no session_id in the hook input"}
     tenant = inp.tenant
     state_path = session_state_path(inp.session_id)
-    with file_lock(state_path.with_suffix(".lock")):
+    with file_lock(state_path.with_suffix(".lock"), wait=LOCK_WAIT_SECONDS):
         state = read_json(state_path)
         state = state if isinstance(state, dict) else {}
         if state.get("transcript") != inp.transcript_path:

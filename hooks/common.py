@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -168,10 +169,38 @@ def read_json(path: Path) -> Any:
 
 def write_json(path: Path, data: Any) -> None:
     """Atomic write (temp file + rename), so a crash or a full disk never leaves half a state file. The data is
-    redacted first (:func:`scrub_record` for a record, :func:`scrub` otherwise)."""
+    redacted first (:func:`scrub_record` for a record, :func:`scrub` otherwise). A lone surrogate (half an
+    emoji) becomes U+FFFD: UTF-8 cannot hold it, and one such character must not lose the whole file."""
+    data = no_surrogates(data)  # first: the redactor must see the text, not fail on it
     data = scrub_record(data) if isinstance(data, dict) else scrub(data)
     private_dir(path.parent)
-    write_private(path, json.dumps(data, ensure_ascii=False, default=str), durable=True)
+    write_private(path, _LONE_SURROGATE.sub("\ufffd", json.dumps(data, ensure_ascii=False, default=str)),
+                  durable=True)
+
+
+# a lone surrogate as JSON writes it (an escape) or as Python holds it: json.loads lets both through
+_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")  # an escape, or UTF-8 bytes of one
+
+
+def no_surrogates(value: Any) -> Any:
+    """``value`` (a string or JSON-like data) with each lone surrogate replaced by U+FFFD. Claude Code's
+    JSON can carry them (an emoji cut in half); text written to disk or sent on must be valid UTF-8."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {no_surrogates(k): no_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [no_surrogates(v) for v in value]
+    return value
+
+
+def may_hold_surrogates(text: str | bytes) -> bool:
+    """Whether JSON text may decode to lone surrogates (a cheap scan, so clean text is not walked)."""
+    if isinstance(text, bytes):
+        return _SURROGATE_BYTES.search(text) is not None
+    return _SURROGATE_HINT.search(text) is not None
 
 
 def safe_name(value: str) -> str:
@@ -281,6 +310,8 @@ class HookInput:
             data = {}
         if not isinstance(data, dict):
             data = {}
+        elif may_hold_surrogates(text):
+            data = no_surrogates(data)
 
         def s(key: str) -> str:
             value = data.get(key)

@@ -8,7 +8,10 @@ remem's imports, not the search. This script needs nothing but the standard libr
 folder to the store's service over its Unix socket, and prints the answer, computed by the same hook code in the
 service (:mod:`remem.hooks.served`). When no service of this account answers (the first prompt of the day, a
 TCP-only platform, ``REMEM_SERVICE=off``, a service without this protocol), it runs the full hook command with
-the same stdin instead, so nothing is lost; with ``--background`` that command runs detached.
+the same stdin instead, so nothing is lost; with ``--background`` that command runs detached. A capture (Stop,
+PreCompact, SessionEnd) or a detached start waits only for the service's acknowledgement, at most :data:`HANDOFF`
+seconds: a hung service must not hold Claude Code, and a capture it did not acknowledge goes to the full hook,
+detached, which spools it (the service, once it resumes, finds that turn captured already).
 
 It finds the socket exactly as :func:`remem.core.service.paths.service_paths` does (a test holds the two
 together), and like :func:`remem.core.service.client._connect` it sends nothing to a socket served by another
@@ -35,7 +38,9 @@ MAX_SOCKET_PATH = 100
 CONNECT_TIMEOUT = 0.3
 DEFAULT_DEADLINE = 0.95   # the recall deadline (remem.hooks.common.DEFAULT_RECALL_DEADLINE), from process start
 GRACE = 0.3               # waiting for the answer past the deadline the service enforces
-START_TIMEOUT = 5.0       # a session start (no deadline of its own in the service)
+DEFAULT_DIGEST_DEADLINE = 2.0  # a compaction's digest (remem.hooks.common.DEFAULT_DIGEST_DEADLINE)
+HANDOFF = 0.4             # a capture or a background start: the service acknowledges it before doing the work
+CAPTURE_EVENTS = ("Stop", "PreCompact", "SessionEnd")
 SENT_PREFIXES = ("REMEM_", "CLAUDE_")
 SENT_NAMES = ("HOME", "XDG_RUNTIME_DIR")
 # credentials: no hook code reads them, so none crosses (REMEM_HOOK_RECALL_TOKENS is a budget, not a token)
@@ -176,13 +181,17 @@ def ask(sock: _socket.socket, request: dict, timeout: float) -> dict[str, str]:
     return parse_answer(b"".join(chunks))
 
 
-def _deadline(event: str, env: dict[str, str]) -> float:
-    if event != "UserPromptSubmit":
-        return START_TIMEOUT
+def _deadline(event: str, env: dict[str, str], background: bool) -> float | None:
+    """Seconds from process start the answer is waited for; None: :data:`HANDOFF` from the send, for an event
+    whose answer carries nothing (a capture, a detached start), so a hung service never holds Claude Code."""
+    if event in CAPTURE_EVENTS or background:
+        return None
+    name, default = (("REMEM_HOOK_RECALL_DEADLINE", DEFAULT_DEADLINE) if event == "UserPromptSubmit" else
+                     ("REMEM_HOOK_DIGEST_DEADLINE", DEFAULT_DIGEST_DEADLINE))
     try:
-        return float(env.get("REMEM_HOOK_RECALL_DEADLINE") or DEFAULT_DEADLINE) + GRACE
+        return float(env.get(name) or default) + GRACE
     except ValueError:
-        return DEFAULT_DEADLINE + GRACE
+        return default + GRACE
 
 
 def process_age() -> float:
@@ -250,13 +259,16 @@ def main(argv: list[str]) -> int:
         cwd = env.get("PWD", "/")
     request = {"v": PROTOCOL, "event": event, "payload": data.decode("utf-8", "replace"), "env": sent,
                "cwd": cwd, "age": process_age(), "background": background}
+    deadline = _deadline(event, env, background)
     try:
-        out = ask(sock, request, _deadline(event, env) - process_age())
+        out = ask(sock, request, HANDOFF if deadline is None else deadline - process_age())
     except NoService:
         run_full(command, data, background, env)  # e.g. a service from before this protocol: nothing was done
         return 0
     except (OSError, ValueError):
-        return 0  # sent but not answered in time (or the service stopped): the prompt goes on without memory
+        if event in CAPTURE_EVENTS:  # not acknowledged (a hung service): the full hook spools it, detached
+            run_full(command, data, True, env)
+        return 0  # a prompt goes on without memory
     finally:
         sock.close()
     if out.get("stderr"):

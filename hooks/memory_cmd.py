@@ -59,7 +59,15 @@ def main(argv: Sequence[str]) -> int:
     if args.action in ("search", "save", "forget") and not text:
         print(f"usage: {USAGE}")
         return 2
-    mem = _open()
+    from remem.core.types import RememError
+
+    try:
+        mem = _open()
+    except RememError as exc:  # e.g. the store held by another process: say so, not a traceback
+        import sys
+
+        print(f"remem: the memory store is not available: {exc}", file=sys.stderr)
+        return 1
     try:
         if args.action == "search":
             print(run_memory_search(mem, text, scope, limit=args.limit))

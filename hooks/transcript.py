@@ -10,12 +10,16 @@ left for the next read.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from .common import may_hold_surrogates, no_surrogates
 
 MAX_READ_BYTES = 8_000_000          # parse at most this much of the newest text per capture; before it, only
 HEAD_LINE_BYTES = 65_536            # lines this short (a tool output is longer; a prompt or a reply is not),
@@ -43,12 +47,12 @@ def read_new(path: str | os.PathLike[str], offset: int = 0, last_uuid: str | Non
     """Entries appended after ``offset``. Past ``max_bytes`` of new text (a long turn's tool outputs), the older
     part is only scanned for lines of at most ``HEAD_LINE_BYTES`` (prompts, what was said, tool calls), so the
     prompt that started the turn is never lost to the tool outputs that followed it. Raises OSError when the
-    file cannot be read (the caller decides)."""
-    size = os.path.getsize(path)
-    reset = offset > size or offset < 0
-    start = max(0 if reset else offset, size - max_bytes - MAX_SCAN_BYTES)
-    entries: list[dict[str, Any]] = []
-    with open(path, "rb") as fh:
+    file cannot be read or is not a regular file (the caller decides)."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        reset = offset > size or offset < 0
+        start = max(0 if reset else offset, size - max_bytes - MAX_SCAN_BYTES)
+        entries: list[dict[str, Any]] = []
         fh.seek(start)
         pos = start
         while size - pos > max_bytes:
@@ -82,6 +86,20 @@ def read_new(path: str | os.PathLike[str], offset: int = 0, last_uuid: str | Non
     return ReadResult(entries=entries, offset=pos + len(complete), last_uuid=new_uuid, reset=reset)
 
 
+def open_regular(path: str | os.PathLike[str]) -> Any:
+    """``path`` opened for reading if it is a regular file; an OSError otherwise. A FIFO or a device named as
+    the transcript would block the open or the read forever (and with it the session's captures), so the open
+    does not wait (O_NONBLOCK) and only a regular file is read."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _skip_line(fh: Any) -> tuple[int, bool]:
     """Move past the rest of the current line: (bytes skipped, whether its newline was found)."""
     skipped = 0
@@ -95,15 +113,22 @@ def _skip_line(fh: Any) -> tuple[int, bool]:
 
 
 def _parse_into(entries: list[dict[str, Any]], raw: bytes) -> None:
+    """One JSONL line as an entry. Text that is not valid Unicode (a lone surrogate escape, a stray byte) is
+    kept with U+FFFD in its place: dropping the line would lose the turn, keeping it raw breaks every write."""
     raw = raw.strip()
     if not raw:
         return
     try:
         entry = json.loads(raw)
+    except UnicodeDecodeError:
+        try:
+            entry = json.loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            return
     except ValueError:
         return
     if isinstance(entry, dict):
-        entries.append(entry)
+        entries.append(no_surrogates(entry) if may_hold_surrogates(raw) else entry)
 
 
 # ---------------------------------------------------------------------------------------------- turns

@@ -295,6 +295,34 @@ def test_malformed_transcript_lines_are_skipped_and_a_half_written_line_waits(pl
     assert "wait_for_queue_drain" not in json.dumps(second)
 
 
+def test_a_broken_character_in_the_transcript_does_not_stop_the_session_being_captured(plugin: Plugin) -> None:
+    """Claude Code writes half an emoji as a lone surrogate escape (\\udcff); a stray byte can be invalid UTF-8.
+    The turn is captured with U+FFFD in its place, and so is every later turn (the read position moves on)."""
+    proj = plugin.project("p")
+    t = plugin.tmp / "broken.jsonl"
+
+    def say(role: str, uid: str, text: str) -> None:
+        content = text if role == "user" else [{"type": "text", "text": text}]
+        with open(t, "ab") as fh:
+            fh.write(json.dumps({"type": role, "uuid": uid, "message": {"role": role, "content": content}}).encode()
+                     + b"\n")
+
+    say("user", "u-00000001", "The payments service owner is Priyanka; the log shows \udcff at boot")
+    say("assistant", "a-00000001", "Noted: Priyanka owns the payments service.")
+    with open(t, "ab") as fh:
+        fh.write(b'{"type": "user", "uuid": "u-00000002", "message": {"role": "user", "content": '
+                 b'"the on-call rotation changes every Wednesday \xff"}}\n')
+    proc = plugin.stop(proj, "s1", t, "")
+    assert proc.returncode == 0, proc.stderr
+    text = all_text(plugin.memories(proj))
+    assert "Priyanka" in text and "Wednesday" in text, plugin.log_lines()[-2:]
+    assert "\ufffd" in json.dumps([m.text for m in plugin.memories(proj)], ensure_ascii=False)
+    say("user", "u-00000003", "Also: the release freeze starts on December 15th for all teams")
+    say("assistant", "a-00000003", "Noted: the release freeze starts December 15th.")
+    assert plugin.stop(proj, "s1", t, "").returncode == 0
+    assert "freeze" in all_text(plugin.memories(proj)) and plugin.spool() == []
+
+
 def test_secrets_and_pii_are_redacted_before_anything_is_stored(plugin: Plugin) -> None:
     proj = plugin.project("p")
     t = plugin.tmp / "secret.jsonl"

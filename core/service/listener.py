@@ -23,6 +23,7 @@ from .wire import MAX_LINE, dumps_line, encode_error
 
 log = logging.getLogger("remem.service")
 GRACE = 2.0  # seconds connections accepted before the socket was removed still get served at shutdown
+DRAIN_LIMIT = 8.0  # seconds the work in flight gets at shutdown (`remem serve --stop` waits 10 s for the exit)
 MAX_UNPROVEN = 32  # TCP peers in their handshake at once: a new one cuts off the oldest
 
 
@@ -174,14 +175,17 @@ def write_state(svc: Service) -> None:
     write_private(svc.paths.state, json.dumps(state))
 
 
-def drain(server: socketserver.BaseServer, svc: Service) -> None:
+def drain(server: socketserver.BaseServer, svc: Service, limit: float = DRAIN_LIMIT) -> bool:
     """Serve connections that were accepted (or queued) before the socket was removed, let running requests
-    finish, then close what is left (idle connections, never one mid-request)."""
+    finish, then close what is left (idle connections, never one mid-request). False when work was still in
+    flight after ``limit`` seconds: a request stuck for good (a hook blocked on a file) must not keep the store
+    locked, so the caller closes the store under it and exits."""
     sock: socket.socket = server.socket  # type: ignore[attr-defined]
     sock.setblocking(False)
-    grace_end = time.monotonic() + GRACE
+    now = time.monotonic()
+    grace_end, give_up = now + GRACE, now + max(limit, 0.0)
     conns: set[Any] = server.remem_conns  # type: ignore[attr-defined]
-    while True:
+    while time.monotonic() < give_up:
         try:
             request, addr = sock.accept()
         except (BlockingIOError, InterruptedError):
@@ -203,5 +207,8 @@ def drain(server: socketserver.BaseServer, svc: Service) -> None:
     while True:  # a request that slipped in between the check and the shutdown
         with svc._state:
             if svc.active == 0:
-                return
+                return True
+        if time.monotonic() >= give_up:
+            log.warning("%d request(s) still running after %g s; stopping without them", svc.active, limit)
+            return False
         time.sleep(0.01)

@@ -8,7 +8,8 @@ nothing that was acknowledged.
 
 Lifetime: a ``filelock`` in the folder makes it the only owner; it exits after ``REMEM_SERVICE_IDLE`` seconds
 (default 900) without requests. On exit it first removes its socket (new clients then start a successor,
-which waits for this one's lock), then serves the connections already accepted, then closes the store.
+which waits for this one's lock), then serves the connections already accepted, then closes the store. Work still
+in flight after :data:`~.listener.DRAIN_LIMIT` seconds is abandoned: a stuck request must not keep the store locked.
 
 Run ``python -m remem.core.service --path FOLDER`` (what clients spawn) or ``remem serve``.
 """
@@ -45,6 +46,7 @@ log = logging.getLogger("remem.service")
 
 DEFAULT_IDLE = 900.0
 MAX_VIEWS = 32
+CLOSE_WAIT = 5.0  # seconds closing the store may take at exit
 # requests answered by code above the core, loaded when first asked for: the Claude Code plugin's hooks, served
 # warm so that a hook process needs nothing but the standard library (remem/hooks/fast.py)
 EXTENSIONS = {"_hook": "remem.hooks.served"}
@@ -257,10 +259,28 @@ def run_service(path: str | os.PathLike[str] | None = None, *, embedder: str | N
             log.error("ServiceSocketError: %s", exc)
             return EXIT_SOCKET
         finally:
-            engine.close()
+            _close(engine)
     finally:
         _unlink_state_if_ours(paths)
         lock.release()
+
+
+def _close(engine: Any, wait: float = CLOSE_WAIT) -> None:
+    """Close the store, waiting at most ``wait`` s: work abandoned at shutdown may hold its write lock, and the
+    process exiting releases the store anyway (the lock is the kernel's), where waiting would keep it locked."""
+    done = threading.Event()
+
+    def close() -> None:
+        try:
+            engine.close()
+        except Exception as exc:  # noqa: BLE001 - exiting regardless
+            log.warning("closing the store failed: %s", exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=close, name="remem-close", daemon=True).start()
+    if not done.wait(wait):
+        log.warning("the store did not close within %g s; exiting without waiting for it", wait)
 
 
 def _answers(paths: ServicePaths) -> bool:
@@ -300,7 +320,7 @@ def _serve(engine: Any, paths: ServicePaths, idle: float) -> int:
     except KeyboardInterrupt:
         svc.stopping.set()
         unlink_own(paths)
-    drain(server, svc)
+    drain(server, svc)  # bounded: work still running after it is abandoned (the store is closed under it)
     server.server_close()
     log.info("stopped after %d requests", svc.requests)
     return 0
