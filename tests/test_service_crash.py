@@ -49,3 +49,19 @@ def test_a_store_on_a_nearly_full_disk_is_refused_with_a_clear_error_not_opened(
     monkeypatch.undo()
     with Memory(path=store, embedder="none", service="off") as mem:  # nothing was left half-open or locked
         assert mem.count() == 1
+
+
+def test_the_service_log_is_written_redacted_tracebacks_included() -> None:
+    """service.log is a file on disk: a record quoting a request (a failed value, an echoed key) goes redacted."""
+    import logging
+
+    from remem.core.service.server import _RedactingFormatter
+
+    key = "sk-proj-Xq7vT2mLp9RwZ4kB8nYc3HdF6jGs1AeU5oIi0VbNtKrMx"
+    try:
+        raise ValueError(f"could not store {key}")
+    except ValueError:
+        record = logging.LogRecord("remem.service", logging.ERROR, __file__, 1, "request failed: %s", (key,),
+                                   sys.exc_info())
+    text = _RedactingFormatter("%(message)s").format(record)
+    assert key not in text and text.count("[REDACTED:openai_api_key]") == 2 and "Traceback" in text

@@ -227,7 +227,7 @@ def run_service(path: str | os.PathLike[str] | None = None, *, embedder: str | N
 
     os.environ["REMEM_SERVICE"] = "off"  # anything in this process opens stores in-process
     os.umask(PRIVATE_UMASK)  # our own process: everything it writes (WAL, segments, exports, logs) is private
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s remem-service[%(process)d] %(message)s")
+    _log_redacted()
     paths = service_paths(path)
     private_dir(paths.folder)
     idle = idle_from_env() if idle_timeout is None else float(idle_timeout)
@@ -263,6 +263,29 @@ def run_service(path: str | os.PathLike[str] | None = None, *, embedder: str | N
     finally:
         _unlink_state_if_ours(paths)
         lock.release()
+
+
+class _RedactingFormatter(logging.Formatter):
+    """service.log is a file on disk: a message or traceback that quotes a request (a provider's error, a value
+    that failed) is written redacted, like every other byte remem writes."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from ..redact.redactor import redact
+
+        return redact(super().format(record)).text
+
+
+def _log_redacted() -> None:
+    """The service's log (its stderr is service.log): every record, and an uncaught thread error, redacted."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(_RedactingFormatter("%(asctime)s remem-service[%(process)d] %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
+
+    def thread_error(args: threading.ExceptHookArgs) -> None:
+        log.error("thread %s failed", getattr(args.thread, "name", "?"),
+                  exc_info=(args.exc_type, args.exc_value, args.exc_traceback))
+
+    threading.excepthook = thread_error
 
 
 def _close(engine: Any, wait: float = CLOSE_WAIT) -> None:
