@@ -241,6 +241,24 @@ def service_running() -> bool:
     return True
 
 
+def store_held_elsewhere() -> bool:
+    """Whether another live process has the store open itself (its pid in the store's ``remem.lock``; a service
+    is :func:`service_running`): no service can start then, so a hook need not wait the cold deadline for one."""
+    try:
+        pid = int((store_folder() / "remem.lock").read_text("ascii").strip() or 0)
+    except (OSError, ValueError):
+        return False
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass
+    return True
+
+
 def open_memory(deadline: float) -> Any:
     """``Memory()`` as configured by the environment, retrying while another process holds the store (when the
     service answers the hook: the service's own store)."""

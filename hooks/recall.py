@@ -18,7 +18,7 @@ from typing import Any, Callable
 from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIGEST_TOKENS,
                      DEFAULT_RECALL_DEADLINE, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, HookInput, elapsed,
                      env_float, env_int, last_recall_dir, log, open_memory, read_json, safe_name, service_running,
-                     uses_service, write_json)
+                     store_held_elsewhere, uses_service, write_json)
 from .after import defer
 from .digest import build_digest, covered, preload_tokenizer, said, token_count
 from .injected import Shown
@@ -70,7 +70,7 @@ def with_deadline(fn: Callable[[], Any], seconds: float) -> Any:
 def recall_deadline() -> float:
     """Seconds from process start: the normal budget, or the cold one while the service is not up yet."""
     normal = env_float("REMEM_HOOK_RECALL_DEADLINE", DEFAULT_RECALL_DEADLINE)
-    if uses_service() and not service_running():
+    if uses_service() and not service_running() and not store_held_elsewhere():
         return max(normal, env_float("REMEM_HOOK_COLD_DEADLINE", DEFAULT_COLD_DEADLINE))
     return normal
 

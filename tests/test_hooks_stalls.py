@@ -104,3 +104,28 @@ def test_a_hung_service_holds_no_capture_hook_and_loses_no_capture(served: Plugi
         assert time.monotonic() < deadline, f"the capture was lost: {json.dumps(served.spool())[:300]}"
         served.run("drain", {}, args=["drain"])  # what the session's next capture does
         time.sleep(0.5)
+
+
+def test_a_store_another_process_has_open_costs_a_prompt_the_normal_deadline_not_the_cold_one(
+        served: Plugin) -> None:
+    """Review: with the store open in another process (Memory(service="off")), no service could ever start, yet
+    every prompt waited the cold deadline (4 s) for one."""
+    import subprocess
+    import sys
+
+    proj = seed(served, "first")
+    stop_service(served.home / "store", wait=True)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom remem import Memory\n"
+                               "m = Memory(path=sys.argv[1], embedder='none', service='off')\n"
+                               "print('ready', flush=True)\ntime.sleep(60)", str(served.home / "store")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        started = time.monotonic()
+        text, proc = served.prompt(proj, "s-held", "which queue library did we pick?",  # the shipped deadlines
+                                   REMEM_HOOK_RECALL_DEADLINE="0.95", REMEM_HOOK_COLD_DEADLINE="4")
+        assert time.monotonic() - started < 3.0, proc.stderr  # the cold deadline alone is 4 s
+        assert text == ""  # nothing recalled: the store is someone else's right now, and the prompt goes on
+    finally:
+        holder.kill()
+        holder.wait()

@@ -145,6 +145,10 @@ class EdgeBackend:
             raise self._locked() from None
         except OSError:
             pass  # a file system without flock: Edge's own lock on its WAL still refuses a second process
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"{os.getpid()}\n")  # who has it (a hook that finds it held elsewhere stops waiting for a service)
+        fh.flush()
         self._owner = fh
 
     def _locked(self) -> StoreLockedError:
