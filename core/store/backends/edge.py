@@ -173,7 +173,8 @@ class EdgeBackend:
 
     def ensure(self, dense_dim: int) -> None:
         shard_dir = self.folder / SHARD_DIR
-        self._check_free_space()
+        if self._owner is None:  # the first open (a swap or a recreate reopens a store that is open already)
+            self._check_free_space()
         self._claim()
         self._recover()
         try:
