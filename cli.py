@@ -276,9 +276,11 @@ def cmd_redact(args: argparse.Namespace) -> int:
             if report["changed"] and not report["dry_run"]:  # the old bytes leave the files and backups too
                 mem.compact(prune_backups=False)
                 report["backups_removed"] = [str(p) for p in mem.prune_stale_backups()]
+                from .hooks.common import rescrub_state
                 from .hooks.recall import forget_last_recalls
 
                 forget_last_recalls()
+                report["hook_files_rewritten"] = rescrub_state()  # what the Claude Code hooks keep on disk
         _emit(args, report, lambda: out.print(
             f"scanned {report['scanned']}, {'would rewrite' if report['dry_run'] else 'rewrote'} "
             f"{report['changed']} memories: {report['kinds']}" + (" (dry run: add --yes)" if report['dry_run'] else

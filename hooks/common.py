@@ -167,6 +167,21 @@ def read_json(path: Path) -> Any:
         return None
 
 
+def rescrub_state() -> int:
+    """Write every hook state file again through :func:`write_json`, so rules added since (a new pattern in
+    ``redact.json``) reach what the hooks keep (offsets, the spool, the last recall): ``remem redact --store``
+    calls it. Returns how many files changed."""
+    changed = 0
+    for path in sorted(hooks_dir().rglob("*.json")) if hooks_dir().is_dir() else ():
+        data = read_json(path)
+        if data is None or path.is_symlink():
+            continue
+        before = path.read_bytes()
+        write_json(path, data)
+        changed += path.read_bytes() != before
+    return changed
+
+
 def write_json(path: Path, data: Any) -> None:
     """Atomic write (temp file + rename), so a crash or a full disk never leaves half a state file. The data is
     redacted first (:func:`scrub_record` for a record, :func:`scrub` otherwise). A lone surrogate (half an

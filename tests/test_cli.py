@@ -97,13 +97,16 @@ def test_redact_store_leaves_no_copy_of_what_it_redacted_in_the_store_files_or_b
     store = store_factory("none")
     run("add", "the door code of the lab is ZX-55-7713", "--tenant", "acme", store=store)
     held = json.loads(run("backup", "--json", store=store).stdout)["path"]
+    state = store.parent / "hooks" / "sessions" / "s1.json"  # the Claude Code hooks' record of a session
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_text(json.dumps({"offset": 3, "final": "Done: the door code of the lab is ZX-55-7713"}))
     config = tmp_path / "redact.json"
     config.write_text(json.dumps({"patterns": {"door_code": r"ZX-\d\d-\d{4}"}}))
     os.chmod(config, 0o600)
     env = {"REMEM_REDACT_CONFIG": str(config)}
     report = json.loads(run("redact", "--store", "--yes", "--all-tenants", "--json", store=store,
                             env_extra=env).stdout)
-    assert report["changed"] == 1 and report["backups_removed"] == [held]
+    assert report["changed"] == 1 and report["backups_removed"] == [held] and report["hook_files_rewritten"] == 1
     left = [p for p in store.parent.rglob("*") if p.is_file() and b"ZX-55-7713" in p.read_bytes()]
     assert left == []
     [rec] = json.loads(run("list", "--tenant", "acme", "--json", store=store, env_extra=env).stdout)
