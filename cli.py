@@ -467,7 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--project", default=None, help="scope memories to this project (tenant)")
     m.add_argument("--target", choices=["project", "claude-desktop"], default="project")
     m.add_argument("--tokens-file", default=None, help="bearer tokens for --http (TOKEN, TOKEN:tenant1|tenant2, "
-                   "TOKEN@user or TOKEN:tenant@user per line; also env REMEM_MCP_TOKENS)")
+                   "TOKEN;user=NAME or TOKEN:tenant;user=NAME per line; also env REMEM_MCP_TOKENS)")
     m.add_argument("--rate-limit", type=int, default=None, help="--http: requests per minute per token")
     m.add_argument("--quota", type=int, default=None, help="--http: most memories a tenant may hold")
     m.set_defaults(func=cmd_mcp)

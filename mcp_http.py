@@ -44,16 +44,19 @@ class Token:
 
 
 def parse_tokens(text: str | None) -> dict[str, Token]:
-    """``TOKEN``, ``TOKEN:tenant1|tenant2``, ``TOKEN@user`` or ``TOKEN:tenant@user`` entries, comma- or
-    newline-separated; ``#`` comments. A token without a user pin may act as any user of its tenants."""
+    """``TOKEN``, ``TOKEN:tenant1|tenant2``, and either with ``;user=NAME`` (``TOKEN:acme;user=alice``)
+    entries, comma- or newline-separated; ``#`` comments. A token without a user pin may act as any user of its
+    tenants. (A tenant may hold ``@``: an e-mail address is a fine tenant id.)"""
     out: dict[str, Token] = {}
     for raw in (text or "").replace(",", "\n").splitlines():
         entry = raw.split("#", 1)[0].strip()
         if not entry:
             continue
-        entry, at, user = entry.partition("@")
-        if at and not user.strip():
-            raise ValueError(f"MCP token entry {raw.strip()[:8]}…: nothing after '@' (the user it acts as)")
+        entry, semi, option = entry.partition(";")
+        name, eq, user = option.partition("=")
+        if semi and (name.strip() != "user" or not eq or not user.strip()):
+            raise ValueError(f"MCP token entry {raw.strip()[:8]}…: after ';' only 'user=NAME' (the user it acts "
+                             f"as), got {option.strip()!r}")
         value, _, pins = entry.partition(":")
         value = value.strip()
         if len(value) < 16:

@@ -25,7 +25,7 @@ import httpx  # noqa: E402
 from mcp import Client  # noqa: E402
 
 from remem import Memory, Scope  # noqa: E402
-from remem.mcp_http import FailedAuth, default_token  # noqa: E402
+from remem.mcp_http import FailedAuth, Token, default_token  # noqa: E402
 from remem.mcp_server import Limits, build_server, http_app, parse_tokens  # noqa: E402
 
 TOKEN_ANY = "tok-any-0123456789abcdef"
@@ -123,7 +123,7 @@ async def test_a_user_pinned_by_the_token_or_the_server_cannot_be_swapped_with_a
     bob = mem.add("bob's salary is 180k, do not share", scope=Scope(tenant="acme", user="bob"))
     alice = mem.add("alice's locker code is 4417", scope=Scope(tenant="acme", user="alice"))
     token_bob = "tok-bob-0123456789abcdef"
-    with serving(mem, Scope(tenant="acme", user="alice"), f"{TOKEN_ANY}, {token_bob}:acme@bob") as url:
+    with serving(mem, Scope(tenant="acme", user="alice"), f"{TOKEN_ANY}, {token_bob}:acme;user=bob") as url:
         async with _client(url, TOKEN_ANY, **{"X-Remem-User": "bob"}) as c:  # the server serves alice only
             for tool, args in (("memory_search", {"query": "salary"}), ("memory_forget", {"memory_id": bob.id})):
                 r = await c.call_tool(tool, args)
@@ -131,7 +131,7 @@ async def test_a_user_pinned_by_the_token_or_the_server_cannot_be_swapped_with_a
         async with _client(url, TOKEN_ANY) as c:
             r = await c.call_tool("memory_search", {"query": "salary locker code"})
             assert "4417" in r.content[0].text and "180k" not in r.content[0].text
-    with serving(mem, Scope(tenant="acme"), f"{token_bob}:acme@bob") as url:
+    with serving(mem, Scope(tenant="acme"), f"{token_bob}:acme;user=bob") as url:
         with httpx.Client(timeout=30) as h:
             r = h.post(url, json=INIT, headers={**MCP_HEADERS, "Authorization": f"Bearer {token_bob}",
                                                 "X-Remem-User": "alice"})
@@ -142,10 +142,16 @@ async def test_a_user_pinned_by_the_token_or_the_server_cannot_be_swapped_with_a
     assert mem.get(bob.id, scope=Scope(tenant="acme", user="bob")) and mem.get(alice.id, scope=Scope(tenant="acme"))
 
 
-def test_a_token_entry_with_an_empty_user_pin_is_refused() -> None:
-    with pytest.raises(ValueError, match="nothing after '@'"):
-        parse_tokens("tok-0123456789abcdef:acme@")
-    assert parse_tokens("tok-0123456789abcdef:acme@bob")["tok-0123456789abcdef"].user == "bob"
+def test_a_token_entry_pins_a_user_only_as_user_and_a_tenant_may_hold_an_at_sign() -> None:
+    """Review: TOKEN:alice@example.com|bob@example.com was read as tenant alice, user example.com|bob@..."""
+    tokens = parse_tokens("tok-0123456789abcdef:alice@example.com|bob@example.com, "
+                          "tok-abcdef0123456789:acme;user=bob")
+    assert tokens["tok-0123456789abcdef"] == Token("tok-0123456789abcdef",
+                                                   frozenset({"alice@example.com", "bob@example.com"}), None)
+    assert tokens["tok-abcdef0123456789"].user == "bob" and tokens["tok-abcdef0123456789"].tenants == {"acme"}
+    for bad in ("tok-0123456789abcdef:acme;user=", "tok-0123456789abcdef;role=admin"):
+        with pytest.raises(ValueError, match="only 'user=NAME'"):
+            parse_tokens(bad)
 
 
 async def test_tenant_is_decided_per_request_not_per_session(served: tuple[str, Memory]) -> None:
