@@ -27,7 +27,7 @@ OLD_SHARD_DIR = "shard.old"  # the shard a finished rewrite replaced, removed ri
 OWNER_FILE = "remem.lock"  # flocked by the process that has the store open, for as long as it is open
 OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait for the shard to grow by a quarter
 OPTIMIZE_GROWTH = 0.25
-MIN_FREE = 64 * 2**20  # free disk an open needs beyond twice the shard's size (see _check_free_space)
+MIN_FREE = 64 * 2**20  # free disk an open needs beyond the shard's preallocated holes (see _check_free_space)
 
 
 def _cond(c: Cond) -> Any:
@@ -161,15 +161,25 @@ class EdgeBackend:
             self._owner = None
 
     def _check_free_space(self) -> None:
-        """Refuse to open on a nearly full disk: Qdrant Edge maps its files into memory and grows them as it
-        loads, and a write that finds no room then kills the process with SIGBUS (an agent, in-process)."""
-        used = sum(os.lstat(os.path.join(d, f)).st_blocks * 512 for d, _, fs in os.walk(self.folder / SHARD_DIR)
-                   for f in fs)
-        need, free = MIN_FREE + 2 * used, shutil.disk_usage(self.folder).free
+        """Refuse to open on a disk without room for what the shard will fill: Qdrant Edge preallocates its files
+        sparse and maps them, and a page it then writes into a hole with no room left kills the process with
+        SIGBUS (an agent, in-process). Needed: the holes, plus ``REMEM_MIN_FREE_MB`` (64; 0 turns it off)."""
+        try:
+            margin = float(os.environ.get("REMEM_MIN_FREE_MB") or MIN_FREE / 2**20) * 2**20
+        except ValueError:
+            margin = MIN_FREE
+        if margin <= 0:
+            return
+        holes = 0
+        for d, _, files in os.walk(self.folder / SHARD_DIR):
+            for f in files:
+                st = os.lstat(os.path.join(d, f))
+                holes += max(0, st.st_size - st.st_blocks * 512)
+        need, free = int(margin) + holes, shutil.disk_usage(self.folder).free
         if free < need:
             raise RememError(f"only {free // 2**20} MB are free on the disk of {self.folder}; opening the store "
                              f"needs about {need // 2**20} MB (a full disk kills the process that maps its files): "
-                             f"free some space and retry")
+                             f"free some space, or set REMEM_MIN_FREE_MB=0 to open it anyway")
 
     def ensure(self, dense_dim: int) -> None:
         shard_dir = self.folder / SHARD_DIR
