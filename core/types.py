@@ -115,9 +115,8 @@ def _check_label(name: str, value: str | None) -> str | None:
         raise TypeError(f"Scope.{name} must be a string or None, got {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"Scope.{name} must not be empty (use None for 'not set')")
-    if value != value.strip():  # kept exactly as given: trimmed, "alice\u00a0" would be alice's scope
-        raise ValueError(f"Scope.{name} {value!r} has whitespace around it; pass the label without it "
-                         f"(labels are matched exactly)")
+    # kept exactly as given, never trimmed: "alice\u00a0" trimmed was alice's scope (and a project folder
+    # named "app " is another project than "app")
     if value == GLOBAL_TENANT:
         raise ValueError(f"Scope.{name} {GLOBAL_TENANT!r} is reserved")
     if len(value) > MAX_LABEL_CHARS:

@@ -327,8 +327,8 @@ def configured(pii: bool = False, environ: Mapping[str, str] | None = None) -> R
     except OSError:
         return _default(bool(pii))
     uid = os.getuid() if hasattr(os, "getuid") else None
-    if uid is not None and (stat.st_uid != uid or stat.st_mode & 0o022):  # an allow-list turns redaction off
-        raise PermissionError(f"{path} belongs to uid {stat.st_uid} or others may write it (mode "
+    if uid is not None and (stat.st_uid != uid or stat.st_mode & 0o002):  # an allow-list turns redaction off
+        raise PermissionError(f"{path} belongs to uid {stat.st_uid} or every account may write it (mode "
                               f"{stat.st_mode & 0o777:04o}): remem will not take redaction rules another account "
                               f"could have written; make it yours and 0600, or remove it")
     return _from_file(str(path), stat.st_mtime_ns, bool(pii))
