@@ -568,8 +568,12 @@ def test_a_metadata_value_is_redacted_when_its_key_names_a_secret(any_mem: Memor
     dumped = json.dumps(stored)
     assert not any(v in dumped for v in ("Hunter2-prod!", "wJalrXUtnFEMI", "q8Zr2LmP0vX4nB7cT1wE")), dumped
     assert stored["token_budget"] == "800" and stored["host"] == "db.internal"  # not every key is a secret's
-    kept = any_mem.update(rec.id, scope=ALICE, metadata={"client_secret": "7f3c9a1e5b2d8f4a6c0e"})
-    assert "7f3c9a1e5b2d8f4a6c0e" not in json.dumps(kept.metadata)
+    kept = any_mem.update(rec.id, scope=ALICE, metadata={"client_secret": "7f3c9a1e5b2d8f4a6c0e",
+                                                         "DB_PASSWORD": "Tr0ub4dor&3",
+                                                         "api_keys": ["q8Zr2LmP0vX4nB7cT1wE"]})
+    assert kept.metadata["DB_PASSWORD"] == "[REDACTED:password]"  # whole: a rule stopping at "&" left "&3"
+    held = json.dumps(kept.metadata)
+    assert "7f3c9a1e5b2d8f4a6c0e" not in held and "q8Zr2LmP0vX4nB7cT1wE" not in held
 
 
 def test_a_bulk_forget_whose_filter_came_out_empty_is_refused_not_run_on_the_whole_scope(
@@ -605,7 +609,8 @@ def test_a_filter_qdrant_cannot_run_is_a_clear_error_naming_it(any_mem: Memory) 
     """Review: these reached the engine and came back as "failed to extract enum" or "'int' object is not
     iterable"."""
     any_mem.add("a note", scope=ALICE, metadata={"a": 1})
-    for kw, why in ((dict(where={"a": [{"x": 1}]}), "whole numbers of 64 bits"), (dict(where={"$or": []}), "no '\\$or'"),
+    for kw, why in ((dict(where={"a": [{"x": 1}]}), "whole numbers of 64 bits"),
+                    (dict(where={"$or": []}), "no '\\$or'"),
                     (dict(where={"a": 2**70}), "64 bits"), (dict(where={"a": {"$in": 5}}), "take a list"),
                     (dict(kind=["fact", 5]), "list of kinds"), (dict(tags=5), "list of tags")):
         with pytest.raises(ValueError, match=why):

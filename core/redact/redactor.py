@@ -152,11 +152,16 @@ class Redactor:
             return res.text
 
         def entry(key: Any, node: Any) -> Any:
-            if isinstance(key, str) and isinstance(node, str) and node and names_a_credential(key):
+            if not isinstance(key, str) or not names_a_credential(key):
+                return walk(node)
+            if isinstance(node, list):  # {"api_keys": [...]}: each item read with the key
+                return [entry(key, v) for v in node]
+            if isinstance(node, str) and node:
                 head = f"{key}="
                 res = self.redact(head + node)
-                if res.text.startswith(head) and res.text != head + node:  # the key left whole: its value's part
-                    return tally(res)[len(head):]
+                if res.text.startswith(head) and res.text != head + node:  # a credential: the whole value goes
+                    tally(res)  # (a rule reads up to a space or a symbol: "Tr0ub4dor&3" kept "&3")
+                    return f"[REDACTED:{next(iter(res.counts), 'secret')}]"
             return walk(node)
 
         def walk(node: Any) -> Any:
