@@ -257,21 +257,26 @@ def service_running() -> bool:
 
 
 def store_held_elsewhere() -> bool:
-    """Whether another live process has the store open itself (its pid in the store's ``remem.lock``; a service
-    is :func:`service_running`): no service can start then, so a hook need not wait the cold deadline for one."""
+    """Whether a process that is no service has the store open (it holds the flock on the store's
+    ``remem.lock``, which names its role): no service can start then, so a hook need not wait the cold deadline
+    for one. A service still starting holds it as a service."""
     try:
-        pid = int((store_folder() / "remem.lock").read_text("ascii").strip() or 0)
-    except (OSError, ValueError):
-        return False
-    if pid <= 0 or pid == os.getpid():
+        import fcntl
+
+        fd = os.open(store_folder() / "remem.lock", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except (ImportError, OSError):
         return False
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        pass
-    return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # got it: no one has the store open
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        except BlockingIOError:
+            return not os.read(fd, 64).decode("ascii", "replace").split()[1:2] == ["service"]
+        except OSError:
+            return False
+    finally:
+        os.close(fd)
 
 
 def open_memory(deadline: float) -> Any:

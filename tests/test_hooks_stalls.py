@@ -12,6 +12,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from remem.core.service.client import stop_service
 from remem.core.service.lifecycle import pid_alive
 from remem.hooks.common import safe_name
@@ -129,3 +131,30 @@ def test_a_store_another_process_has_open_costs_a_prompt_the_normal_deadline_not
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_only_a_live_holder_that_is_no_service_counts_as_holding_the_store(
+        served: Plugin, monkeypatch: "pytest.MonkeyPatch") -> None:
+    """Review: a pid left in remem.lock by a process that had closed the store, or a service still starting,
+    made a hook skip the cold deadline the first prompt needs."""
+    import subprocess
+    import sys
+
+    from remem.hooks.common import store_held_elsewhere
+
+    monkeypatch.setenv("REMEM_HOME", str(served.home))
+    seed(served, "first")
+    assert store_held_elsewhere() is False  # the service has it
+    stop_service(served.home / "store", wait=True)
+    code = ("import sys, time\nfrom remem import Memory\n"
+            "m = Memory(path=sys.argv[1], embedder='none', service='off')\n"
+            "if sys.argv[2] == 'close':\n    m.close()\nprint('ready', flush=True)\ntime.sleep(60)")
+    for mode, held in (("close", False), ("hold", True)):
+        proc = subprocess.Popen([sys.executable, "-c", code, str(served.home / "store"), mode],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            assert store_held_elsewhere() is held, mode
+        finally:
+            proc.kill()
+            proc.wait()

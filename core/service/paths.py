@@ -147,7 +147,8 @@ def read_state(paths: ServicePaths) -> dict[str, Any] | None:
     another account planted would send our requests, unredacted, to its own listener."""
     try:
         st = os.lstat(paths.state)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        uid = os.getuid() if hasattr(os, "getuid") else None  # Windows: ACLs, not modes, guard files there
+        if not stat.S_ISREG(st.st_mode) or (uid is not None and (st.st_uid != uid or st.st_mode & 0o077)):
             return None
         data = json.loads(paths.state.read_text("utf-8"))
     except (OSError, ValueError):

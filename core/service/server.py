@@ -226,6 +226,9 @@ def run_service(path: str | os.PathLike[str] | None = None, *, embedder: str | N
     from filelock import FileLock, Timeout
 
     os.environ["REMEM_SERVICE"] = "off"  # anything in this process opens stores in-process
+    from ..store.backends import edge
+
+    edge.OWNER_ROLE = "service"  # what remem.lock says of the store's holder (a hook waits for a starting service)
     os.umask(PRIVATE_UMASK)  # our own process: everything it writes (WAL, segments, exports, logs) is private
     _log_redacted()
     paths = service_paths(path)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import fcntl
 import json
 import os
 import shutil
@@ -15,6 +14,11 @@ from typing import Any, Callable, ContextManager, Iterable, Sequence
 
 import qdrant_edge as qe
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; Edge's own lock on its WAL still refuses a second process
+    fcntl = None  # type: ignore[assignment]
+
 from ...config import loose_paths, private_dir, private_opener, private_umask, repair_permissions, write_private
 from ...types import RememError, StoreLockedError
 from . import ERASED_FILE, META_FILE
@@ -25,6 +29,8 @@ SHARD_DIR = "shard"
 NEW_SHARD_DIR = "shard.new"  # a rewrite being built (compaction); the live shard is untouched until it is whole
 OLD_SHARD_DIR = "shard.old"  # the shard a finished rewrite replaced, removed right after the swap
 OWNER_FILE = "remem.lock"  # flocked by the process that has the store open, for as long as it is open
+OWNER_ROLE = "process"  # written in OWNER_FILE after the pid; the local service sets "service" (hooks read it)
+CLAIM_WAIT = 0.25  # seconds a claim retries: a hook probing who holds the store holds the lock for a moment
 OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait for the shard to grow by a quarter
 OPTIMIZE_GROWTH = 0.25
 MIN_FREE = 64 * 2**20  # free disk an open needs beyond the shard's preallocated holes (see _check_free_space)
@@ -138,17 +144,23 @@ class EdgeBackend:
         if self._owner is not None:
             return
         fh = open(self.folder / OWNER_FILE, "a", encoding="utf-8", opener=private_opener)
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.close()
-            raise self._locked() from None
-        except OSError:
-            pass  # a file system without flock: Edge's own lock on its WAL still refuses a second process
+        give_up = time.monotonic() + CLAIM_WAIT
+        while fcntl is not None:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() < give_up:
+                    time.sleep(0.01)
+                    continue
+                fh.close()
+                raise self._locked() from None
+            except OSError:
+                break  # a file system without flock: Edge's own lock on its WAL still refuses a second process
         fh.seek(0)
         fh.truncate()
-        fh.write(f"{os.getpid()}\n")  # who has it (a hook that finds it held elsewhere stops waiting for a service)
-        fh.flush()
+        fh.write(f"{os.getpid()} {OWNER_ROLE}\n")  # who has it: a hook seeing a process, not a service, has it
+        fh.flush()  # stops waiting for a service that cannot start
         self._owner = fh
 
     def _locked(self) -> StoreLockedError:
@@ -157,6 +169,11 @@ class EdgeBackend:
 
     def _release(self) -> None:
         if self._owner is not None:
+            try:
+                self._owner.seek(0)
+                self._owner.truncate()  # no one has it now
+            except OSError:
+                pass
             self._owner.close()  # closing the file lets the lock go
             self._owner = None
 
