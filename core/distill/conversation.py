@@ -116,8 +116,8 @@ def _time_of(value: Any) -> _dt.datetime:
         if isinstance(value, bool):
             raise ValueError("a boolean")
         if isinstance(value, str) and re.fullmatch(r"\d{8}", value.strip()):  # ISO 8601 basic: 20240510
-            with contextlib.suppress(ValueError):
-                return _dt.datetime.fromisoformat(value.strip()).replace(tzinfo=_dt.timezone.utc)
+            with contextlib.suppress(ValueError):  # (strptime: fromisoformat reads it only from Python 3.11)
+                return _dt.datetime.strptime(value.strip(), "%Y%m%d").replace(tzinfo=_dt.timezone.utc)
         if isinstance(value, (int, float)) or (isinstance(value, str) and re.fullmatch(r"\d+(?:\.\d+)?",
                                                                                        value.strip())):
             secs = float(value)

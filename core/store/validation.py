@@ -8,12 +8,16 @@ long-lived service's ``add()`` as they do to ``remember()``.
 
 from __future__ import annotations
 
-import hashlib
 import datetime as _dt
+import decimal
+import enum
+import hashlib
 import json
 import math
 import numbers
+import pathlib
 import re
+import uuid
 from typing import Any, Iterable, Mapping
 
 from ..redact.redactor import Redactor, configured
@@ -41,12 +45,17 @@ def unicode_text(name: str, value: str) -> str:
     return value
 
 
+_AS_TEXT = (_dt.datetime, _dt.date, _dt.time, uuid.UUID, decimal.Decimal, pathlib.PurePath, enum.Enum)
+
+
 def _json_value(value: Any) -> Any:
-    """``json.dumps`` default for metadata: dates as ISO 8601; anything else JSON cannot say is refused."""
-    if isinstance(value, (_dt.datetime, _dt.date)):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not a JSON value (use strings, numbers, booleans, lists, mappings "
-                    f"or datetimes)")
+    """``json.dumps`` default for metadata: values whose text is what they are (a datetime, a UUID, a Decimal,
+    a path, an enum member) as their ``str()``, as before; bytes, sets and other objects are refused rather
+    than stored as a repr ("<object at 0x...>") nobody can match on."""
+    if isinstance(value, _AS_TEXT):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not a JSON value (use strings, numbers, booleans, lists, mappings, "
+                    f"datetimes, UUIDs or paths)")
 
 
 def _check_keys(node: Any, path: str) -> None:
