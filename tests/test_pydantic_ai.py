@@ -331,6 +331,34 @@ def test_capture_sends_the_new_messages_without_delaying_the_result(mem: Memory)
     assert mem.list(scope=BOB) == []
 
 
+class _DiskFullOnce:
+    """The real Memory, whose first remember() fails as a full disk would (the store itself is not faked)."""
+
+    def __init__(self, mem: Memory) -> None:
+        self.mem, self.failed = mem, False
+
+    def remember(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.failed:
+            self.failed = True
+            raise OSError(28, "No space left on device")
+        return self.mem.remember(*args, **kwargs)
+
+
+def test_a_run_whose_capture_failed_is_captured_with_the_conversations_next_run(mem: Memory) -> None:
+    """Review: a failed remember() lost the run's messages for good (LangGraph's capture now sends them again)."""
+    capture = BackgroundCapture()
+    flaky = _DiskFullOnce(mem)
+    agent = Agent(FunctionModel(lambda messages, info: say("Noted.")), deps_type=Deps,
+                  capabilities=[CaptureMemories(flaky, scope=from_deps, capture=capture)])
+    first = agent.run_sync("I'm allergic to penicillin.", deps=Deps(ALICE))
+    capture.flush(30)
+    assert flaky.failed and not mem.list(scope=ALICE, kind="episode")
+    agent.run_sync("I live in Porto.", deps=Deps(ALICE), message_history=first.all_messages())
+    capture.flush(30)
+    said = {r.text for r in mem.list(scope=ALICE, kind="episode")}
+    assert {"I'm allergic to penicillin.", "I live in Porto."} <= said
+
+
 def test_a_continued_conversation_keeps_one_summary(mem: Memory) -> None:
     capture = GatedCapture()
     script = Script(say("Noted."), say("Noted again."))

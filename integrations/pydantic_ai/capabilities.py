@@ -8,6 +8,7 @@ logged and the run goes on without memory.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal
 
@@ -23,6 +24,8 @@ from ...core.tooling import BackgroundCapture, default_capture, recall_context, 
 from .messages import MEMORY_TOOL_NAMES, REMEM_MARK, latest_user_text, to_openai_messages, user_content_text
 from .scope import ScopeSource, resolve_scope
 
+MAX_UNSENT = 200  # messages of one conversation kept for the next capture after a failed one
+MAX_UNSENT_CONVERSATIONS = 256
 log = logging.getLogger("remem.pydantic_ai")
 
 QueryFunc = Callable[[RunContext[Any]], "str | None"]
@@ -129,6 +132,9 @@ class CaptureMemories(AbstractCapability[Any]):
     exclude_tools: tuple[str, ...] = MEMORY_TOOL_NAMES
     session: Callable[[RunContext[Any]], "str | None"] | None = None
 
+    _unsent: dict[tuple[Any, ...], list[dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
+    _unsent_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
     def __post_init__(self) -> None:
         self.scope = check_scope_spec(self.scope)
 
@@ -149,7 +155,20 @@ class CaptureMemories(AbstractCapability[Any]):
         if not any(m["role"] in ("user", "assistant") and m["content"].strip() for m in converted):
             return None
         session = self.session(ctx) if self.session is not None else (scope.session or ctx.conversation_id)
-        return (self.capture or default_capture()).submit(sync_memory(self.memory), converted, scope, session)
+        key = (scope, session)
+        with self._unsent_lock:  # a run whose capture failed goes again with the next one of its conversation
+            batch = self._unsent.pop(key, []) + converted
+        fut = (self.capture or default_capture()).submit(sync_memory(self.memory), batch, scope, session)
+        fut.add_done_callback(lambda f: self._keep(key, batch) if f.exception() or f.result() is None else None)
+        return fut
+
+    def _keep(self, key: tuple[Any, ...], batch: list[dict[str, Any]]) -> None:
+        """``remember`` failed (it answers None, logged): the messages wait for the conversation's next run
+        (``remember`` skips what it stored already). Bounded: the newest messages of the newest conversations."""
+        with self._unsent_lock:
+            self._unsent[key] = batch[-MAX_UNSENT:]
+            while len(self._unsent) > MAX_UNSENT_CONVERSATIONS:
+                self._unsent.pop(next(iter(self._unsent)))
 
 
 @dataclass
