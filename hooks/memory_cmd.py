@@ -61,6 +61,14 @@ def main(argv: Sequence[str]) -> int:
         return 2
     from remem.core.types import RememError
 
+    from .common import store_held_elsewhere
+
+    if store_held_elsewhere():  # no service can start while it does: say so now, not after seconds of retries
+        import sys
+
+        print("remem: the memory store is open in another process (not the remem service); close it, or open it "
+              "there with the default Memory() so processes share it", file=sys.stderr)
+        return 1
     try:
         mem = _open()
     except RememError as exc:  # e.g. the store held by another process: say so, not a traceback

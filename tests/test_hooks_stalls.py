@@ -128,6 +128,11 @@ def test_a_store_another_process_has_open_costs_a_prompt_the_normal_deadline_not
                                    REMEM_HOOK_RECALL_DEADLINE="0.95", REMEM_HOOK_COLD_DEADLINE="4")
         assert time.monotonic() - started < 3.0, proc.stderr  # the cold deadline alone is 4 s
         assert text == ""  # nothing recalled: the store is someone else's right now, and the prompt goes on
+        started = time.monotonic()  # /remem:memory says why at once (it retried for about 10 s first)
+        cmd = served.run("memory", {}, args=["memory", "search", "queue library"], cwd=proj)
+        said = cmd.stderr.decode()
+        assert cmd.returncode == 1 and "open in another process" in said and "Traceback" not in said, said
+        assert time.monotonic() - started < 5.0
     finally:
         holder.kill()
         holder.wait()
