@@ -107,8 +107,12 @@ def _index_recipe(recorded: Any) -> dict[str, str]:
 def _permissions(folder: Path) -> str:
     """Whether another local account could read memories: anything of ours open to group/others (the store
     repairs it the next time it is opened; doctor itself changes nothing)."""
-    from .config import remem_loose_paths
+    from .config import refuse_foreign, remem_loose_paths
 
+    try:
+        refuse_foreign(folder)
+    except PermissionError as exc:  # the store will not open: say why here too
+        return f"refused: {exc}"
     loose = remem_loose_paths(folder)
     if not loose:
         return "private (folders 0700, files 0600)"

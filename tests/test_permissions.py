@@ -286,6 +286,7 @@ def test_a_store_folder_or_file_another_account_owns_is_refused_not_used(tmp_pat
     with pytest.raises(PermissionError, match="belongs to uid 4242"):
         Memory(path=home / "store", embedder="none", service="off")
     assert list((home / "store").iterdir()) == []
+    assert "refused" in diagnose(home / "store")["permissions"]  # `remem doctor` says why, too
     planted = tmp_path / "service.log"
     planted.write_text("")
     os.chown(planted, 4242, 4242)
