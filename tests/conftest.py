@@ -54,6 +54,19 @@ class RecordingCapture(BackgroundCapture):
         return fut
 
 
+class DiskFullOnce:
+    """The real Memory, whose first remember() fails as a full disk would (the store itself is not faked)."""
+
+    def __init__(self, mem: Any) -> None:
+        self.mem, self.failed = mem, False
+
+    def remember(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.failed:
+            self.failed = True
+            raise OSError(28, "No space left on device")
+        return self.mem.remember(*args, **kwargs)
+
+
 def copy_store(src: Path, dest: Path) -> None:
     """Copy a store folder keeping its sparse files sparse: Qdrant Edge preallocates its WAL and segment files
     (~240 MB per store), and a plain copy would write every one of those zero bytes to disk."""

@@ -16,7 +16,7 @@ from langgraph.checkpoint.conformance.capabilities import DetectedCapabilities
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from conftest import RecordingCapture
+from conftest import DiskFullOnce, RecordingCapture
 from remem import Memory, Scope
 from remem.core.tooling import BackgroundCapture
 from remem.integrations.langgraph import MemoryCaptureSaver, ScopeResolver
@@ -121,23 +121,10 @@ def test_captures_into_real_memory(mem: Memory) -> None:
     assert episodes and all(e.sources[0] in ids for e in episodes), (ids, [e.sources for e in episodes])
 
 
-class _DiskFullOnce:
-    """The real Memory, whose first remember() fails as a full disk would (the store itself is not faked)."""
-
-    def __init__(self, mem: Memory) -> None:
-        self.mem, self.failed = mem, False
-
-    def remember(self, *args: Any, **kwargs: Any) -> Any:
-        if not self.failed:
-            self.failed = True
-            raise OSError(28, "No space left on device")
-        return self.mem.remember(*args, **kwargs)
-
-
 def test_a_turn_whose_capture_failed_is_captured_with_the_next_one(mem: Memory) -> None:
     """Review: the ledger marked messages captured before remember() ran, so a failed capture lost the turn."""
     cap = BackgroundCapture()
-    flaky = _DiskFullOnce(mem)
+    flaky = DiskFullOnce(mem)
     saver = MemoryCaptureSaver(InMemorySaver(), mem, scope=ScopeResolver(), capture_executor=cap)
     saver.memory = flaky
     conf = {"configurable": {"thread_id": "f1", "user_id": "dana"}}

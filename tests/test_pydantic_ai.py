@@ -20,6 +20,7 @@ from pydantic_ai.messages import (ImageUrl, ModelMessage, ModelRequest, ModelRes
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel  # noqa: E402
 from pydantic_ai.models.test import TestModel  # noqa: E402
 
+from conftest import DiskFullOnce  # noqa: E402
 from remem import AsyncMemory, Memory, Scope  # noqa: E402
 from remem.core.recall.rendering import HEADER  # noqa: E402
 from remem.core.recall.tokens import count_tokens  # noqa: E402
@@ -331,23 +332,10 @@ def test_capture_sends_the_new_messages_without_delaying_the_result(mem: Memory)
     assert mem.list(scope=BOB) == []
 
 
-class _DiskFullOnce:
-    """The real Memory, whose first remember() fails as a full disk would (the store itself is not faked)."""
-
-    def __init__(self, mem: Memory) -> None:
-        self.mem, self.failed = mem, False
-
-    def remember(self, *args: Any, **kwargs: Any) -> Any:
-        if not self.failed:
-            self.failed = True
-            raise OSError(28, "No space left on device")
-        return self.mem.remember(*args, **kwargs)
-
-
 def test_a_run_whose_capture_failed_is_captured_with_the_conversations_next_run(mem: Memory) -> None:
     """Review: a failed remember() lost the run's messages for good (LangGraph's capture now sends them again)."""
     capture = BackgroundCapture()
-    flaky = _DiskFullOnce(mem)
+    flaky = DiskFullOnce(mem)
     agent = Agent(FunctionModel(lambda messages, info: say("Noted.")), deps_type=Deps,
                   capabilities=[CaptureMemories(flaky, scope=from_deps, capture=capture)])
     first = agent.run_sync("I'm allergic to penicillin.", deps=Deps(ALICE))
