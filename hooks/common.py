@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from remem.core.config import private_dir, private_opener, write_private
+from remem.core.unicode import no_surrogates, valid_unicode
 
 from .callenv import elapsed, environ, expand, getcwd, getenv, served
 
@@ -189,26 +190,12 @@ def write_json(path: Path, data: Any) -> None:
     data = no_surrogates(data)  # first: the redactor must see the text, not fail on it
     data = scrub_record(data) if isinstance(data, dict) else scrub(data)
     private_dir(path.parent)
-    write_private(path, _LONE_SURROGATE.sub("\ufffd", json.dumps(data, ensure_ascii=False, default=str)),
-                  durable=True)
+    write_private(path, valid_unicode(json.dumps(data, ensure_ascii=False, default=str)), durable=True)
 
 
 # a lone surrogate as JSON writes it (an escape) or as Python holds it: json.loads lets both through
 _SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")  # an escape, or UTF-8 bytes of one
-
-
-def no_surrogates(value: Any) -> Any:
-    """``value`` (a string or JSON-like data) with each lone surrogate replaced by U+FFFD. Claude Code's
-    JSON can carry them (an emoji cut in half); text written to disk or sent on must be valid UTF-8."""
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {no_surrogates(k): no_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [no_surrogates(v) for v in value]
-    return value
 
 
 def may_hold_surrogates(text: str | bytes) -> bool:

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .common import may_hold_surrogates, no_surrogates
+from remem.core.unicode import no_surrogates
+
+from .common import may_hold_surrogates
 
 MAX_READ_BYTES = 8_000_000          # parse at most this much of the newest text per capture; before it, only
 HEAD_LINE_BYTES = 65_536            # lines this short (a tool output is longer; a prompt or a reply is not),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from ..types import record_time
+from ..unicode import valid_unicode
 
 
 @dataclass(frozen=True)
@@ -201,16 +202,6 @@ def normalize_messages(messages: Sequence[Mapping[str, Any]]) -> list[Turn]:
                             speaker=valid_unicode(speaker.strip()) if speaker and t.role in ("user", "assistant")
                             else None)
     return turns
-
-
-def valid_unicode(text: str) -> str:
-    """``text`` with each lone surrogate (half an emoji cut by a client, bytes read with surrogateescape) as
-    U+FFFD: one such character must not cost the whole capture, which no store could write as UTF-8."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _message_turns(msg: Mapping[str, Any], turns: list[Turn], tool_names: dict[str, str]) -> None:
