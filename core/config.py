@@ -46,14 +46,14 @@ _umask_lock = threading.Lock()
 _umask_depth = 0
 _umask_saved = 0
 _repaired: set[str] = set()
-_UID = os.getuid() if hasattr(os, "getuid") else None  # None on Windows: ACLs, not modes, guard files there
+OWN_UID = os.getuid() if hasattr(os, "getuid") else None  # None on Windows: ACLs, not modes, guard files there
 
 
 def _tighten(path: str | os.PathLike[str], st: os.stat_result | None = None) -> bool:
     """Drop group/other bits from something we own (never through a symlink); True if it changed."""
     try:
         st = st or os.lstat(path)
-        if _UID is None or stat.S_ISLNK(st.st_mode) or st.st_uid != _UID or not st.st_mode & 0o077:
+        if OWN_UID is None or stat.S_ISLNK(st.st_mode) or st.st_uid != OWN_UID or not st.st_mode & 0o077:
             return False
         os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700 | (0o700 if stat.S_ISDIR(st.st_mode) else 0))
         return True
@@ -94,9 +94,9 @@ def private_opener(path: str, flags: int) -> int:
         st = os.fstat(fd)
     except OSError:
         return fd
-    if _UID is not None and st.st_uid != _UID:  # planted by another account, which can read what we would write
+    if OWN_UID is not None and st.st_uid != OWN_UID:  # planted by another account, which can read what we would write
         os.close(fd)
-        raise PermissionError(f"{path} belongs to uid {st.st_uid}, not to you (uid {_UID}): remem will not write "
+        raise PermissionError(f"{path} belongs to uid {st.st_uid}, not to you (uid {OWN_UID}): remem will not write "
                               f"into another account's file; remove it")
     if st.st_mode & 0o077:
         try:
@@ -161,7 +161,7 @@ def loose_paths(root: str | os.PathLike[str], *, fix: bool = False, limit: int =
     """Everything of ours under ``root`` (root included) that group or others can access; ``fix`` tightens it.
     Symlinks are neither followed nor changed, and what another account owns is left alone."""
     found: list[Path] = []
-    if _UID is None:
+    if OWN_UID is None:
         return found
     stack = [os.fspath(root)]
     seen = 0
@@ -172,7 +172,7 @@ def loose_paths(root: str | os.PathLike[str], *, fix: bool = False, limit: int =
         except OSError:
             continue
         seen += 1
-        if stat.S_ISLNK(st.st_mode) or st.st_uid != _UID:
+        if stat.S_ISLNK(st.st_mode) or st.st_uid != OWN_UID:
             continue
         if st.st_mode & 0o077 and (not fix or _tighten(current, st)):
             found.append(Path(current))
@@ -211,7 +211,7 @@ def remem_loose_paths(store: str | os.PathLike[str] | None = None, *, fix: bool 
         if skip is not None:
             skip.add(key)
         if path == home:
-            loose = _UID is not None and bool(os.lstat(path).st_mode & 0o077)
+            loose = OWN_UID is not None and bool(os.lstat(path).st_mode & 0o077)
             found += [path] if loose and (not fix or _tighten(path)) else []
         else:
             found += loose_paths(path, fix=fix)
@@ -228,14 +228,14 @@ def repair_permissions(store: str | os.PathLike[str] | None = None) -> list[Path
 def refuse_foreign(store: str | os.PathLike[str] | None = None) -> None:
     """PermissionError when ``$REMEM_HOME``, a remem entry in it or the store folder belongs to another account,
     which could read what remem writes there, plant files, or swap it out (modes cannot be repaired there)."""
-    if _UID is None:
+    if OWN_UID is None:
         return
     for path in home_paths(store):
         try:
             owner = os.lstat(path).st_uid
         except OSError:
             continue
-        if owner != _UID:
-            raise PermissionError(f"{path} belongs to uid {owner}, not to you (uid {_UID}): remem will not keep "
+        if owner != OWN_UID:
+            raise PermissionError(f"{path} belongs to uid {owner}, not to you (uid {OWN_UID}): remem will not keep "
                                   f"memories where another account can read or replace them; move it away, or "
                                   f"set REMEM_HOME to a folder of yours")

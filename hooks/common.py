@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from remem.core.config import private_dir, private_opener, write_private
+from remem.core.store.backends import OWNER_FILE
 from remem.core.unicode import no_surrogates, valid_unicode
 
 from .callenv import elapsed, environ, expand, getcwd, getenv, served
@@ -250,7 +251,7 @@ def store_held_elsewhere() -> bool:
     try:
         import fcntl
 
-        fd = os.open(store_folder() / "remem.lock", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(store_folder() / OWNER_FILE, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except (ImportError, OSError):
         return False
     try:

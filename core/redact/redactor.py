@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from ..config import OWN_UID
 from .assignments import names_a_credential
 from .matching import Finding, Spans, ascii_lower, rule_matches
 from .rule import SOURCES, Rule, shannon_entropy
@@ -331,8 +332,7 @@ def configured(pii: bool = False, environ: Mapping[str, str] | None = None) -> R
         stat = path.stat()
     except OSError:
         return _default(bool(pii))
-    uid = os.getuid() if hasattr(os, "getuid") else None
-    if uid is not None and (stat.st_uid != uid or stat.st_mode & 0o002):  # an allow-list turns redaction off
+    if OWN_UID is not None and (stat.st_uid != OWN_UID or stat.st_mode & 0o002):  # an allow-list turns it off
         raise PermissionError(f"{path} belongs to uid {stat.st_uid} or every account may write it (mode "
                               f"{stat.st_mode & 0o777:04o}): remem will not take redaction rules another account "
                               f"could have written; make it yours and 0600, or remove it")

@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ..config import default_store_path
+from ..config import OWN_UID, default_store_path
 from .wire import ServiceSocketError
 
 SOCKET_NAME = "service.sock"
@@ -147,8 +147,7 @@ def read_state(paths: ServicePaths) -> dict[str, Any] | None:
     another account planted would send our requests, unredacted, to its own listener."""
     try:
         st = os.lstat(paths.state)
-        uid = os.getuid() if hasattr(os, "getuid") else None  # Windows: ACLs, not modes, guard files there
-        if not stat.S_ISREG(st.st_mode) or (uid is not None and (st.st_uid != uid or st.st_mode & 0o077)):
+        if not stat.S_ISREG(st.st_mode) or (OWN_UID is not None and (st.st_uid != OWN_UID or st.st_mode & 0o077)):
             return None
         data = json.loads(paths.state.read_text("utf-8"))
     except (OSError, ValueError):

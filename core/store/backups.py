@@ -93,8 +93,9 @@ def prune_stale(engine: "Engine", *, keep: int = 10) -> list[Path]:
     none of its own is newer (see the module doc); returns what was deleted."""
     with _taking(engine):  # a backup being written now is finished first, and judged with the others
         stale = _stale_of(engine)
+        own = list(_own_backups(_meta(engine), _own_folder(engine))) if stale else []
         for base in sorted({p.parent for p in stale}):
-            if all(p in stale for p in _own_backups(_meta(engine), _own_folder(engine)) if p.parent == base):
+            if all(p in stale for p in own if p.parent == base):
                 backup(engine, base, keep=keep + len(stale))
         for path in stale:
             path.unlink(missing_ok=True)

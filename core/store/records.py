@@ -274,9 +274,10 @@ def build_filter(
 ) -> FilterSpec:
     must = scope_conditions(scope) if scope is not None else []  # None: every tenant (the engine's admin switch)
     if kind is not None:
-        kinds = (kind,) if isinstance(kind, str) else tuple(kind) if isinstance(kind, (list, tuple, set)) else ()
-        if not all(isinstance(k, str) for k in kinds) or not isinstance(kind, (str, list, tuple, set)):
+        kinds = (kind,) if isinstance(kind, str) else kind
+        if not isinstance(kinds, (list, tuple, set)) or not all(isinstance(k, str) for k in kinds):
             raise ValueError(f"kind must be a kind or a list of kinds, got {kind!r}")
+        kinds = tuple(kinds)
         must.append(Cond("kind", eq=kinds[0]) if len(kinds) == 1 else Cond("kind", any_of=kinds))
     if tags is not None and not isinstance(tags, (str, list, tuple, set, frozenset)):
         raise ValueError(f"tags must be a tag or a list of tags, got {tags!r}")

@@ -180,14 +180,7 @@ class Validator:
             raise ValueError(f"metadata must be JSON: {_nan_hint(exc)}") from exc
         except TypeError as exc:
             raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
-        except UnicodeEncodeError as exc:
-            raise ValueError("metadata is not valid Unicode (a lone surrogate): decode the input as UTF-8, or "
-                             "with errors='replace'") from exc
-        try:
-            encoded.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError("metadata is not valid Unicode (a lone surrogate): decode the input as UTF-8, or "
-                             "with errors='replace'") from None
+        unicode_text("metadata", encoded)  # json.dumps lets a lone surrogate through: UTF-8 cannot
         if len(encoded) > MAX_METADATA_BYTES:
             raise ValueError(f"metadata is {len(encoded)} bytes as JSON; the limit is {MAX_METADATA_BYTES}")
         clean = json.loads(encoded)

@@ -21,14 +21,13 @@ except ImportError:  # Windows: no flock; Edge's own lock on its WAL still refus
 
 from ...config import loose_paths, private_dir, private_opener, private_umask, repair_permissions, write_private
 from ...types import RememError, StoreLockedError
-from . import ERASED_FILE, META_FILE
+from . import ERASED_FILE, META_FILE, OWNER_FILE
 from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
                    PointData, PrefetchSpec)
 
 SHARD_DIR = "shard"
 NEW_SHARD_DIR = "shard.new"  # a rewrite being built (compaction); the live shard is untouched until it is whole
 OLD_SHARD_DIR = "shard.old"  # the shard a finished rewrite replaced, removed right after the swap
-OWNER_FILE = "remem.lock"  # flocked by the process that has the store open, for as long as it is open
 OWNER_ROLE = "process"  # written in OWNER_FILE after the pid; the local service sets "service" (hooks read it)
 CLAIM_WAIT = 0.25  # seconds a claim retries: a hook probing who holds the store holds the lock for a moment
 OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait for the shard to grow by a quarter
