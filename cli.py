@@ -223,17 +223,25 @@ def cmd_reembed(args: argparse.Namespace) -> int:
     return 0
 
 
+def _erase_leftovers(mem: Any, *, keep_backups: bool = False,
+                     progress: Callable[[int], None] | None = None) -> tuple[int, list[Path]]:
+    """What left the store leaves its files too: compaction, then the backups taken before (unless kept), then
+    the hooks' copy of the last text they injected. Returns (memories, backups deleted)."""
+    from .hooks.recall import forget_last_recalls
+
+    n = mem.compact(progress=progress, prune_backups=False)
+    stale = [] if keep_backups else mem.prune_stale_backups()
+    forget_last_recalls()  # it may quote what was forgotten or redacted
+    return n, stale
+
+
 def cmd_compact(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         from .core.scope import ALL_TENANTS
 
         progress, advance = _progress(mem.stats(scope=ALL_TENANTS).count, "compacting")
         with progress:
-            n = mem.compact(progress=advance, prune_backups=False)
-        stale = [] if args.keep_backups else mem.prune_stale_backups()
-    from .hooks.recall import forget_last_recalls
-
-    forget_last_recalls()  # the hooks' copy of the last text they injected, which may quote what was forgotten
+            n, stale = _erase_leftovers(mem, keep_backups=args.keep_backups, progress=advance)
     backups = ("; backups taken before the last forget were kept and still hold it" if args.keep_backups else
                f"; {len(stale)} backup(s) taken before words last left it (a forget or an edit) were "
                f"replaced by a fresh one" if stale else "")
@@ -274,12 +282,9 @@ def cmd_redact(args: argparse.Namespace) -> int:
         with _open(args) as mem:
             report = mem.rescan_redactions(scope=scope, pii=args.pii, dry_run=not args.yes)
             if report["changed"] and not report["dry_run"]:  # the old bytes leave the files and backups too
-                mem.compact(prune_backups=False)
-                report["backups_removed"] = [str(p) for p in mem.prune_stale_backups()]
                 from .hooks.common import rescrub_state
-                from .hooks.recall import forget_last_recalls
 
-                forget_last_recalls()
+                report["backups_removed"] = [str(p) for p in _erase_leftovers(mem)[1]]
                 report["hook_files_rewritten"] = rescrub_state()  # what the Claude Code hooks keep on disk
         _emit(args, report, lambda: out.print(
             f"scanned {report['scanned']}, {'would rewrite' if report['dry_run'] else 'rewrote'} "
