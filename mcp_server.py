@@ -16,7 +16,6 @@ Tokens: REMEM_MCP_TOKENS or ``--tokens-file``; entries separated by commas or ne
 
 import argparse
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -28,6 +27,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Annotated, Any, Awaitable, Callable, Mapping
 
+from .core.config import write_private
 from .core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, TurnTimeoutError, awithin_turn,
                            did_not_run, format_hits, record_line, turn_timeout)
 from .core.types import NotFoundError, RememError, Scope, StoreLockedError
@@ -317,38 +317,21 @@ def install_config(target: str = "project", *, cwd: str | os.PathLike[str] | Non
     if home:  # the client starts the server with its own environment: the store this shell uses, not ~/.remem
         servers[name]["env"] = {"REMEM_HOME": str(Path(home).expanduser().resolve())}
     path.parent.mkdir(parents=True, exist_ok=True)
-    _replace_private(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"), private=target != "project")
+    _replace_private(path, json.dumps(data, indent=2) + "\n", private=target != "project")
     return path
 
 
-def _replace_private(path: Path, data: bytes, *, private: bool) -> None:
-    """Replace ``path`` with ``data`` atomically. The config may hold other servers' keys, so the new file is
+def _replace_private(path: Path, text: str, *, private: bool) -> None:
+    """Replace ``path`` with ``text`` atomically. The config may hold other servers' keys, so the new file is
     0600 from its first byte (a fresh name, never a planted link), then gets the old file's mode (never
     loosened; a new file: 0600, or the umask's for a project's .mcp.json); a failure leaves the old file."""
     import stat
-    import tempfile
 
     try:
         mode: int | None = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         mode = 0o600 if private else None
-    if mode is None:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # 0600, O_EXCL
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            if hasattr(os, "fchmod"):
-                os.fchmod(fh.fileno(), mode)
-            else:  # Windows: only the read-only bit exists
-                os.chmod(tmp, mode)
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_private(path, text, durable=True, mode=0o666 & ~_umask() if mode is None else mode)
 
 
 def _umask() -> int:

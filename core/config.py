@@ -106,15 +106,22 @@ def private_opener(path: str, flags: int) -> int:
     return fd
 
 
-def write_private(path: str | os.PathLike[str], text: str, *, durable: bool = False) -> None:
+def write_private(path: str | os.PathLike[str], text: str, *, durable: bool = False, mode: int = 0o600) -> None:
     """``text`` as the whole of the 0600 file ``path``, atomically: a crash or a full disk leaves the old file or
-    the new one, never half of one. The temporary file is unique to the call (several threads and processes
-    write the same state files) and removed on failure; ``durable`` also syncs it to disk before the rename."""
+    the new one, never half of one. The temporary file is new (created exclusively), unique to the call (several
+    threads and processes write the same state files) and removed on failure; ``durable`` also syncs it to disk
+    before the rename. ``mode``: what the file gets once written (it is 0600 while being written)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{os.urandom(3).hex()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8", opener=private_opener) as fh:
+        with open(tmp, "x", encoding="utf-8", opener=private_opener) as fh:
             fh.write(text)
+            if mode != 0o600:
+                fh.flush()
+                if hasattr(os, "fchmod"):
+                    os.fchmod(fh.fileno(), mode)
+                else:  # Windows: only the read-only bit exists
+                    os.chmod(tmp, mode)
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())
