@@ -33,6 +33,7 @@ _EXPORTS = {
     "ProviderError": "remem.core.types",
     "StoreLockedError": "remem.core.types",
     "ErasureIncompleteError": "remem.core.types",
+    "DiskFullError": "remem.core.types",
     "ServiceError": "remem.core.service.client",
     "ServiceTimeoutError": "remem.core.service.client",
 }
@@ -46,9 +47,9 @@ if TYPE_CHECKING:
     from .core.scope import ALL_TENANTS
     from .core.settings import Settings
     from .core.store.engine import QuotaExceededError
-    from .core.types import (EmbedderMismatchError, ErasureIncompleteError, ForgetResult, MemoryRecord,
-                             NotFoundError, ProviderError, RememError, Scope, ScopeError, SearchHit, Stats,
-                             StoreLockedError)
+    from .core.types import (DiskFullError, EmbedderMismatchError, ErasureIncompleteError, ForgetResult,
+                             MemoryRecord, NotFoundError, ProviderError, RememError, Scope, ScopeError, SearchHit,
+                             Stats, StoreLockedError)
 
 
 def __getattr__(name: str) -> Any:

@@ -43,6 +43,12 @@ class StoreLockedError(RememError):
     """Another process owns this embedded store folder."""
 
 
+class DiskFullError(RememError):
+    """A write, a delete or a compaction of the embedded store was refused, and nothing of it written, because its
+    disk has less room than the store's mapped files could fill (a full disk would kill the process). Free some
+    space and call it again; ``REMEM_MIN_FREE_MB`` sets the margin (0 turns the check off)."""
+
+
 class ErasureIncompleteError(RememError):
     """A forget or an edit of a message was refused, and nothing of it written, because the messages said around
     it could not all be rewritten without its words (their hidden recall context holds them): a forget that

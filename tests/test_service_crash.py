@@ -43,7 +43,7 @@ def test_a_store_on_a_nearly_full_disk_is_refused_with_a_clear_error_not_opened(
     store = tmp_path / "store"
     with Memory(path=store, embedder="none", service="off") as mem:
         mem.add("the staging database is Postgres 16")
-    monkeypatch.setattr("remem.core.store.backends.edge.MIN_FREE", 2**62)  # more than any disk has free
+    monkeypatch.setattr("remem.core.store.backends.disk_room.MIN_FREE", 2**62)  # more than any disk has free
     with pytest.raises(RememError, match="MB are free on the disk"):
         Memory(path=store, embedder="none", service="off")
     monkeypatch.undo()

@@ -21,8 +21,8 @@ from ..recall import indexing, planner
 from ..recall.rendering import fit_hits, render_context
 from ..scope import ALL_TENANTS, AllTenants, coerce_scope, in_scope
 from ..settings import Settings
-from ..types import (EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, RememError, Scope,
-                     ScopeError, SearchHit, Stats, record_time, to_datetime, to_ts, utcnow)
+from ..types import (DiskFullError, EmbedderMismatchError, ForgetResult, MemoryRecord, NotFoundError, RememError,
+                     Scope, ScopeError, SearchHit, Stats, record_time, to_datetime, to_ts, utcnow)
 from . import dedupe, derived, erasure, retrieval, threads
 from .backends.base import Backend, Cond, FilterSpec, Found, PointData
 from .retrieval import DENSE_WEIGHT
@@ -379,9 +379,12 @@ class Engine:
     def _reinforce(self, hits: Sequence[SearchHit], now_ts: float) -> None:
         """Count a recall: read and write each count under the write lock, so concurrent searches add up."""
         with self.write_lock:
-            for found in self.backend.retrieve([rec.id for h in hits for rec in h.records]):
-                self.backend.set_payload([found.id], {"access_count": int(found.payload.get("access_count", 0)) + 1,
-                                                      "last_accessed_ts": now_ts})
+            try:
+                for found in self.backend.retrieve([rec.id for h in hits for rec in h.records]):
+                    self.backend.set_payload([found.id], {"access_count": int(found.payload.get("access_count", 0))
+                                                          + 1, "last_accessed_ts": now_ts})
+            except DiskFullError:
+                pass  # the search is answered; its recall goes uncounted until there is room
 
     @planned
     def context(self, query: str, *, scope: Any = None, token_budget: int = 800, limit: int = 20, kind: Any = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import shutil
 import threading
@@ -20,10 +21,13 @@ except ImportError:  # Windows: no flock; Edge's own lock on its WAL still refus
     fcntl = None  # type: ignore[assignment]
 
 from ...config import loose_paths, private_dir, private_opener, private_umask, repair_permissions, write_private
-from ...types import RememError, StoreLockedError
+from ...types import DiskFullError, StoreLockedError
 from . import ERASED_FILE, META_FILE, OWNER_FILE
+from .disk_room import DiskRoom
 from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
                    PointData, PrefetchSpec)
+
+log = logging.getLogger("remem.store.edge")
 
 SHARD_DIR = "shard"
 NEW_SHARD_DIR = "shard.new"  # a rewrite being built (compaction); the live shard is untouched until it is whole
@@ -32,7 +36,6 @@ OWNER_ROLE = "process"  # written in OWNER_FILE after the pid; the local service
 CLAIM_WAIT = 0.25  # seconds a claim retries: a hook probing who holds the store holds the lock for a moment
 OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait for the shard to grow by a quarter
 OPTIMIZE_GROWTH = 0.25
-MIN_FREE = 64 * 2**20  # free disk an open needs beyond the shard's preallocated holes (see _check_free_space)
 
 
 def _cond(c: Cond) -> Any:
@@ -102,6 +105,7 @@ class EdgeBackend:
         self._erasures = 0  # times words left the store since it was opened (a rewrite that raced one is redone)
         self._rewriting = threading.Lock()  # one rewrite (compaction) or recreate (reembed) of the files at a time
         self._owner: Any = None  # the open OWNER_FILE, locked (see _claim)
+        self._room = DiskRoom(self.folder / SHARD_DIR)  # a full disk: an error, not SIGBUS
         # a script that ends without close(): Edge writes its last files as the shard is dropped at exit, under
         # the caller's umask (0644); closed here first, they are written private and checked
         atexit.register(_close_at_exit, weakref.ref(self))
@@ -176,31 +180,10 @@ class EdgeBackend:
             self._owner.close()  # closing the file lets the lock go
             self._owner = None
 
-    def _check_free_space(self) -> None:
-        """Refuse to open on a disk without room for what the shard will fill: Qdrant Edge preallocates its files
-        sparse and maps them, and a page it then writes into a hole with no room left kills the process with
-        SIGBUS (an agent, in-process). Needed: the holes, plus ``REMEM_MIN_FREE_MB`` (64; 0 turns it off)."""
-        try:
-            margin = float(os.environ.get("REMEM_MIN_FREE_MB") or MIN_FREE / 2**20) * 2**20
-        except ValueError:
-            margin = MIN_FREE
-        if margin <= 0:
-            return
-        holes = 0
-        for d, _, files in os.walk(self.folder / SHARD_DIR):
-            for f in files:
-                st = os.lstat(os.path.join(d, f))
-                holes += max(0, st.st_size - st.st_blocks * 512)
-        need, free = int(margin) + holes, shutil.disk_usage(self.folder).free
-        if free < need:
-            raise RememError(f"only {free // 2**20} MB are free on the disk of {self.folder}; opening the store "
-                             f"needs about {need // 2**20} MB (a full disk kills the process that maps its files): "
-                             f"free some space, or set REMEM_MIN_FREE_MB=0 to open it anyway")
-
     def ensure(self, dense_dim: int) -> None:
         shard_dir = self.folder / SHARD_DIR
         if self._owner is None:  # the first open (a swap or a recreate reopens a store that is open already)
-            self._check_free_space()
+            self._room.check("opening")
         self._claim()
         self._recover()
         try:
@@ -255,6 +238,7 @@ class EdgeBackend:
                  hold: ContextManager[Any]) -> bool:
         new = self.folder / NEW_SHARD_DIR
         shutil.rmtree(new, ignore_errors=True)
+        self._room.check("compacting", copy=True)
         self._touched, erasures, swapped = set(), self._erasures, False
         try:
             with private_umask():
@@ -314,6 +298,9 @@ class EdgeBackend:
                 if self._shard is not None:
                     try:
                         self._shard.flush()
+                    except Exception as exc:  # noqa: BLE001 - Edge raises a bare Exception (a full disk: ENOSPC)
+                        log.warning("could not flush the store at %s (%s); every write is in its WAL, which the "
+                                    "next open reads back", self.folder, exc)
                     finally:
                         self._shard.close()
                         self._shard = None
@@ -323,6 +310,7 @@ class EdgeBackend:
 
     def optimize(self) -> None:
         with self._lock, private_umask():  # new segment files
+            self._room.check("optimizing")
             self._shard.optimize()
             self._writes_since_optimize = 0
             self._size_at_optimize = int(self._shard.info().points_count)
@@ -337,13 +325,17 @@ class EdgeBackend:
         linear), without the user calling anything."""
         self._writes_since_optimize += n
         if self._writes_since_optimize >= max(OPTIMIZE_EVERY, OPTIMIZE_GROWTH * self._size_at_optimize):
-            self.optimize()
+            try:
+                self.optimize()
+            except DiskFullError:
+                pass  # no room: the write is done; the next one is refused, and this is asked again after it
 
     # -- writes (each is in the WAL when the call returns) -------------------------------------------
     def upsert(self, points: Sequence[PointData]) -> None:
         if not points:
             return
         with self._lock:
+            self._room.check("writing to")
             self._shard.update(_upsert(points))
             self._note(p.id for p in points)
             self._wrote(len(points))
@@ -351,6 +343,7 @@ class EdgeBackend:
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
         if ids:
             with self._lock:
+                self._room.check("writing to")
                 self._shard.update(qe.UpdateOperation.set_payload(list(ids), payload))
                 self._note(ids)
 
@@ -358,11 +351,13 @@ class EdgeBackend:
         if points:
             pvs = [qe.PointVectors(p.id, _vectors(p)) for p in points]
             with self._lock:
+                self._room.check("writing to")
                 self._shard.update(qe.UpdateOperation.update_vectors(pvs))
                 self._note(p.id for p in points)
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
+            self._room.check("deleting from")
             self.note_erasure()  # first: a store that cannot note it refuses the delete, rather than forget it
             with self._lock:
                 self._shard.update(qe.UpdateOperation.delete_points(list(ids)))

@@ -1,0 +1,92 @@
+"""A full disk is a clear error, never a dead process: Qdrant Edge maps its files, and a page written into one of
+their holes on a disk with no room left kills the process with SIGBUS (the agent, when the store is open in it).
+Writes are refused while the disk has less room than the shard's holes plus a margin, and nothing is lost."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from remem import DiskFullError, Memory
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and mounts")
+
+SCOPE = {"tenant": "acme", "user": "alice"}
+
+
+def test_writes_with_no_room_are_refused_clearly_and_resume_when_there_is_room(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Memory(path=tmp_path / "store", embedder="none", service="off") as mem:
+        kept = mem.add("the staging database is Postgres 16", scope=SCOPE)
+        monkeypatch.setattr("remem.core.store.backends.disk_room.MIN_FREE", 2**62)  # more than any disk has
+        with pytest.raises(DiskFullError, match="MB are free on the disk.*writing to the store"):
+            mem.add("deploys go out on Tuesdays", scope=SCOPE)
+        with pytest.raises(DiskFullError, match="deleting from the store"):
+            mem.forget(kept.id, scope=SCOPE)
+        with pytest.raises(DiskFullError, match="compacting the store"):
+            mem.compact()
+        assert [h.record.text for h in mem.search("staging database", scope=SCOPE)] == [kept.text]  # reads go on
+        monkeypatch.setenv("REMEM_MIN_FREE_MB", "0")  # the check turned off
+        mem.add("deploys go out on Tuesdays", scope=SCOPE)
+        monkeypatch.undo()
+        mem.add("the on-call rota is in PagerDuty", scope=SCOPE)
+        assert mem.count(scope=SCOPE) == 3
+
+
+SCRIPT = textwrap.dedent("""
+    import os, sys
+    from remem import DiskFullError, Memory
+    disk, service = sys.argv[1], sys.argv[2]
+    scope = {"tenant": "acme"}
+    with Memory(os.path.join(disk, "store"), embedder="none", service=service) as mem:
+        for i in range(20):
+            mem.add(f"fact {i}: the orders service runs on Postgres 16 in region {i}", scope=scope)
+        filler = os.path.join(disk, "filler")
+        with open(filler, "wb") as f:  # the disk full: another program wrote it
+            try:
+                st = os.statvfs(disk)
+                f.write(bytes(st.f_bavail * st.f_frsize))
+            except OSError:
+                pass
+        stored = 0
+        try:  # enough to need pages the disk has no room for
+            for i in range(300):
+                mem.add(f"note {i}: deploys go out on Tuesdays, after the review of " + "change " * 60, scope=scope)
+                stored += 1
+        except DiskFullError as exc:
+            print("refused:", exc, flush=True)
+        print("stored", stored, flush=True)
+        os.remove(filler)
+        mem.add("deploys go out on Tuesdays", scope=scope)
+        print("count", mem.count(scope=scope), flush=True)
+""")
+
+
+@pytest.mark.parametrize("service", ["off", "auto"])
+def test_a_real_full_disk_refuses_writes_instead_of_killing_the_process(tmp_path: Path, service: str) -> None:
+    """On a real full disk (a tmpfs of its own, in a mount namespace of its own): in-process and through the
+    local service, the write is refused with the reason, the process lives, and the store goes on afterwards."""
+    unshare = shutil.which("unshare")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    probe = subprocess.run([unshare or "unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=8m tmpfs {disk}"],
+                           capture_output=True) if unshare else None
+    if probe is None or probe.returncode != 0:
+        pytest.skip("a tmpfs of its own needs `unshare -m` and mount rights (root)")
+    env = {**os.environ, "REMEM_HOME": str(tmp_path / "home")}
+    run = subprocess.run([unshare, "-m", "sh", "-c", f'mount -t tmpfs -o size=400m tmpfs "$1" && exec "$2" -c "$3" '
+                          f'"$1" "$4"', "sh", str(disk), sys.executable, SCRIPT, service],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode != -signal.SIGBUS and run.returncode != 128 + signal.SIGBUS, run.stderr[-2000:]
+    assert run.returncode == 0, run.stderr[-2000:]
+    refused, stored, count = run.stdout.splitlines()
+    assert "MB are free on the disk" in refused and "REMEM_MIN_FREE_MB" in refused, run.stdout
+    assert stored == "stored 0"  # refused before any of it was written
+    assert count == "count 21"  # the 20 from before, and the one written once there was room again
