@@ -42,6 +42,11 @@ class _Queue:
         """A sortable id (oldest first) and the stored payload of a new entry."""
         return f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}", {"attempts": 0, "queued_at": time.time(), **data}
 
+    @staticmethod
+    def _retried(entry: PendingEntry, error: str | None) -> dict[str, Any]:
+        """The payload of an entry put back after a failed attempt: the attempt counted, the error noted."""
+        return {**entry.data, "attempts": entry.attempts + 1, **({"error": error} if error else {})}
+
     def ids(self) -> list[str]:
         raise NotImplementedError
 
@@ -129,10 +134,7 @@ class PendingQueue(_Queue):
 
     def release(self, entry: PendingEntry, error: str | None = None) -> None:
         """Put a claimed entry back (distillation failed again), counting the attempt."""
-        data = {**entry.data, "attempts": entry.attempts + 1}
-        if error:
-            data["error"] = error
-        self._write(self.folder / (entry.id + _SUFFIX), data)
+        self._write(self.folder / (entry.id + _SUFFIX), self._retried(entry, error))
         (self.folder / f"{entry.id}{_CLAIMED}{os.getpid()}").unlink(missing_ok=True)
 
     def _release_stale(self) -> None:
@@ -192,10 +194,7 @@ class CollectionQueue(_Queue):
         self.state.delete(self.KIND, entry.id)
 
     def release(self, entry: PendingEntry, error: str | None = None) -> None:
-        data = {**entry.data, "attempts": entry.attempts + 1}
-        if error:
-            data["error"] = error
-        self.state.put(self.KIND, entry.id, data)  # rewritten without the claim
+        self.state.put(self.KIND, entry.id, self._retried(entry, error))  # rewritten without the claim
 
 
 def pending_folder(engine: Any) -> Path:
