@@ -40,7 +40,8 @@ def allocation(shard: Path) -> tuple[int, int]:
                 st = os.lstat(os.path.join(folder, name))
             except OSError:
                 continue  # a file Edge removed meanwhile
-            on_disk = st.st_blocks * 512
+            blocks = getattr(st, "st_blocks", None)  # None on Windows: no holes are known there
+            on_disk = st.st_size if blocks is None else blocks * 512
             holes += max(0, st.st_size - on_disk)
             used += on_disk
     return holes, used
@@ -68,8 +69,8 @@ class DiskRoom:
         need = self._need(extra, copy)
         if free < need:
             raise DiskFullError(f"only {free // 2**20} MB are free on the disk of {self.shard.parent}; {doing} the "
-                             f"store needs about {need // 2**20} MB (a full disk kills the process that maps its "
-                             f"files): free some space, or set REMEM_MIN_FREE_MB=0 to turn this check off")
+                                f"store needs about {need // 2**20} MB (a full disk kills the process that maps its "
+                                f"files): free some space, or set REMEM_MIN_FREE_MB=0 to turn this check off")
 
     def _need(self, extra: int, copy: bool) -> int:
         return extra + self._holes + (self._holes + self._used if copy else 0)
