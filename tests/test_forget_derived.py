@@ -164,3 +164,39 @@ def test_a_summary_that_cannot_be_rewritten_leaves_the_message_to_forget_again(s
     assert mem.get(said_it, scope=DANA)  # not deleted: calling again retries
     assert mem.forget(said_it, scope=DANA) is True and "narcolepsy" not in stored(mem)
     mem.close()
+
+
+def test_a_forgotten_message_sent_again_with_the_history_stays_forgotten(any_mem: Memory) -> None:
+    """A restarted app sends a thread whole, the message forgotten since included: it is not stored, distilled,
+    summarised or made the context of the message after it again; what is new in the capture is kept."""
+    any_mem.remember(SESSION, scope=DANA, session="t", distiller="keyless")
+    any_mem.forget(message(any_mem, "m2").id, scope=DANA)
+    [summary] = [r for r in any_mem.iter_records(DANA) if r.kind == "summary"]
+    assert summary.metadata["forgotten"] == ["m2"]  # ids only: no words of it
+    resent = [*SESSION, said(5, "user", "Deploys are frozen on Fridays, no exceptions.")]
+    any_mem.remember(resent, scope=DANA, session="t", distiller="keyless")
+    assert "narcolepsy" not in stored(any_mem) and "replication issues" not in stored(any_mem)
+    assert not [r for r in any_mem.iter_records(DANA) if r.kind == "episode" and r.sources == ("m2",)]
+    assert "Fridays" in message(any_mem, "m5").text
+    [summary] = [r for r in any_mem.iter_records(DANA) if r.kind == "summary"]
+    assert "Fridays" in summary.text and "Postgres 16" in summary.text and "m2" not in summary.sources
+    # the next live capture still goes on where this one got to
+    any_mem.remember([*resent, said(6, "user", "Staging runs on Kubernetes 1.31.")], scope=DANA, session="t",
+                     distiller="keyless")
+    assert "Kubernetes 1.31" in message(any_mem, "m6").text and "narcolepsy" not in stored(any_mem)
+    assert [r.sources[0] for r in any_mem.iter_records(DANA) if r.kind == "episode"].count("m5") == 1
+
+
+def test_a_forgotten_message_sent_again_is_not_queued_for_the_llm(mem: Memory, srv: OpenAIServer) -> None:
+    from remem.core.distill.pending import queue_for
+
+    mem.remember(SESSION, scope=DANA, session="q", distiller="keyless")
+    mem.forget(message(mem, "m2").id, scope=DANA)
+    llm = LLMDistiller(model="test-mini", base_url=srv.base_url, api_key="test-key", max_retries=0)
+    srv.fail("chat", status=429, code="insufficient_quota")
+    res = mem.remember([*SESSION, said(5, "user", "Deploys are frozen on Fridays.")], scope=DANA, session="q",
+                       distiller=llm)
+    assert res.queued
+    [entry] = queue_for(mem).peek()
+    assert "narcolepsy" not in json.dumps(entry.data) and "Fridays" in json.dumps(entry.data)
+    assert "narcolepsy" not in stored(mem)

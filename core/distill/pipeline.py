@@ -40,6 +40,7 @@ from .capture_redaction import redact_capture
 from .conversation import (Turn, check_messages, conversation_turns, normalize_messages, strip_recalled,
                            to_plain_messages)
 from .episodes import EPISODE_KIND, all_stored, assign_ids, keep_episodes, spoken
+from .forgotten import forgotten_ids, unsaid
 from .neighbours import similar_memories
 from .summaries import find_summary, quoted_messages, summary_sources
 from .keyless import KeylessDistiller, split_sentences
@@ -55,12 +56,7 @@ from .result import RememberResult, resolve_distiller
 log = logging.getLogger("remem.distill")
 
 SUMMARY_TAG = "session"
-
-
-# ====================================================================== the pipeline
-
-
-_SUMMARY_LOCK = threading.RLock()
+_SUMMARY_LOCK = threading.RLock()  # two captures of one session at once must not create two summaries
 
 
 def _redactor(pii: bool | None) -> Any:
@@ -106,6 +102,7 @@ class _Prep:
     redactor: Any
     offset: int = 0  # session position of the capture's first message
     keep_episodes: bool = True
+    mark: tuple[int, int, str, str] = (0, 0, "", "")  # the capture as sent: messages, turns, their hashes
 
 
 def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: bool | None,
@@ -134,10 +131,12 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
                                                                                                turns):
             new_turns, continuation = [], True  # an older snapshot of a session already distilled further
     offset = 0 if continuation or previous is None else int(previous.metadata.get("messages") or 0)
+    mark = (len(redacted), len(turns), _turn_hash(turns), _turn_hash(turns[:1]))  # where a next capture goes on
+    turns, new_turns, redacted = unsaid(turns, new_turns, redacted, forgotten_ids(previous))
     return _Prep(scope=scope, session=sid, messages=redacted, turns=turns, new_turns=new_turns,
                  continuation=continuation, previous=previous, result=result, metadata=capture.metadata,
                  source=capture.source or "remember", tags=capture.tags, redactor=redactor, offset=offset,
-                 keep_episodes=episodes)
+                 keep_episodes=episodes, mark=mark)
 
 
 def _store_episodes(engine: Any, prep: _Prep) -> None:
@@ -252,9 +251,9 @@ def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str
     md: dict[str, Any] = {**prep.metadata, "session": prep.session, "distiller": name,
                           "turns": len(prep.turns), **{k: v for k, v in ids.items() if v}, "provisional": False,
                           **meta}
-    md["messages"] = prep.offset + len(prep.messages)
+    md["messages"] = prep.offset + prep.mark[0]
     if advance:
-        md.update(covered=len(prep.turns), prefix=_turn_hash(prep.turns), head=_turn_hash(prep.turns[:1]))
+        md.update(zip(("covered", "prefix", "head"), prep.mark[1:]))
     elif prep.previous is not None:
         for key in ("covered", "prefix", "head"):
             if key in prep.previous.metadata:
@@ -452,8 +451,8 @@ async def aremember(memory: Any, messages: Any, *, scope: Any = None, session: s
 __all__ = [
     "Admission", "AuditReport", "Candidate", "DEFAULT_IMPORTANCE", "Decision", "Distillation", "EXTRACT_SCHEMA",
     "KeylessDistiller", "LLMDistiller", "MAX_MEMORY_CHARS", "MEMORY_KINDS", "RECONCILE_SCHEMA", "RememberResult",
-    "EPISODE_KIND", "SUMMARY_TAG", "Turn", "USAGE_FILE", "admit", "aremember", "audit", "check_admission", "conversation_turns",
-    "derive_session_id", "extract_identifiers", "normalize_messages",
-    "record_usage", "remember", "render_transcript", "resolve_distiller", "split_sentences", "strip_recalled",
-    "to_plain_messages", "usage_totals",
+    "EPISODE_KIND", "SUMMARY_TAG", "Turn", "USAGE_FILE", "admit", "aremember", "audit", "check_admission",
+    "conversation_turns", "derive_session_id", "extract_identifiers", "normalize_messages", "record_usage",
+    "remember", "render_transcript", "resolve_distiller", "split_sentences", "strip_recalled", "to_plain_messages",
+    "usage_totals"
 ]

@@ -17,12 +17,18 @@ summary's quoted ``parts``, its files and commands), that hold such a word becom
 leave its sources. It is kept because it carries where a live capture of the session goes on from. The
 summaries are rewritten before anything is deleted, so a failure leaves the messages in place to forget again.
 
+The summary also notes the forgotten ids (``metadata["forgotten"]``, ids only, the latest
+:data:`MAX_FORGOTTEN_CHARS` of them): apps capture by sending a conversation again (a restarted app sends a thread whole), and
+a capture of the session treats the messages it names as unsaid (:mod:`remem.core.distill.forgotten`).
+
 Left as they are: memories of ``remember(episodes=False)`` (no message records to forget: use
-``forget(where={"sources": [...]})``); and a capture that sends a forgotten message again, which says it again.
+``forget(where={"sources": [...]})``); and a session forgotten whole, its summary too, which keeps no note: a
+capture that sends it again says it again.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
@@ -30,6 +36,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..types import MemoryRecord
 from . import erasure
 from .records import from_payload
+from .validation import MAX_METADATA_BYTES
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _WORD = re.compile(rf"[{_CJK}]+|(?:(?![{_CJK}])[^\W_])+(?:['.-](?:(?![{_CJK}])[^\W_])+)*")
@@ -40,8 +47,10 @@ i me my mine we us our you your he him his she her it its they them their this t
 what which who when where why how all any some each more most other just also very now still only
 user users user's assistant said says say session summary outcome request requests files commands errors tools
 """.split())
+FORGOTTEN = "forgotten"  # a summary's metadata: the ids of its session's forgotten messages (no words)
+MAX_FORGOTTEN_CHARS = 16 * 1024  # as JSON: the latest ids that fit are kept
 _BOOKKEEPING = frozenset({"session", "distiller", "turns", "provisional", "messages", "covered", "prefix", "head",
-                          "last_said", "request_ids", "named_in", "outcome_id"})  # ids, hashes and counts
+                          "last_said", "request_ids", "named_in", "outcome_id", FORGOTTEN})  # ids, hashes, counts
 
 
 def words(text: str) -> set[str]:
@@ -69,7 +78,7 @@ class Derived:
             kept = [s if not words(s) & only else "…" for s in _SENTENCE.split(rec.text) if s]
             text = " ".join(s for i, s in enumerate(kept) if s != "…" or i == 0 or kept[i - 1] != "…")
             engine.update(rec.id, scope=rec.scope, text=text if words(text) else "…",
-                          metadata=_scrubbed(rec.metadata, only), replace_metadata=True,
+                          metadata=_noted(_scrubbed(rec.metadata, only), ids), replace_metadata=True,
                           sources=[s for s in rec.sources if s not in ids])
 
 
@@ -95,9 +104,8 @@ def derived_from(engine: Any, gone: Sequence[MemoryRecord]) -> Derived:
         for rec in named:
             own = only - set().union(*(elsewhere.get(s, set()) for s in rec.sources))
             holds = bool(words(rec.text) & own) or _scrubbed(rec.metadata, own) != rec.metadata
-            if rec.kind == "summary":
-                if holds or set(rec.sources) & forgotten:
-                    out.summaries.append((rec, own, forgotten))
+            if rec.kind == "summary":  # each notes the ids, so a capture sending them again is not heard
+                out.summaries.append((rec, own, forgotten))
             elif holds or (rec.sources and set(rec.sources) <= forgotten):
                 out.gone.append(rec)
     return out
@@ -125,6 +133,20 @@ def _said_elsewhere(engine: Any, scope: Any, ids: set[str]) -> dict[str, set[str
     return {s: words(r.text) for r in _records(engine, flt) if r.scope == scope for s in r.sources}
 
 
+def _noted(meta: Mapping[str, Any], ids: set[str]) -> dict[str, Any]:
+    """A summary's ``meta`` with ``ids`` noted as forgotten: the latest ids that fit in
+    :data:`MAX_FORGOTTEN_CHARS` and in what the record's metadata may hold, so a note never makes a forget fail."""
+    rest = {k: v for k, v in meta.items() if k != FORGOTTEN}
+    room = min(MAX_FORGOTTEN_CHARS, MAX_METADATA_BYTES - len(json.dumps(rest, ensure_ascii=False, default=str)) - 64)
+    kept: list[str] = []
+    for mid in reversed([i for i in meta.get(FORGOTTEN) or () if i not in ids] + sorted(ids)):
+        room -= len(json.dumps(mid, ensure_ascii=False)) + 1
+        if room < 0:
+            break
+        kept.append(mid)
+    return {**rest, FORGOTTEN: kept[::-1]} if kept else rest
+
+
 def _scrubbed(value: Any, only: set[str]) -> Any:
     """``value`` (a summary's metadata) with every string that holds one of ``only`` replaced by "…", its ids,
     hashes and counts left as they are (:data:`_BOOKKEEPING`)."""
@@ -141,4 +163,4 @@ def _records(engine: Any, flt: Any) -> Iterable[MemoryRecord]:
     return [from_payload(f.id, f.payload) for f in engine.scan(flt)]
 
 
-__all__ = ["Derived", "derived_from", "forget_with_derived", "words"]
+__all__ = ["FORGOTTEN", "MAX_FORGOTTEN_CHARS", "Derived", "derived_from", "forget_with_derived", "words"]
