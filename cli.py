@@ -135,9 +135,11 @@ def cmd_forget(args: argparse.Namespace) -> int:
             raise RememError("bulk forget needs --tenant (or --global for the global space, or --all-tenants)")
         res = mem.forget(scope=_scope(args), where=_parse_where(args.where), kind=args.kind, tags=args.tag,
                          before=args.before, dry_run=not args.yes)
+    hint = (f"\n(--session names a scope; a conversation named by remember(session=...) is matched with "
+            f"--where meta.session={args.session})" if args.session and not res.count else "")
     _emit(args, {"count": res.count, "ids": list(res.ids), "dry_run": res.dry_run},
           lambda: out.print(f"{'would forget' if res.dry_run else 'forgot'} {res.count} memories"
-                            + (" (dry run: add --yes to delete)" if res.dry_run else "")))
+                            + (" (dry run: add --yes to delete)" if res.dry_run else "") + hint, markup=False))
     return 0
 
 

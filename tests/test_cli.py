@@ -111,3 +111,20 @@ def test_redact_store_leaves_no_copy_of_what_it_redacted_in_the_store_files_or_b
     assert left == []
     [rec] = json.loads(run("list", "--tenant", "acme", "--json", store=store, env_extra=env).stdout)
     assert rec["text"] == "the door code of the lab is [REDACTED:door_code]"
+
+
+def test_forgetting_a_conversation_by_its_session_name(store_factory) -> None:
+    """`remember(session=...)` names a conversation, `--session` a scope: a bulk forget by the wrong one says how
+    to reach the conversation, and that way forgets it."""
+    from remem import Memory
+
+    store = store_factory("none")
+    with Memory(path=store, embedder="none", service="off") as mem:
+        mem.remember([{"role": "user", "content": "We deploy the orders service on Tuesdays."}],
+                     scope={"tenant": "acme"}, session="chat-42")
+    proc = run("forget", "--tenant", "acme", "--session", "chat-42", "--yes", store=store)
+    assert proc.stdout.startswith("forgot 0 memories") and "--where meta.session=chat-42" in proc.stdout
+    gone = json.loads(run("forget", "--tenant", "acme", "--where", "meta.session=chat-42", "--yes", "--json",
+                          store=store).stdout)
+    assert gone["count"] >= 2 and not gone["dry_run"]  # the message and what was distilled from it
+    assert json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout) == []
