@@ -173,6 +173,9 @@ def test_a_forgotten_message_sent_again_with_the_history_stays_forgotten(any_mem
     any_mem.forget(message(any_mem, "m2").id, scope=DANA)
     [summary] = [r for r in any_mem.iter_records(DANA) if r.kind == "summary"]
     assert summary.metadata["forgotten"] == ["m2"]  # ids only: no words of it
+    before = stored(any_mem)
+    res = any_mem.remember(SESSION[:4], scope=DANA, session="t", distiller="keyless")  # an older snapshot again
+    assert (res.added, res.merged, res.episodes) == ([], [], []) and stored(any_mem) == before
     resent = [*SESSION, said(5, "user", "Deploys are frozen on Fridays, no exceptions.")]
     any_mem.remember(resent, scope=DANA, session="t", distiller="keyless")
     assert "narcolepsy" not in stored(any_mem) and "replication issues" not in stored(any_mem)

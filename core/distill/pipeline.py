@@ -115,24 +115,24 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
         log.warning("remember(): %s", problem)
     capture = redact_capture(redactor, plain, metadata, source, tags)  # every later step reads only this
     redacted = capture.messages
-    result = RememberResult(redactions=capture.counts)
     turns = conversation_turns(redacted)
     sid = redactor.redact(session).text if session else scope.session or derive_session_id(turns)  # as stored
     turns = assign_ids(turns, sid)
-    result.session = sid
+    result = RememberResult(redactions=capture.counts, session=sid)
     previous = find_summary(engine, scope, sid) if turns else None
+    gone = forgotten_ids(previous)  # messages forgotten since: a capture that sends them again is not heard
     new_turns, continuation = list(turns), False
     if previous is not None:
         meta = previous.metadata
         covered = int(meta.get("covered") or 0)
         if 0 < covered <= len(turns) and meta.get("prefix") == _turn_hash(turns[:covered]):
             new_turns, continuation = list(turns[covered:]), True
-        elif covered > len(turns) and meta.get("head") == _turn_hash(turns[:1]) and all_stored(engine, scope, sid,
-                                                                                               turns):
+        elif covered > len(turns) and meta.get("head") == _turn_hash(turns[:1]) and all_stored(
+                engine, scope, sid, [t for t in turns if t.id not in gone]):
             new_turns, continuation = [], True  # an older snapshot of a session already distilled further
     offset = 0 if continuation or previous is None else int(previous.metadata.get("messages") or 0)
     mark = (len(redacted), len(turns), _turn_hash(turns), _turn_hash(turns[:1]))  # where a next capture goes on
-    turns, new_turns, redacted = unsaid(turns, new_turns, redacted, forgotten_ids(previous))
+    turns, new_turns, redacted = unsaid(turns, new_turns, redacted, gone)
     return _Prep(scope=scope, session=sid, messages=redacted, turns=turns, new_turns=new_turns,
                  continuation=continuation, previous=previous, result=result, metadata=capture.metadata,
                  source=capture.source or "remember", tags=capture.tags, redactor=redactor, offset=offset,
