@@ -135,3 +135,24 @@ def test_a_turn_whose_capture_failed_is_captured_with_the_next_one(mem: Memory) 
     cap.flush(30)
     said = {r.text for r in mem.list(scope=Scope(user="dana"), kind="episode")}
     assert {"I'm allergic to penicillin.", "I live in Porto."} <= said
+
+
+def test_a_forgotten_message_stays_forgotten_when_a_restarted_app_continues_the_thread(mem: Memory) -> None:
+    """The user asks to forget what they said; the app restarts (a new saver, the same checkpoints) and the
+    thread goes on: the forgotten message is not captured back into memory, what is said next is."""
+    inner, user = InMemorySaver(), f"u-{uuid.uuid4().hex[:6]}"
+    conf = {"configurable": {"thread_id": "t-forget", "user_id": user}}
+    for text in ("My passport number is X1234567, use it for the visa form.", "We deploy on Tuesdays."):
+        cap = BackgroundCapture()
+        _graph(MemoryCaptureSaver(inner, mem, scope=ScopeResolver(), capture_executor=cap)).invoke(
+            {"messages": [{"role": "user", "content": text}]}, conf)
+        cap.flush(30)
+    said_it = [r for r in mem.list(scope=Scope(user=user), kind="episode") if "X1234567" in r.text]
+    assert len(said_it) == 2  # the question, and the bot's answer that repeats it
+    assert all(mem.forget(r.id, scope=Scope(user=user)) for r in said_it)
+    cap = BackgroundCapture()  # the app restarted: a new saver over the same checkpoints
+    _graph(MemoryCaptureSaver(inner, mem, scope=ScopeResolver(), capture_executor=cap)).invoke(
+        {"messages": [{"role": "user", "content": "I live in Porto."}]}, conf)
+    cap.flush(30)
+    held = [r.text for r in mem.list(scope=Scope(user=user), limit=100)]
+    assert "I live in Porto." in held and not [t for t in held if "X1234567" in t or "passport" in t], held
