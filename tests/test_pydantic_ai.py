@@ -27,7 +27,8 @@ from remem.core.recall.tokens import count_tokens  # noqa: E402
 from remem.core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION,  # noqa: E402
                                 BackgroundCapture)
 from remem.integrations.pydantic_ai import (CaptureMemories, ForceMemorySearchFirst, RecallMemories,  # noqa: E402
-                                            from_deps, memory_toolset, to_openai_messages)
+                                            RecalledMemoriesPart, from_deps, memory_toolset,
+                                            to_openai_messages)
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -299,9 +300,11 @@ def test_recall_into_history_adds_one_marked_message_per_run(mem: Memory) -> Non
                   capabilities=[RecallMemories(mem, scope=from_deps, placement="history")])
     result = agent.run_sync("where is my office?", deps=Deps(ALICE))
     recalled = [p for m in result.all_messages() if isinstance(m, ModelRequest) for p in m.parts
-                if isinstance(p, SystemPromptPart)]
+                if isinstance(p, RecalledMemoriesPart)]
     assert len(recalled) == 1 and "Berlin office" in recalled[0].content
     assert recalled[0].metadata == {"remem": "recall"}
+    assert not [p for m in result.all_messages() if isinstance(m, ModelRequest) for p in m.parts
+                if isinstance(p, SystemPromptPart)]  # data, never in the application's voice
     assert script.requests[0]["instructions"] is None
     # Capture never feeds recalled memories back in.
     assert all("Berlin office" not in m["content"] for m in to_openai_messages(result.all_messages()))

@@ -17,14 +17,14 @@ Usage::
                                 ForceMemorySearchFirst()])
     agent.run_sync("What do I usually drink?", deps=Deps(Scope(tenant="acme", user="alice")))
 
-Requires ``pydantic-ai-slim>=2.68`` (the ``remem[pydantic-ai]`` extra).
+Requires ``pydantic-ai-slim>=2.78`` (the ``remem[pydantic-ai]`` extra).
 """
 
 from .capabilities import CaptureMemories, ForceMemorySearchFirst, RecallMemories, run_query
-from .messages import MEMORY_TOOL_NAMES, latest_user_text, to_openai_messages
+from .messages import MEMORY_TOOL_NAMES, RecalledMemoriesPart, latest_user_text, to_openai_messages
 from .scope import MemoryScoped, ScopeSource, from_deps, resolve_scope, scope_from_deps
 from .toolset import MemoryKind, memory_toolset
 
 __all__ = ["CaptureMemories", "ForceMemorySearchFirst", "MEMORY_TOOL_NAMES", "MemoryKind", "MemoryScoped",
-           "RecallMemories", "ScopeSource", "from_deps", "latest_user_text", "memory_toolset", "resolve_scope", "run_query", "scope_from_deps",
+           "RecallMemories", "RecalledMemoriesPart", "ScopeSource", "from_deps", "latest_user_text", "memory_toolset", "resolve_scope", "run_query", "scope_from_deps",
            "to_openai_messages"]

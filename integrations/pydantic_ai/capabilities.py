@@ -15,13 +15,14 @@ from typing import Any, Callable, Iterable, Literal
 import anyio.to_thread
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import SystemPromptPart
+from pydantic_ai.messages import OperatorSource
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.run import AgentRunResult
 
 from ...core.scope import Scope, check_scope_spec
 from ...core.tooling import BackgroundCapture, default_capture, recall_context, sync_memory
-from .messages import MEMORY_TOOL_NAMES, REMEM_MARK, latest_user_text, to_openai_messages, user_content_text
+from .messages import (MEMORY_TOOL_NAMES, REMEM_MARK, RecalledMemoriesPart, latest_user_text, to_openai_messages,
+                       user_content_text)
 from .scope import ScopeSource, resolve_scope
 
 MAX_UNSENT = 200  # messages of one conversation kept for the next capture after a failed one
@@ -44,8 +45,9 @@ class RecallMemories(AbstractCapability[Any]):
     ``placement="instructions"`` (default): a dynamic instruction part, present in every model request of the
     run and replaced on the next run, so recalled text never piles up in the history. The search runs once
     per run (per query), which keeps the instructions identical across the run's requests (prompt caching).
-    ``placement="history"``: one system-prompt message added before the run's first request; it stays in the
-    history (a stable, cache-friendly prefix for providers that cache it) and is marked so capture skips it.
+    ``placement="history"``: one :class:`~.messages.RecalledMemoriesPart` added before the run's first request,
+    which Pydantic AI shows the model as framed data (not instructions); it stays in the history (a stable,
+    cache-friendly prefix for providers that cache it), and capture skips it.
     ``scope`` follows :mod:`.scope` (None = the global space). Nothing is added when a scope callable finds none, nothing matches, or recall fails.
     """
 
@@ -93,7 +95,8 @@ class RecallMemories(AbstractCapability[Any]):
         if self.placement == "history" and ctx.run_step <= 1:
             text = await self.recall(ctx)
             if text:
-                ctx.enqueue(SystemPromptPart(text, metadata={REMEM_MARK: "recall"}))
+                ctx.enqueue(RecalledMemoriesPart(content=text, source=OperatorSource(),
+                                                 metadata={REMEM_MARK: "recall"}))
         return request_context
 
     async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
