@@ -17,9 +17,9 @@ summary's quoted ``parts``, its files and commands), that hold such a word becom
 leave its sources. It is kept because it carries where a live capture of the session goes on from. The
 summaries are rewritten before anything is deleted, so a failure leaves the messages in place to forget again.
 
-The summary also notes the forgotten ids (``metadata["forgotten"]``, ids only, the latest
-:data:`MAX_FORGOTTEN_CHARS` of them): apps capture by sending a conversation again (a restarted app sends a thread whole), and
-a capture of the session treats the messages it names as unsaid (:mod:`remem.core.distill.forgotten`).
+The summary also notes the forgotten ids (``metadata["forgotten"]``, ids only, the latest that fit in
+:data:`MAX_FORGOTTEN_CHARS`): apps capture by sending a conversation again (a restarted app sends a thread
+whole), and a capture of the session treats the messages it names as unsaid (:mod:`remem.core.distill.forgotten`).
 
 Left as they are: memories of ``remember(episodes=False)`` (no message records to forget: use
 ``forget(where={"sources": [...]})``); and a session forgotten whole, its summary too, which keeps no note: a
