@@ -93,6 +93,22 @@ def test_assignment_keeps_variable_name(r: Redactor) -> None:
     assert "Tr0ub4dor" not in res.text and "q8Zk2" not in res.text
 
 
+@pytest.mark.parametrize("text, redacted", [
+    ("password=Tr0ub4dor&3", "password=[REDACTED:password]"),  # a review: "&3" was kept, in store and export
+    ("password=Xy7&Zq9#Lm now", "password=[REDACTED:password] now"),
+    ("password=abc;def123", "password=[REDACTED:password]"),
+    ("password=p@ss,word99", "password=[REDACTED:password]"),
+    ("DB_PASS=S3cr3t&Key!", "DB_PASS=[REDACTED:password]"),
+    # where `& ; , |` end a value: before the next name=, whitespace, another separator or the end
+    ("https://app.io/login?password=Hunter2x9&user=bob", "https://app.io/login?password=[REDACTED:password]&user=bob"),
+    ("Server=db;Password=Hunter2x9;User Id=bob;", "Server=db;Password=[REDACTED:password];User Id=bob;"),
+    ("connect(password=Hunter2x9, user=bob)", "connect(password=[REDACTED:password], user=bob)"),
+    ("export PGPASSWORD=Hunter2x9; psql", "export PGPASSWORD=[REDACTED:password]; psql"),
+])
+def test_an_unquoted_value_is_redacted_whole(text: str, redacted: str, r: Redactor) -> None:
+    assert r.redact(text).text == redacted
+
+
 @pytest.mark.parametrize(
     "url, user, host",
     [

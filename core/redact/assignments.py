@@ -186,9 +186,13 @@ def _at_line_start(m: re.Match[str]) -> bool:
 
 
 _NAME = r"(?P<name>[A-Za-z_][\w.\-]{0,60})"
+# An unquoted value runs to whitespace or a quote. `, ; & |` inside it are its own (`Tr0ub4dor&3`, `p@ss,word9`)
+# unless they end it: at the end of the text or before whitespace, another separator or the next `name=`
+# (`?token=abc&user=bob`, `Server=db;Password=x;User=bob`, `f(password=x, user=y)`).
+_UV_END = r"[,;&|](?:$|[\s,;&|<>]|[A-Za-z_][\w .\-]{0,60}=)"
 _VALUE = (
     r"(?:\"(?P<dq>[^\"\n]{1,500})\"|'(?P<sq>[^'\n]{1,500})'|`(?P<bq>[^`\n]{1,500})`"
-    r"|(?P<uv>[^\s\"'`,;&<>|]{1,500}))"
+    r"|(?P<uv>[^\s\"'`,;&<>|](?:(?!" + _UV_END + r")[^\s\"'`<>]){0,499}))"
 )
 ASSIGNMENT = (
     r"(?<![\w.\-])[\"']?" + _NAME + r"[\"']?(?P<sp1>[ \t]*)(?P<sep>:=|=>|:|(?<![=!<>])=(?!=))"
