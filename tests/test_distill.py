@@ -554,3 +554,18 @@ def test_server_mode_keeps_the_queue_and_ledger_in_qdrant_not_on_the_app_machine
     home = tmp_path / "app-home"
     assert not home.exists() or not [p for p in home.rglob("*") if p.is_file()]
     app_b.close()
+
+
+def test_remember_reads_role_content_pairs_and_says_when_nothing_is_readable(mem: Memory) -> None:
+    """A new user's review: ``("user", "...")`` pairs (LangChain's message-like form) and ``[{"role": "user"}]``
+    were stored as nothing, with no error."""
+    res = mem.remember([("user", "We deploy the orders service on Tuesdays."), ("assistant", "Got it.")],
+                       scope=SCOPE, session="pairs")
+    assert [e.text for e in res.episodes] == ["We deploy the orders service on Tuesdays."]
+    for unreadable in ([{"role": "user"}], [{"role": "user", "content": None}], [42]):
+        with pytest.raises(ValueError, match="user message with no content"):
+            mem.remember(unreadable, scope=SCOPE, session="empty")
+    # one empty message among others is skipped (and logged): the rest of the capture is kept
+    res = mem.remember([{"role": "user"}, {"role": "user", "content": "Staging runs Postgres 16."}], scope=SCOPE,
+                       session="mixed")
+    assert [e.text for e in res.episodes] == ["Staging runs Postgres 16."]

@@ -45,8 +45,8 @@ _TRANSCRIPT_RE = re.compile(r"^\s*(user|human|assistant|ai|system|tool)\s*:\s*",
 
 
 def to_plain_messages(messages: Any) -> list[dict[str, Any]]:
-    """Accept a list of dicts (OpenAI or Anthropic shapes), message objects with ``role``/``type`` and
-    ``content`` attributes (LangChain, LlamaIndex...), or a plain string (one user message, or a
+    """Accept a list of dicts (OpenAI or Anthropic shapes), ``(role, content)`` pairs, message objects with
+    ``role``/``type`` and ``content`` attributes (LangChain, LlamaIndex...), or a plain string (one user message, or a
     ``User: ... / Assistant: ...`` transcript), and return JSON-ready dicts."""
     if messages is None:
         return []
@@ -58,6 +58,8 @@ def to_plain_messages(messages: Any) -> list[dict[str, Any]]:
     for msg in messages:
         if isinstance(msg, str):
             out.append({"role": "user", "content": msg})
+        elif isinstance(msg, tuple) and len(msg) == 2 and isinstance(msg[0], str):
+            out.append({"role": msg[0], "content": _jsonable(msg[1])})  # LangChain's ("user", "text") form
         elif isinstance(msg, Mapping):
             out.append(_jsonable(dict(msg)))
         else:
@@ -150,15 +152,19 @@ def message_time(msg: Mapping[str, Any]) -> _dt.datetime | None:
 
 
 def check_messages(messages: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Raise a ValueError naming the first message remember() would skip (a role it does not know), before
-    anything is stored: what the caller sent is untouched, so nothing is lost. Return what it will keep without
-    (a timestamp that is no time: the message is kept, undated; a capture never fails for its dates)."""
+    """Raise a ValueError naming the first message remember() would skip (a role it does not know; a user message
+    with no content, when no message has any), before anything is stored: what the caller sent is untouched, so
+    nothing is lost. Return what it will keep without (a timestamp that is no time: the message is kept,
+    undated; a capture never fails for its dates) or skip (a user message with no content among others)."""
     unread: list[str] = []
+    empty: list[int] = []  # user messages with no content at all
     for i, msg in enumerate(messages):
         role = str(msg.get("role") or msg.get("type") or "user").lower()
         if _ROLE_ALIASES.get(role, role) not in SPOKEN_OR_TOOL:
             raise ValueError(f"message {i} has role {role!r}: remember() reads user, assistant, system (or developer) "
                              "and tool messages (human/ai and the frameworks' message objects too)")
+        if _ROLE_ALIASES.get(role, role) == "user" and msg.get("content") is None and msg.get("text") is None:
+            empty.append(i)
         for key in _TIME_KEYS:
             value = msg.get(key)
             if value is None or value == "":
@@ -168,7 +174,10 @@ def check_messages(messages: Sequence[Mapping[str, Any]]) -> list[str]:
             except ValueError:
                 unread.append(f"message {i} has {key} {str(value)[:40]!r}, no time between the years 1 and 9998 in "
                               "ISO 8601 or epoch seconds: kept without its date")
-    return unread
+    if empty and len(empty) == len(messages):  # nothing to keep at all: the caller's mistake, said at once
+        raise ValueError(f"message {empty[0]} is a user message with no content: give it 'content' (a string or "
+                         "content blocks)")
+    return unread + [f"message {i} is a user message with no content: skipped" for i in empty]
 
 
 def _message_id(msg: Mapping[str, Any]) -> str | None:
