@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .core.config import private_umask
 from .core.types import RememError, Scope
@@ -46,7 +47,21 @@ def _emit(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> Non
 
 def _records_table(records: Sequence[Any], title: str | None = None,
                    scores: Sequence[float | None] | None = None) -> Table:
-    """Records as rows: date is when it happened when known; sources are the messages it came from."""
+    """Records as rows: date is when it happened when known; sources are the messages it came from. On a
+    console narrower than 120 columns each record is one cell (its id, date and kind, then its text), so the
+    text is not squeezed into a few characters beside the whole id."""
+    if out.width < 120:
+        narrow = Table(title=title, show_header=False, show_lines=True)
+        narrow.add_column("memory", overflow="fold")
+        for i, rec in enumerate(records):
+            head = [rec.id, rec.event_time.strftime("%Y-%m-%d"), rec.kind]
+            if scores is not None and scores[i] is not None:
+                head.insert(0, f"{scores[i]:.3f}")
+            extra = "".join(f"\n{name}: {', '.join(v)}" for name, v in (("tags", rec.tags), ("sources", rec.sources))
+                            if v)
+            status = "" if rec.superseded_by is None else " (superseded)"
+            narrow.add_row(Text(" · ".join(head) + status + "\n" + rec.text + extra))
+        return narrow
     table = Table(title=title, show_lines=False)
     if scores is not None:
         table.add_column("score", justify="right")
