@@ -65,13 +65,13 @@ def encode(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         cls = type(obj)
         if not cls.__module__.startswith("remem."):
-            raise TypeError(f"cannot send a {cls.__name__} to the remem service")
+            raise _unsendable(obj)
         spec, names = _dc_info(cls)
         return {"$t": "dc", "c": spec, "v": {n: encode(getattr(obj, n)) for n in names}}
     if isinstance(obj, Mapping):
         out = {str(k): encode(v) for k, v in obj.items()}
         return {"$t": "dict", "v": out} if "$t" in out else out
-    raise TypeError(f"cannot send a {type(obj).__name__} to the remem service")
+    raise _unsendable(obj)
 
 
 def decode(obj: Any) -> Any:
@@ -173,12 +173,19 @@ def loads_line(line: bytes | str) -> Any:
     return json.loads(line, parse_constant=_no_constant)
 
 
+def _unsendable(obj: Any) -> TypeError:
+    """What a caller is told when an argument has no form on the wire (in-process, the core refuses it too)."""
+    hint = ": decode it to str first" if isinstance(obj, (bytes, bytearray, memoryview)) else ""
+    return TypeError(f"remem takes text, numbers, dates, and lists and mappings of them, not a {type(obj).__name__}"
+                     f"{hint}")
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a value remem can store or filter on: numbers must be finite")
 
 
 def _reject(obj: Any) -> Any:
-    raise TypeError(f"cannot send a {type(obj).__name__} to the remem service")
+    raise _unsendable(obj)
 
 
 __all__ = ["MAX_LINE", "ServiceError", "ServiceSocketError", "ServiceTimeoutError", "decode", "decode_error",

@@ -199,9 +199,9 @@ class Engine:
         self.check_usable()
         check_limit("batch_size", batch_size, high=4096)
         items = threads.prepare(self, items)
-        for it in items:  # all checked before anything is embedded or stored: a bad item stores nothing
+        for i, it in enumerate(items):  # all checked before anything is embedded or stored: a bad one stores nothing
             if not isinstance(it.get("text"), str):
-                raise TypeError("every item needs a 'text' string")
+                raise TypeError(f"text must be a string, got {type(it.get('text')).__name__} (item {i})")
             if set(it) - _ADD_FIELDS:
                 raise TypeError(f"unknown add() fields in an item: {sorted(set(it) - _ADD_FIELDS)}")
         built = []  # every record built (its values checked) before any is stored; its thread is set below
