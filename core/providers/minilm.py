@@ -215,6 +215,7 @@ class MiniLMEmbedder:
     weights = INT8
     name = INT8_NAME
     dim = 384
+    relevance_floor = 0.4  # a hit sharing no word with the question needs this similarity (recall/support.py)
 
     def __init__(self, threads: int | None = None, *, chunk_tokens: int = CHUNK_TOKENS, max_rows: int = MAX_ROWS) -> None:
         self.threads = threads or machine_threads()

@@ -368,7 +368,7 @@ class Engine:
                 return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
                         for f in self.backend.newest(newest, n)]
             return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked,
-                                    self._shared.drops)
+                                    self._shared.drops, getattr(self.embedder, "relevance_floor", None))
 
         hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
         hits = fit_hits(hits, token_budget) if token_budget is not None else hits

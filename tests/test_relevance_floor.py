@@ -1,0 +1,47 @@
+"""Recall gives nothing rather than noise: a question with nothing to do with the memories used to get the
+dense list's nearest ten anyway, shown to an agent as "Relevant memories" (a new user's review)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from remem import Memory, Scope
+
+DEV = Scope(tenant="acme", user="dev")
+NOTES = ["The CI Redis container fails when port 6379 is taken; we pin redis to 7.2.",
+         "We use poetry, not pip, for dependencies.", "Always run ruff before pushing.",
+         "Alice prefers green tea over coffee.", "The orders service runs on Postgres 16 in eu-west-1.",
+         "Deploys are frozen on Fridays."]
+
+
+@pytest.fixture
+def minilm_mem(tmp_path: Path) -> Memory:
+    mem = Memory(path=tmp_path / "s", embedder="minilm", service="off")
+    mem.add_many([{"text": t} for t in NOTES], scope=DEV)
+    yield mem
+    mem.close()
+
+
+def test_an_unrelated_question_recalls_nothing(minilm_mem: Memory) -> None:
+    for question in ("what is the capital of France?", "how do I bake sourdough bread?"):
+        assert minilm_mem.search(question, scope=DEV, limit=5) == []
+        assert minilm_mem.context(question, scope=DEV) == ""
+
+
+def test_a_question_in_other_words_still_finds_its_memory(minilm_mem: Memory) -> None:
+    """Sharing no word with the question is no reason to drop a hit the model finds close enough."""
+    hits = minilm_mem.search("which day can't we ship releases?", scope=DEV, limit=5)
+    assert hits and hits[0].record.text == "Deploys are frozen on Fridays."
+    hits = minilm_mem.search("linting tool before a push", scope=DEV, limit=5)
+    assert hits[0].record.text == "Always run ruff before pushing."
+
+
+def test_bm25_only_and_a_shared_word_are_unaffected(tmp_path: Path, minilm_mem: Memory) -> None:
+    hits = minilm_mem.search("capital of Redis?", scope=DEV, limit=5)  # shares "redis": kept whatever its score
+    assert any("Redis" in h.record.text for h in hits)
+    with Memory(path=tmp_path / "bm25", embedder="none", service="off") as mem:
+        mem.add_many([{"text": t} for t in NOTES], scope=DEV)
+        assert mem.search("what is the capital of France?", scope=DEV) == []  # BM25 found nothing to begin with
+        assert mem.search("orders database", scope=DEV)[0].record.text.startswith("The orders service")
