@@ -9,16 +9,21 @@ signatures are those of :mod:`remem.core.operations` (a test checks each one).
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .distill import drain, pipeline
+from .distill import drain, forgotten, pipeline
+from .distill.pending import queue_for
 from .redact.redactor import configured
 from .redact.rescan import redact_store
 from .store import backups, compaction, migration, transfer
 from .store.engine import Engine
 from .store.plan import Plan, planned
+from .types import MemoryRecord
+
+log = logging.getLogger("remem")
 
 
 class LocalMemory(Engine):
@@ -56,6 +61,13 @@ class LocalMemory(Engine):
     async def aremember(self, messages: Any, **arguments: Any) -> Any:
         """``remember`` for AsyncMemory: LLM calls with the async client, store work in worker threads."""
         return await pipeline.aremember(self, messages, **arguments)
+
+    def after_forget(self, gone: Sequence[MemoryRecord]) -> None:
+        """A forgotten message leaves the captures queued for an LLM too: no copy of it stays on disk."""
+        try:
+            forgotten.scrub_queued(queue_for(self), getattr(self.backend, "location", None), gone)
+        except OSError as exc:  # the store forgot; the drain still skips what the note names
+            log.warning("could not take forgotten messages out of the pending queue: %s", exc)
 
     def audit(self, *, scope: Any = None) -> dict[str, Any]:
         return pipeline.audit(self, scope=scope).as_dict()

@@ -203,3 +203,40 @@ def test_a_forgotten_message_sent_again_is_not_queued_for_the_llm(mem: Memory, s
     [entry] = queue_for(mem).peek()
     assert "narcolepsy" not in json.dumps(entry.data) and "Fridays" in json.dumps(entry.data)
     assert "narcolepsy" not in stored(mem)
+
+
+def _queued_text(mem: Memory) -> str:
+    """Every byte the pending queue holds for ``mem``: its files on disk, or its entries in a server's collection."""
+    from remem.core.distill.pending import PendingQueue, queue_for
+
+    queue = queue_for(mem)
+    if isinstance(queue, PendingQueue):
+        return "".join(p.read_text() for p in queue.folder.iterdir() if p.is_file())
+    return json.dumps([e.data for e in queue.peek(in_flight=True)])
+
+
+def test_a_forget_takes_the_message_out_of_a_capture_queued_before_it(any_mem: Memory, srv: OpenAIServer) -> None:
+    """An LLM outage queues the capture; forgetting one of its messages meanwhile leaves no copy of it in the
+    queue, and the drain distils the rest."""
+    llm = LLMDistiller(model="test-mini", base_url=srv.base_url, api_key="test-key", max_retries=0)
+    srv.fail("chat", status=429, code="insufficient_quota")
+    assert any_mem.remember(SESSION, scope=DANA, session="q", distiller=llm).queued
+    assert "narcolepsy" in _queued_text(any_mem)
+    any_mem.forget(message(any_mem, "m2").id, scope=DANA)
+    queued = _queued_text(any_mem)
+    assert "narcolepsy" not in queued and "ruff in pre-commit" in queued and "Postgres 16" in queued
+    assert any_mem.drain_pending() == 1  # no LLM configured: the keyless distiller drains it
+    assert "narcolepsy" not in stored(any_mem) and "Postgres 16" in stored(any_mem)
+    assert _queued_text(any_mem) in ("", "[]")
+
+
+def test_a_session_forgotten_whole_leaves_no_capture_queued(any_mem: Memory, srv: OpenAIServer) -> None:
+    llm = LLMDistiller(model="test-mini", base_url=srv.base_url, api_key="test-key", max_retries=0)
+    srv.fail("chat", status=429, code="insufficient_quota", times=2)
+    assert any_mem.remember(SESSION, scope=DANA, session="q", distiller=llm).queued
+    other = Scope(tenant="acme", user="eve")  # the same session name in another scope keeps its capture
+    assert any_mem.remember(SESSION, scope=other, session="q", distiller=llm).queued
+    assert any_mem.forget(scope=DANA, where={"metadata.session": "q"}, dry_run=False).count >= len(SESSION)
+    assert any_mem.drain_pending() == 1  # eve's alone
+    assert "narcolepsy" not in stored(any_mem)
+    assert any("narcolepsy" in r.text for r in any_mem.iter_records(other))

@@ -8,15 +8,20 @@ not quoted in the summary, not in the context of the messages around them, not q
 capture goes (where the summary continues from) is still read from the messages as sent, so the rest of the
 capture is handled as it would have been. A session forgotten whole, its summary too, keeps no note: sending it
 again says it again.
+
+A capture queued for an LLM (:mod:`~remem.core.distill.pending`) is a copy of what was said on disk, so a forget
+takes its messages out of the queued captures of their session too (:func:`scrub_queued`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .conversation import Turn
+from .conversation import Turn, conversation_turns
+from .episodes import assign_ids, spoken
+from .pending import CollectionQueue, PendingQueue
 from ..store.derived import FORGOTTEN
-from ..types import MemoryRecord
+from ..types import MemoryRecord, Scope
 
 
 def forgotten_ids(summary: MemoryRecord | None) -> frozenset[str]:
@@ -42,4 +47,36 @@ def unsaid(turns: Sequence[Turn], new_turns: Sequence[Turn], messages: Sequence[
             [m for i, m in enumerate(messages) if i not in dropped])
 
 
-__all__ = ["forgotten_ids", "unsaid"]
+def scrub_queued(queue: PendingQueue | CollectionQueue, location: Any, gone: Sequence[MemoryRecord]) -> int:
+    """Take the forgotten messages of ``gone`` (its episodes) out of the captures of their session still queued
+    for an LLM, and drop a capture left with nothing said; returns how many captures changed. A capture a worker
+    is distilling right now is left to it: its ``remember`` reads the forget's note (:func:`forgotten_ids`)."""
+    said: dict[tuple[Scope, str], set[str]] = {}
+    for rec in gone:
+        session = rec.metadata.get("session")
+        if rec.kind == "episode" and isinstance(session, str):
+            said.setdefault((rec.scope, session), set()).update(rec.sources)
+    changed = 0
+    for peeked in queue.peek() if said else ():
+        data = peeked.data
+        try:
+            ids = said.get((Scope.coerce(data.get("scope")), data.get("session")))
+        except (TypeError, ValueError):  # an entry of an older format: the drain reports it
+            continue
+        if not ids or data.get("location") not in (None, location) or (entry := queue.claim(peeked.id)) is None:
+            continue
+        messages = list(entry.data.get("messages") or [])
+        _, _, kept = unsaid(assign_ids(conversation_turns(messages), str(data["session"])), [], messages,
+                            frozenset(ids))
+        if len(kept) == len(messages):
+            queue.replace(entry, entry.data)
+            continue
+        changed += 1
+        if spoken(conversation_turns(kept)):
+            queue.replace(entry, {**entry.data, "messages": kept})
+        else:
+            queue.done(entry)
+    return changed
+
+
+__all__ = ["forgotten_ids", "scrub_queued", "unsaid"]

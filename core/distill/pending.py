@@ -35,7 +35,8 @@ class PendingEntry:
 
 
 class _Queue:
-    """What both queues derive from ``ids()`` and ``claim()``: entry ids, the envelope, length, claiming in turn."""
+    """What both queues derive from ``ids()``, ``claim()`` and ``replace()``: the envelope, length, claiming in
+    turn, putting a failed entry back."""
 
     @staticmethod
     def _new_entry(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -52,6 +53,18 @@ class _Queue:
 
     def claim(self, entry_id: str) -> PendingEntry | None:
         raise NotImplementedError
+
+    def done(self, entry: PendingEntry) -> None:
+        """The entry was distilled: delete it."""
+        raise NotImplementedError
+
+    def replace(self, entry: PendingEntry, data: dict[str, Any]) -> None:
+        """Put a claimed entry back holding ``data`` (the claim ends)."""
+        raise NotImplementedError
+
+    def release(self, entry: PendingEntry, error: str | None = None) -> None:
+        """Put a claimed entry back (distillation failed again), counting the attempt."""
+        self.replace(entry, self._retried(entry, error))
 
     def __len__(self) -> int:
         return len(self.ids())
@@ -129,12 +142,10 @@ class PendingQueue(_Queue):
             return None
 
     def done(self, entry: PendingEntry) -> None:
-        """The entry was distilled: delete it."""
         (self.folder / f"{entry.id}{_CLAIMED}{os.getpid()}").unlink(missing_ok=True)
 
-    def release(self, entry: PendingEntry, error: str | None = None) -> None:
-        """Put a claimed entry back (distillation failed again), counting the attempt."""
-        self._write(self.folder / (entry.id + _SUFFIX), self._retried(entry, error))
+    def replace(self, entry: PendingEntry, data: dict[str, Any]) -> None:
+        self._write(self.folder / (entry.id + _SUFFIX), data)
         (self.folder / f"{entry.id}{_CLAIMED}{os.getpid()}").unlink(missing_ok=True)
 
     def _release_stale(self) -> None:
@@ -193,8 +204,8 @@ class CollectionQueue(_Queue):
     def done(self, entry: PendingEntry) -> None:
         self.state.delete(self.KIND, entry.id)
 
-    def release(self, entry: PendingEntry, error: str | None = None) -> None:
-        self.state.put(self.KIND, entry.id, self._retried(entry, error))  # rewritten without the claim
+    def replace(self, entry: PendingEntry, data: dict[str, Any]) -> None:
+        self.state.put(self.KIND, entry.id, data)  # rewritten without the claim
 
 
 def pending_folder(engine: Any) -> Path:

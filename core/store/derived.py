@@ -122,6 +122,7 @@ def forget_with_derived(engine: Any, gone: Sequence[MemoryRecord], *, dry_run: b
         also.rewrite(engine)
         for start in range(0, len(gone), 512):
             engine.backend.delete([rec.id for rec in gone[start:start + 512]])
+        engine.after_forget(gone)
     return gone
 
 

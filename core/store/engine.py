@@ -58,11 +58,9 @@ class Engine:
         self.embedder: Embedder = embedder or NoEmbedder()
         self.settings = settings or Settings()
         self.check = Validator(redact=self.settings.redact, pii=self.settings.pii)
+        self._shared = _shared or _Shared()
         if _shared is None:
-            self._shared = _Shared()
             self._open(self.settings.on_embedder_mismatch)
-        else:
-            self._shared = _shared
 
     def with_settings(self, settings: Settings) -> "Engine":
         """A view of the same open store (backend, embedder, write lock) with other settings."""
@@ -334,6 +332,9 @@ class Engine:
             gone = derived.forget_with_derived(self, gone, dry_run=memory_id is None and dry_run)
         return True if memory_id is not None else ForgetResult(count=len(gone), ids=tuple(r.id for r in gone),
                                                                 dry_run=dry_run)
+
+    def after_forget(self, gone: Sequence[MemoryRecord]) -> None:
+        """Called with the records a forget deleted: a layer above forgets its own copies (queued captures)."""
 
     # ------------------------------------------------------------------ search
     @planned
