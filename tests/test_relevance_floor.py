@@ -45,3 +45,15 @@ def test_bm25_only_and_a_shared_word_are_unaffected(tmp_path: Path, minilm_mem: 
         mem.add_many([{"text": t} for t in NOTES], scope=DEV)
         assert mem.search("what is the capital of France?", scope=DEV) == []  # BM25 found nothing to begin with
         assert mem.search("orders database", scope=DEV)[0].record.text.startswith("The orders service")
+
+
+def test_a_short_name_in_the_question_is_a_word_it_shares(tmp_path: Path) -> None:
+    """ "CI?" or "PR 42" shares a word with the memory that says it, so the floor never drops that memory; a
+    short word such as "is" still shares nothing (a review found "CI" recalling only an unrelated memory)."""
+    with Memory(path=tmp_path / "s", embedder="minilm", service="off") as mem:
+        mem.add_many([{"text": t} for t in ["PR 42 was merged after review by Ana.",
+                                            "The CI cache key uses the lockfile hash.",
+                                            "Ana prefers tabs over spaces."]], scope=DEV)
+        assert mem.search("CI", scope=DEV, limit=3)[0].record.text.startswith("The CI cache key")
+        assert [h.record.text for h in mem.search("PR 42?", scope=DEV, limit=3)] == [
+            "PR 42 was merged after review by Ana."]  # "pr" is a whole word, not the start of "prefers"

