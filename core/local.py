@@ -66,8 +66,8 @@ class LocalMemory(Engine):
         """A forgotten message leaves the captures queued for an LLM too: no copy of it stays on disk."""
         try:
             forgotten.scrub_queued(queue_for(self), getattr(self.backend, "location", None), gone)
-        except OSError as exc:  # the store forgot; the drain still skips what the note names
-            log.warning("could not take forgotten messages out of the pending queue: %s", exc)
+        except Exception as exc:  # noqa: BLE001 - the store forgot; the drain still skips what the note names
+            log.warning("could not take forgotten messages out of the pending queue: %s", type(exc).__name__)
 
     def audit(self, *, scope: Any = None) -> dict[str, Any]:
         return pipeline.audit(self, scope=scope).as_dict()
