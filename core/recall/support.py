@@ -24,6 +24,7 @@ _COMMON = frozenset("""the and for are was were you your what which who whom whe
 done have has had not but with from this that these those there their them they then than into about over
 would could should will can may might must shall its it's our ours his her hers him she he
 """.split())
+_SHORT_COMMON = frozenset("is it to of in on at my me we us an or so do if up no be by as he am ok hi".split())
 
 
 def question_words(query: str) -> re.Pattern[str] | None:
@@ -37,7 +38,7 @@ def question_words(query: str) -> re.Pattern[str] | None:
 
 def _short_name(word: str) -> bool:
     """A two-character word that names something ("CI", "PR", "v2", "42"), not a short word such as "is"."""
-    return len(word) == 2 and (word.isupper() or any(c.isdigit() for c in word))
+    return len(word) == 2 and (word.isupper() or any(c.isdigit() for c in word)) and word.lower() not in _SHORT_COMMON
 
 
 def supported(hits: Sequence[SearchHit], query: str, qvec: Sequence[float] | None, floor: float | None,
