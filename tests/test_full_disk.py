@@ -40,6 +40,29 @@ def test_writes_with_no_room_are_refused_clearly_and_resume_when_there_is_room(
         assert mem.count(scope=SCOPE) == 3
 
 
+def test_add_many_refused_midway_says_how_many_it_stored_and_a_retry_stores_the_rest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from remem.core.store.backends.disk_room import DiskRoom
+
+    real, writes = DiskRoom.check, []
+
+    def filling(self: DiskRoom, doing: str, **kw: object) -> None:  # the disk fills after the third write
+        if doing == "writing to":
+            writes.append(doing)
+            if len(writes) > 3:
+                raise DiskFullError("0 MB are free on the disk for writing to the store")
+        real(self, doing, **kw)
+
+    items = [{"text": f"fact {i}: the orders service runs in region {i}"} for i in range(6)]
+    with Memory(path=tmp_path / "store", embedder="none", service="off") as mem:
+        monkeypatch.setattr(DiskRoom, "check", filling)
+        with pytest.raises(DiskFullError, match=r"3 of 6 items were stored as new memories before it"):
+            mem.add_many(items, scope=SCOPE)
+        monkeypatch.undo()
+        mem.add_many(items, scope=SCOPE)  # the same call again, once there is room: the first three are found
+        assert sorted(r.text for r in mem.list(scope=SCOPE)) == sorted(i["text"] for i in items)
+
+
 SCRIPT = textwrap.dedent("""
     import os, sys
     from remem import DiskFullError, Memory

@@ -27,7 +27,7 @@ from . import dedupe, derived, erasure, retrieval, threads
 from .backends.base import Backend, Cond, FilterSpec, Found, PointData
 from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
-from .fields import ADD_FIELDS as _ADD_FIELDS, superseding_spec
+from .fields import check_add_items, superseding_spec
 from .records import build_filter, content_hash, from_payload, tally, to_payload, valid_within
 from .validation import MAX_TEXT_CHARS, Validator, check_limit, check_query, finite
 
@@ -197,11 +197,7 @@ class Engine:
         self.check_usable()
         check_limit("batch_size", batch_size, high=4096)
         items = threads.prepare(self, items)
-        for i, it in enumerate(items):  # all checked before anything is embedded or stored: a bad one stores nothing
-            if not isinstance(it.get("text"), str):
-                raise TypeError(f"text must be a string, got {type(it.get('text')).__name__} (item {i})")
-            if set(it) - _ADD_FIELDS:
-                raise TypeError(f"unknown add() fields in an item: {sorted(set(it) - _ADD_FIELDS)}")
+        check_add_items(items)
         built = []  # every record built (its values checked) before any is stored; its thread is set below
         for it in items:
             draft = self.draft(it["text"], kind=it.get("kind", "note"), tags=it.get("tags"), context=it.get("context"))
@@ -210,20 +206,24 @@ class Engine:
         placeable = threads.placeable(self, items)  # dated notes: placed under the write lock once all are embedded
         out: list[Any] = [None] * len(built)
         kept: dict[int, Any] = {}  # vectors kept until then (a dense vector is the text's alone, placed or not)
-        for start in range(0, len(built), batch_size):
-            got = yield EmbedDocuments(built[start:start + batch_size], self.settings.on_embed_error == "keep")
-            for k, vec in enumerate(got, start):
-                if placeable:  # nothing stored until the placed notes are checked: a bad one stores nothing
-                    kept[k] = vec if vec is None else array("f", vec)  # 4 bytes a number, not 32
-                else:  # stored as embedded, each under the lock only while it is written
-                    out[k] = self.commit_new(replace(built[k], embedded=vec is not None or not self.dense), vec,
-                                             dedupe_=items[k].get("dedupe", dedupe))
-            if progress and not placeable:
-                progress(len(got))
-        if placeable:
-            out = threads.store_placed(self, items, built, kept, placeable, scope=scope, dedupe=dedupe)
-            if progress:
-                progress(len(built))
+        try:
+            for start in range(0, len(built), batch_size):
+                got = yield EmbedDocuments(built[start:start + batch_size], self.settings.on_embed_error == "keep")
+                for k, vec in enumerate(got, start):
+                    if placeable:  # nothing stored until the placed notes are checked: a bad one stores nothing
+                        kept[k] = vec if vec is None else array("f", vec)  # 4 bytes a number, not 32
+                    else:  # stored as embedded, each under the lock only while it is written
+                        out[k] = self.commit_new(replace(built[k], embedded=vec is not None or not self.dense), vec,
+                                                 dedupe_=items[k].get("dedupe", dedupe))
+                if progress and not placeable:
+                    progress(len(got))
+            if placeable:
+                out = threads.store_placed(self, items, built, kept, placeable, scope=scope, dedupe=dedupe)
+                if progress:
+                    progress(len(built))
+        except DiskFullError as exc:  # say what is stored: calling again with dedupe on finds those as duplicates
+            raise DiskFullError(f"{exc} ({len(self.backend.retrieve([r.id for r in built]))} of {len(built)} items "
+                                "were stored as new memories before it)") from exc
         return out
 
     # ------------------------------------------------------------------ read one / update / supersede / forget

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..types import MemoryRecord, to_datetime, utcnow
 
 ADD_FIELDS = {"text", "scope", "kind", "tags", "importance", "metadata", "source", "valid_from", "valid_until",
               "created_at", "context", "dedupe", "sources", "occurred_at"}
+
+
+def check_add_items(items: Sequence[Mapping[str, Any]]) -> None:
+    """Every item of an ``add_many`` checked before anything is embedded or stored: a bad one stores nothing."""
+    for i, it in enumerate(items):
+        if not isinstance(it.get("text"), str):
+            raise TypeError(f"text must be a string, got {type(it.get('text')).__name__} (item {i})")
+        if set(it) - ADD_FIELDS:
+            raise TypeError(f"unknown add() fields in an item: {sorted(set(it) - ADD_FIELDS)}")
 
 
 def superseding_spec(new: Any, old: MemoryRecord, valid_from: Any, fields_: Mapping[str, Any]) -> dict[str, Any]:
