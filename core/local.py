@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .distill import drain, forgotten, pipeline
-from .distill.pending import queue_for
 from .redact.redactor import configured
 from .redact.rescan import redact_store
 from .store import backups, compaction, migration, transfer
@@ -65,7 +64,7 @@ class LocalMemory(Engine):
     def after_forget(self, gone: Sequence[MemoryRecord]) -> None:
         """A forgotten message leaves the captures queued for an LLM too: no copy of it stays on disk."""
         try:
-            forgotten.scrub_queued(queue_for(self), getattr(self.backend, "location", None), gone)
+            forgotten.scrub_queued(self, gone)
         except Exception as exc:  # noqa: BLE001 - the store forgot; the drain still skips what the note names
             log.warning("could not take forgotten messages out of the pending queue: %s", type(exc).__name__)
 

@@ -16,8 +16,7 @@ log = logging.getLogger("remem.distill")
 
 def pending_count(engine: Any) -> int:
     """Captures waiting for the LLM, counting one a retry is distilling now (for stats and ``remem doctor``)."""
-    loc = getattr(engine.backend, "location", None)
-    return sum(1 for e in queue_for(engine).peek(in_flight=True) if e.data.get("location") in (None, loc))
+    return sum(1 for e in queue_for(engine).peek(in_flight=True) if e.of_store(engine))
 
 
 def drain_pending(engine: Any, distiller: Any = None, *, limit: int | None = None,
@@ -30,12 +29,11 @@ def drain_pending(engine: Any, distiller: Any = None, *, limit: int | None = Non
     distiller does the work, so draining always makes progress."""
     q = queue or queue_for(engine)
     dist_obj = resolve_distiller(distiller)
-    loc = getattr(engine.backend, "location", None)
     done = 0
     for peeked in q.peek():
         if limit is not None and done >= limit:
             break
-        if peeked.data.get("location") not in (None, loc):  # another store's capture (shared $REMEM_HOME/pending)
+        if not peeked.of_store(engine):
             continue
         entry = q.claim(peeked.id)
         if entry is None:  # another worker took it

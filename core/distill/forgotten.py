@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from .conversation import Turn, conversation_turns
 from .episodes import assign_ids, spoken
-from .pending import CollectionQueue, PendingQueue
+from .pending import queue_for
 from ..store.derived import FORGOTTEN
 from ..types import MemoryRecord, Scope
 
@@ -47,32 +47,33 @@ def unsaid(turns: Sequence[Turn], new_turns: Sequence[Turn], messages: Sequence[
             [m for i, m in enumerate(messages) if i not in dropped])
 
 
-def scrub_queued(queue: PendingQueue | CollectionQueue, location: Any, gone: Sequence[MemoryRecord]) -> int:
+def scrub_queued(engine: Any, gone: Sequence[MemoryRecord]) -> int:
     """Take the forgotten messages of ``gone`` (its episodes) out of the captures of their session still queued
-    for an LLM, and drop a capture left with nothing said; returns how many captures changed. A capture a worker
-    is distilling right now is left to it: its ``remember`` reads the forget's note (:func:`forgotten_ids`)."""
+    for an LLM in ``engine``'s queue, and drop a capture left with nothing said; returns how many captures changed.
+    A capture a worker is distilling right now is left to it: its ``remember`` reads the forget's note
+    (:func:`forgotten_ids`)."""
     said: dict[tuple[Scope, str], set[str]] = {}
     for rec in gone:
         session = rec.metadata.get("session")
         if rec.kind == "episode" and isinstance(session, str):
             said.setdefault((rec.scope, session), set()).update(rec.sources)
-    changed = 0
+    queue, changed = queue_for(engine), 0
     for peeked in queue.peek() if said else ():
         data = peeked.data
         try:
             ids = said.get((Scope.coerce(data.get("scope")), data.get("session")))
         except (TypeError, ValueError):  # an entry of an older format: the drain reports it
             continue
-        if not ids or data.get("location") not in (None, location) or (entry := queue.claim(peeked.id)) is None:
+        if not ids or not peeked.of_store(engine) or (entry := queue.claim(peeked.id)) is None:
             continue
         messages = list(entry.data.get("messages") or [])
-        _, _, kept = unsaid(assign_ids(conversation_turns(messages), str(data["session"])), [], messages,
-                            frozenset(ids))
+        left, _, kept = unsaid(assign_ids(conversation_turns(messages), str(data["session"])), [], messages,
+                               frozenset(ids))
         if len(kept) == len(messages):
             queue.replace(entry, entry.data)
             continue
         changed += 1
-        if spoken(conversation_turns(kept)):
+        if spoken(left):
             queue.replace(entry, {**entry.data, "messages": kept})
         else:
             queue.done(entry)

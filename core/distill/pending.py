@@ -33,6 +33,10 @@ class PendingEntry:
     def attempts(self) -> int:
         return int(self.data.get("attempts", 0))
 
+    def of_store(self, engine: Any) -> bool:
+        """Whether this capture is ``engine``'s: a queue may be shared by stores (``$REMEM_HOME/pending``)."""
+        return self.data.get("location") in (None, store_location(engine))
+
 
 class _Queue:
     """What both queues derive from ``ids()``, ``claim()`` and ``replace()``: the envelope, length, claiming in
@@ -208,6 +212,11 @@ class CollectionQueue(_Queue):
         self.state.put(self.KIND, entry.id, data)  # rewritten without the claim
 
 
+def store_location(engine: Any) -> Any:
+    """What a queued capture records of its store (see :meth:`PendingEntry.of_store`)."""
+    return getattr(getattr(engine, "backend", None), "location", None)
+
+
 def pending_folder(engine: Any) -> Path:
     """``<store folder>/pending`` for the embedded store (``$REMEM_HOME/pending`` for a backend without state)."""
     folder = getattr(getattr(engine, "backend", None), "folder", None)
@@ -222,4 +231,4 @@ def queue_for(engine: Any) -> PendingQueue | CollectionQueue:
     return PendingQueue(pending_folder(engine))
 
 
-__all__ = ["CollectionQueue", "PendingEntry", "PendingQueue", "pending_folder", "queue_for"]
+__all__ = ["CollectionQueue", "PendingEntry", "PendingQueue", "pending_folder", "queue_for", "store_location"]

@@ -46,7 +46,7 @@ from .summaries import find_summary, quoted_messages, summary_sources
 from .keyless import KeylessDistiller, split_sentences
 from ..providers.llm import Usage
 from .llm_distiller import EXTRACT_SCHEMA, RECONCILE_SCHEMA, Decision, LLMDistiller, render_transcript
-from .pending import queue_for
+from .pending import queue_for, store_location
 from ..store.records import normalize_text
 from ..recall.tokens import truncate_to_tokens
 from ..types import MemoryRecord, NotFoundError, ProviderError, RememError, Scope
@@ -325,7 +325,7 @@ def _queue_failure(engine: Any, prep: _Prep, exc: ProviderError, name: str) -> N
     try:
         queue_for(engine).put({"messages": prep.messages, "scope": prep.scope.as_dict(), "session": prep.session,
                                "metadata": prep.metadata, "source": prep.source, "tags": list(prep.tags),
-                               "location": getattr(engine.backend, "location", None), "error": str(exc),
+                               "location": store_location(engine), "error": str(exc),
                                "error_kind": exc.kind, "distiller": name})
     except OSError as qexc:  # the queue itself failed: the keyless memories are better than nothing
         log.warning("could not queue the capture (%s); distilling it keyless instead", qexc)

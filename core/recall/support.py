@@ -23,8 +23,8 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _COMMON = frozenset("""the and for are was were you your what which who whom when where why how did does doing
 done have has had not but with from this that these those there their them they then than into about over
 would could should will can may might must shall its it's our ours his her hers him she he
+is it to of in on at my me we us an or so do if up no be by as am ok hi
 """.split())
-_SHORT_COMMON = frozenset("is it to of in on at my me we us an or so do if up no be by as he am ok hi".split())
 
 
 def question_words(query: str) -> re.Pattern[str] | None:
@@ -38,7 +38,7 @@ def question_words(query: str) -> re.Pattern[str] | None:
 
 def _short_name(word: str) -> bool:
     """A two-character word that names something ("CI", "PR", "v2", "42"), not a short word such as "is"."""
-    return len(word) == 2 and (word.isupper() or any(c.isdigit() for c in word)) and word.lower() not in _SHORT_COMMON
+    return len(word) == 2 and (word.isupper() or any(c.isdigit() for c in word)) and word.lower() not in _COMMON
 
 
 def supported(hits: Sequence[SearchHit], query: str, qvec: Sequence[float] | None, floor: float | None,
