@@ -292,6 +292,27 @@ def test_list_is_newest_first_with_filters(any_mem: Memory) -> None:
     assert [r.text for r in since] == ["event number 4", "event number 3"]
 
 
+def test_a_boolean_metadata_filter_means_the_same_on_both_backends(any_mem: Memory) -> None:
+    """``where={"pinned": True}`` finds the pinned memories in the embedded store as on a server (Qdrant Edge
+    reads a boolean to match as the number 1, which matched nothing), in list, count, search and forget."""
+    any_mem.add("pinned: the release checklist lives in docs/release.md", scope=ALICE, metadata={"pinned": True})
+    any_mem.add("not pinned: the release train leaves on Thursdays", scope=ALICE, metadata={"pinned": False})
+    any_mem.add("numbered: the release has 1 blocker", scope=ALICE, metadata={"pinned": 1})
+    any_mem.add("pinned for bob: the release notes go out Friday", scope=Scope(tenant="acme", user="bob"),
+                metadata={"pinned": True})
+    assert [r.text[:7] for r in any_mem.list(scope=ALICE, where={"pinned": True})] == ["pinned:"]
+    assert [r.text[:7] for r in any_mem.list(scope=ALICE, where={"pinned": False})] == ["not pin"]
+    assert [r.text[:7] for r in any_mem.list(scope=ALICE, where={"pinned": 1})] == ["numbere"]
+    assert sorted(r.text[:7] for r in any_mem.list(scope=ALICE, where={"pinned": {"$ne": True}})) == [
+        "not pin", "numbere"]
+    assert any_mem.count(scope=ALICE, where={"pinned": True}) == 1
+    assert [h.record.text[:7] for h in any_mem.search("release", scope=ALICE, where={"pinned": True})] == ["pinned:"]
+    with pytest.raises(ValueError, match="for a boolean match it alone"):
+        any_mem.list(scope=ALICE, where={"pinned": {"$in": [True, False]}})
+    assert any_mem.forget(scope=ALICE, where={"pinned": True}, dry_run=False).count == 1
+    assert any_mem.count(scope=ALICE) == 2 and any_mem.count(scope=Scope(tenant="acme", user="bob")) == 1
+
+
 def test_metadata_where_filters_search_and_list(any_mem: Memory) -> None:
     any_mem.add("sprint goal: ship the exporter", scope=ALICE, metadata={"sprint": 12, "team": "core"})
     any_mem.add("sprint goal: fix the flaky tests", scope=ALICE, metadata={"sprint": 13, "team": "core"})

@@ -223,6 +223,9 @@ def _match_value(key: str, value: Any) -> Any:
 def _match_values(key: str, values: Any) -> tuple[Any, ...]:
     if not isinstance(values, (list, tuple, set, frozenset)):
         raise ValueError(f"where[{key!r}] '$in' and '$nin' take a list, got {values!r}")
+    if any(isinstance(v, bool) for v in values):  # Qdrant matches a list of strings or of numbers only
+        raise ValueError(f"where[{key!r}] '$in' and '$nin' take strings or whole numbers; for a boolean match "
+                         f"it alone: {{{key!r}: True}} or {{{key!r}: {{'$ne': True}}}}")
     return tuple(_match_value(key, v) for v in values)
 
 

@@ -24,8 +24,9 @@ from ...config import loose_paths, private_dir, private_opener, private_umask, r
 from ...types import DiskFullError, StoreLockedError
 from . import ERASED_FILE, META_FILE, OWNER_FILE
 from .disk_room import DiskRoom
-from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, Cond, FilterSpec, Found,
-                   PointData, PrefetchSpec)
+from .edge_filters import edge_filter
+from .base import (DENSE_VECTOR, FLOAT_FIELDS, KEYWORD_FIELDS, SPARSE_VECTORS, FilterSpec, Found, PointData,
+                   PrefetchSpec)
 
 log = logging.getLogger("remem.store.edge")
 
@@ -38,29 +39,9 @@ OPTIMIZE_EVERY = 2000  # writes before the first index build; later ones wait fo
 OPTIMIZE_GROWTH = 0.25
 
 
-def _cond(c: Cond) -> Any:
-    if c.empty:
-        return qe.IsEmptyCondition(c.key)
-    if c.is_range:
-        return qe.FieldCondition(c.key, range=qe.RangeFloat(gt=c.gt, gte=c.gte, lt=c.lt, lte=c.lte))
-    if c.any_of is not None:
-        return qe.FieldCondition(c.key, match=qe.MatchAny(list(c.any_of)))
-    return qe.FieldCondition(c.key, match=qe.MatchValue(c.eq))
-
-
 def _rrf(k: int, prefetches: Sequence[PrefetchSpec]) -> Any:
     weights = [p.weight for p in prefetches]
     return qe.Fusion.Rrf(k=k, weights=weights) if any(w != 1.0 for w in weights) else qe.Fusion.Rrf(k=k)
-
-
-def to_edge_filter(flt: FilterSpec | None) -> Any:
-    if flt is None or not (flt.must or flt.must_not or flt.should):
-        return None
-    return qe.Filter(
-        must=[_cond(c) for c in flt.must] or None,
-        must_not=[_cond(c) for c in flt.must_not] or None,
-        should=[_cond(c) for c in flt.should] or None,
-    )
 
 
 def _vectors(p: PointData) -> dict[str, Any]:
@@ -380,7 +361,7 @@ class EdgeBackend:
                 if isinstance(r.vector, dict) and r.vector.get(DENSE_VECTOR) is not None}
 
     def query(self, prefetches: Sequence[PrefetchSpec], flt: FilterSpec, limit: int, rrf_k: int) -> list[Found]:
-        qf = to_edge_filter(flt)
+        qf = self._filter(flt)
         pfs = [qe.Prefetch(limit=p.limit, query=qe.Query.Nearest(self._vector(p.vector), using=p.using), filter=qf)
                for p in prefetches]
         if len(pfs) == 1:
@@ -393,6 +374,26 @@ class EdgeBackend:
         with self._lock:
             return [_found(p) for p in self._shard.query(req)]
 
+    def _filter(self, flt: FilterSpec | None) -> Any:
+        return edge_filter(flt, self._holding)
+
+    def _holding(self, key: str, value: bool) -> set[str]:
+        """The ids of the points whose payload ``key`` (a dotted path) is ``value``, or a list holding it."""
+        out: set[str] = set()
+        offset, has = None, qe.Filter(must_not=[qe.IsEmptyCondition(key)])
+        while True:
+            with self._lock:
+                records, offset = self._shard.scroll(qe.ScrollRequest(limit=1024, offset=offset, filter=has,
+                                                                      with_payload=True))
+            for r in records:
+                got: Any = r.payload or {}
+                for part in key.split("."):
+                    got = got.get(part) if isinstance(got, dict) else None
+                if got is value or (isinstance(got, list) and any(g is value for g in got)):
+                    out.add(str(r.id))
+            if offset is None or not records:
+                return out
+
     @staticmethod
     def _vector(v: Any) -> Any:
         if isinstance(v, tuple):
@@ -400,7 +401,7 @@ class EdgeBackend:
         return v
 
     def scroll(self, flt: FilterSpec, limit: int, offset: Any = None) -> tuple[list[Found], Any]:
-        req = qe.ScrollRequest(limit=limit, offset=offset, filter=to_edge_filter(flt), with_payload=True)
+        req = qe.ScrollRequest(limit=limit, offset=offset, filter=self._filter(flt), with_payload=True)
         with self._lock:
             records, nxt = self._shard.scroll(req)
         return [_found(r) for r in records], nxt
@@ -412,7 +413,7 @@ class EdgeBackend:
         return self._ordered(flt, limit, by, qe.Direction.Asc)
 
     def _ordered(self, flt: FilterSpec, limit: int, by: str, direction: Any) -> list[Found]:
-        req = qe.ScrollRequest(limit=limit, filter=to_edge_filter(flt), with_payload=True,
+        req = qe.ScrollRequest(limit=limit, filter=self._filter(flt), with_payload=True,
                                order_by=qe.OrderBy(key=by, direction=direction))
         with self._lock:
             records, _ = self._shard.scroll(req)
@@ -420,4 +421,4 @@ class EdgeBackend:
 
     def count(self, flt: FilterSpec) -> int:
         with self._lock:
-            return int(self._shard.count(qe.CountRequest(filter=to_edge_filter(flt), exact=True)))
+            return int(self._shard.count(qe.CountRequest(filter=self._filter(flt), exact=True)))
