@@ -20,7 +20,7 @@ from .redact.rescan import redact_store
 from .store import backups, compaction, migration, transfer
 from .store.engine import Engine
 from .store.plan import Plan, planned
-from .types import MemoryRecord
+from .types import DiskFullError, MemoryRecord
 
 log = logging.getLogger("remem")
 
@@ -54,12 +54,18 @@ class LocalMemory(Engine):
                  metadata: Mapping[str, Any] | None = None, source: str | None = None,
                  tags: Iterable[str] | None = None, queue: bool = True, episodes: bool = True) -> Any:
         _check_capture_size(messages)
-        return pipeline.remember(self, messages, scope=scope, session=session, distiller=distiller, pii=pii,
-                                 metadata=metadata, source=source, tags=tags, queue=queue, episodes=episodes)
+        try:
+            return pipeline.remember(self, messages, scope=scope, session=session, distiller=distiller, pii=pii,
+                                     metadata=metadata, source=source, tags=tags, queue=queue, episodes=episodes)
+        except DiskFullError as exc:
+            raise _stopped_part_way(exc) from exc
 
     async def aremember(self, messages: Any, **arguments: Any) -> Any:
         """``remember`` for AsyncMemory: LLM calls with the async client, store work in worker threads."""
-        return await pipeline.aremember(self, messages, **arguments)
+        try:
+            return await pipeline.aremember(self, messages, **arguments)
+        except DiskFullError as exc:
+            raise _stopped_part_way(exc) from exc
 
     def after_forget(self, gone: Sequence[MemoryRecord]) -> None:
         """A forgotten message leaves the captures queued for an LLM too: no copy of it stays on disk."""
@@ -83,6 +89,13 @@ class LocalMemory(Engine):
 
 
 MAX_CAPTURE_CHARS = 2_000_000  # one capture; a 10 MB paste would hold a shared service's CPU for seconds
+
+
+def _stopped_part_way(exc: DiskFullError) -> DiskFullError:
+    """A full disk stops a capture between its writes (messages, memories, summary): the summary, written last,
+    says what is covered, so the same capture sent again stores only what is missing (a test stops it at each)."""
+    return DiskFullError(f"{exc}; remember() stopped part way: call it again with the same messages once there is "
+                         "room (what it stored is found again, the rest is added)")
 
 
 def _check_capture_size(messages: Any) -> None:

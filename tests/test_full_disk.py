@@ -63,6 +63,49 @@ def test_add_many_refused_midway_says_how_many_it_stored_and_a_retry_stores_the_
         assert sorted(r.text for r in mem.list(scope=SCOPE)) == sorted(i["text"] for i in items)
 
 
+CHAT = [{"role": "user", "content": "Our orders service runs on Postgres 16; MySQL had replication issues."},
+        {"role": "assistant", "content": "Noted: Postgres 16 for orders, because of MySQL replication issues."},
+        {"role": "user", "content": "We lint with ruff in pre-commit, and never push to main."},
+        {"role": "assistant", "content": "Understood: ruff in pre-commit, and no pushes to main."}]
+
+
+def _stored(mem: Memory) -> list[tuple[str, str, tuple[str, ...]]]:
+    return sorted((r.kind, r.text, r.sources) for r in mem.iter_records(SCOPE))
+
+
+def test_remember_stopped_by_a_full_disk_says_so_and_the_same_capture_again_stores_the_rest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wherever the disk fills (after the messages, between memories, before the summary), the error says to
+    send the capture again, and sending it again leaves the store as one capture with room would have."""
+    from remem.core.store.backends.disk_room import DiskRoom
+
+    with Memory(path=tmp_path / "whole", embedder="none", service="off") as mem:
+        mem.remember(CHAT, scope=SCOPE, session="s", distiller="keyless")
+        want = _stored(mem)
+    real, stops = DiskRoom.check, 0
+    for room in range(12):
+        writes: list[str] = []
+
+        def filling(self: DiskRoom, doing: str, **kw: object) -> None:
+            if doing == "writing to":
+                writes.append(doing)
+                if len(writes) > room:
+                    raise DiskFullError("0 MB are free on the disk for writing to the store")
+            real(self, doing, **kw)
+
+        with Memory(path=tmp_path / f"full-{room}", embedder="none", service="off") as mem:
+            monkeypatch.setattr(DiskRoom, "check", filling)
+            try:
+                mem.remember(CHAT, scope=SCOPE, session="s", distiller="keyless")
+            except DiskFullError as exc:
+                stops += 1
+                assert "call it again with the same messages" in str(exc)
+            monkeypatch.undo()
+            mem.remember(CHAT, scope=SCOPE, session="s", distiller="keyless")
+            assert _stored(mem) == want, f"stopped after {room} writes"
+    assert stops >= 4  # the capture has several writes, and each was a place to stop
+
+
 SCRIPT = textwrap.dedent("""
     import os, sys
     from remem import DiskFullError, Memory
