@@ -240,3 +240,31 @@ def test_a_session_forgotten_whole_leaves_no_capture_queued(any_mem: Memory, srv
     assert any_mem.drain_pending() == 1  # eve's alone
     assert "narcolepsy" not in stored(any_mem)
     assert any("narcolepsy" in r.text for r in any_mem.iter_records(other))
+
+
+def test_a_session_forgotten_whole_stays_forgotten_when_the_app_sends_it_again(any_mem: Memory) -> None:
+    """A restarted app sends a thread whole after the user forgot the whole session: nothing of it comes back,
+    what is new is kept, another user's session of the same name is untouched, and erasing the user leaves no
+    trace, the forget's note included."""
+    eve = Scope(tenant="acme", user="eve")
+    any_mem.remember(SESSION, scope=DANA, session="w", distiller="keyless")
+    any_mem.remember(SESSION, scope=eve, session="w", distiller="keyless")
+    any_mem.forget(message(any_mem, "m1").id, scope=DANA)  # one message first: its note must carry over
+    assert any_mem.forget(scope=DANA, where={"metadata.session": "w"}, dry_run=False).count >= len(SESSION)
+    assert not any_mem.search("orders service Postgres", scope=DANA, limit=10)
+    assert not any_mem.search("orders service Postgres", scope=DANA, limit=10, as_of="2020-01-01T00:00:00Z")
+    assert not any_mem.list(scope=DANA) and any_mem.count(scope=DANA) == 0  # the note is no memory
+    for word in ("Postgres", "MySQL", "narcolepsy", "ruff", "orders"):
+        assert word not in stored(any_mem)  # the note holds message ids, no words
+    resent = [*SESSION, said(5, "user", "Deploys are frozen on Fridays, no exceptions.")]
+    any_mem.remember(resent, scope=DANA, session="w", distiller="keyless")
+    for word in ("Postgres", "MySQL", "narcolepsy", "ruff", "orders"):
+        assert word not in stored(any_mem)
+    assert "Fridays" in message(any_mem, "m5").text
+    assert [h.record.sources for h in any_mem.search("Deploys frozen Fridays", scope=DANA, limit=3)][0] == ("m5",)
+    any_mem.remember([*resent, said(6, "user", "Staging runs on Kubernetes 1.31.")], scope=DANA, session="w",
+                     distiller="keyless")  # the next live capture goes on from there
+    assert "Kubernetes 1.31" in message(any_mem, "m6").text and "narcolepsy" not in stored(any_mem)
+    assert any("narcolepsy" in r.text for r in any_mem.iter_records(eve))
+    any_mem.forget(scope=DANA, dry_run=False)  # the user erased: no note is left either
+    assert not list(any_mem.iter_records(DANA)) and any(True for _ in any_mem.iter_records(eve))

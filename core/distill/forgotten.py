@@ -6,8 +6,8 @@ more. Its session summary notes the ids of the messages forgotten from it (:data
 ids only), and a capture of the session treats those messages as unsaid: they are not stored again, not distilled,
 not quoted in the summary, not in the context of the messages around them, not queued for an LLM. How far the
 capture goes (where the summary continues from) is still read from the messages as sent, so the rest of the
-capture is handled as it would have been. A session forgotten whole, its summary too, keeps no note: sending it
-again says it again.
+capture is handled as it would have been. A session forgotten whole leaves its summary as a note of the same
+ids (no words), read the same way (:func:`~remem.core.store.derived.hollow`).
 
 A capture queued for an LLM (:mod:`~remem.core.distill.pending`) is a copy of what was said on disk, so a forget
 takes its messages out of the queued captures of their session too (:func:`scrub_queued`).
@@ -24,11 +24,10 @@ from ..store.derived import FORGOTTEN
 from ..types import MemoryRecord, Scope
 
 
-def forgotten_ids(summary: MemoryRecord | None) -> frozenset[str]:
-    """The messages forgotten from the session of ``summary`` (none without one)."""
-    if summary is None:
-        return frozenset()
-    return frozenset(str(i) for i in summary.metadata.get(FORGOTTEN) or ())
+def forgotten_ids(*summaries: MemoryRecord | None) -> frozenset[str]:
+    """The messages forgotten from the session of ``summaries`` (its summary, and the notes of its forgets
+    whole), none without them."""
+    return frozenset(str(i) for s in summaries if s is not None for i in s.metadata.get(FORGOTTEN) or ())
 
 
 def unsaid(turns: Sequence[Turn], new_turns: Sequence[Turn], messages: Sequence[dict[str, Any]],

@@ -42,7 +42,7 @@ from .conversation import (Turn, check_messages, conversation_turns, normalize_m
 from .episodes import EPISODE_KIND, all_stored, assign_ids, keep_episodes, spoken
 from .forgotten import forgotten_ids, unsaid
 from .neighbours import similar_memories
-from .summaries import find_summary, quoted_messages, summary_sources
+from .summaries import find_summary, quoted_messages, session_summaries, summary_sources
 from .keyless import KeylessDistiller, split_sentences
 from ..providers.llm import Usage
 from .llm_distiller import EXTRACT_SCHEMA, RECONCILE_SCHEMA, Decision, LLMDistiller, render_transcript
@@ -119,8 +119,8 @@ def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: b
     sid = redactor.redact(session).text if session else scope.session or derive_session_id(turns)  # as stored
     turns = assign_ids(turns, sid)
     result = RememberResult(redactions=capture.counts, session=sid)
-    previous = find_summary(engine, scope, sid) if turns else None
-    gone = forgotten_ids(previous)  # messages forgotten since: a capture that sends them again is not heard
+    previous, notes = session_summaries(engine, scope, sid) if turns else (None, [])
+    gone = forgotten_ids(previous, *notes)  # messages forgotten since: a capture sending them again is not heard
     new_turns, continuation = list(turns), False
     if previous is not None:
         meta = previous.metadata

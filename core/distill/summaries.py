@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..scope import own_records
+from ..store.records import SESSION_FORGOTTEN
 from ..types import MemoryRecord, Scope
 
 SUMMARY_SOURCES = 16  # message ids a summary names: the session's first requests and its latest ones
@@ -36,12 +37,19 @@ def quoted_messages(meta: Mapping[str, Any]) -> list[str]:
     return [str(i) for i in dict.fromkeys([*ids, parts.get("outcome_id") or "", *(parts.get("named_in") or [])]) if i]
 
 
+def session_summaries(engine: Any, scope: Scope, session: str) -> tuple[MemoryRecord | None, list[MemoryRecord]]:
+    """The session's current summary in ``scope`` (if there is one), and the notes that forgets of the session
+    whole left (:func:`~remem.core.store.derived.hollow`)."""
+    mine = {"meta.session": session, **own_records(scope)}  # not a user's summary of a session of the same name
+    found = engine.list(scope=scope, kind="summary", where=mine, limit=5, include_superseded=False)
+    notes = engine.list(scope=scope, kind="summary", where={**mine, "meta." + SESSION_FORGOTTEN: {"$exists": True}},
+                        limit=100)
+    return next((r for r in found if r.superseded_by is None), None), notes
+
+
 def find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None:
     """The session's current summary in ``scope``, if there is one."""
-    found = engine.list(scope=scope, kind="summary", where={"meta.session": session, **own_records(scope)}, limit=5,
-                        include_superseded=False)  # not a user's summary of a session of the same name
-    found = [r for r in found if r.superseded_by is None]
-    return found[0] if found else None
+    return session_summaries(engine, scope, session)[0]
 
 
-__all__ = ["SUMMARY_SOURCES", "find_summary", "quoted_messages", "summary_sources"]
+__all__ = ["SUMMARY_SOURCES", "find_summary", "quoted_messages", "session_summaries", "summary_sources"]

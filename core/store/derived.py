@@ -21,21 +21,27 @@ The summary also notes the forgotten ids (``metadata["forgotten"]``, ids only, t
 :data:`MAX_FORGOTTEN_CHARS`): apps capture by sending a conversation again (a restarted app sends a thread
 whole), and a capture of the session treats the messages it names as unsaid (:mod:`remem.core.distill.forgotten`).
 
+A forget that takes a session whole (its messages and its summary) leaves the summary as a note of that kind
+(:func:`hollow`): no words, no sources, never valid (so never recalled or listed as current), only the session
+and the ids of its forgotten messages, so a capture sending the session again does not say it again. A forget
+of a whole scope with no other filter (a user erased) leaves no note, and takes the notes left before.
+
 Left as they are: memories of ``remember(episodes=False)`` (no message records to forget: use
-``forget(where={"sources": [...]})``); and a session forgotten whole, its summary too, which keeps no note: a
-capture that sends it again says it again.
+``forget(where={"sources": [...]})``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..scope import Scope
 from ..types import MemoryRecord
 from . import erasure
-from .records import from_payload
+from .records import SESSION_FORGOTTEN, from_payload
 from .validation import MAX_METADATA_BYTES
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -50,7 +56,8 @@ user users user's assistant said says say session summary outcome request reques
 FORGOTTEN = "forgotten"  # a summary's metadata: the ids of its session's forgotten messages (no words)
 MAX_FORGOTTEN_CHARS = 16 * 1024  # as JSON: the latest ids that fit are kept
 _BOOKKEEPING = frozenset({"session", "distiller", "turns", "provisional", "messages", "covered", "prefix", "head",
-                          "last_said", "request_ids", "named_in", "outcome_id", FORGOTTEN})  # ids, hashes, counts
+                          "last_said", "request_ids", "named_in", "outcome_id", FORGOTTEN,
+                          SESSION_FORGOTTEN})  # ids, hashes, counts
 
 
 def words(text: str) -> set[str]:
@@ -93,7 +100,7 @@ def derived_from(engine: Any, gone: Sequence[MemoryRecord]) -> Derived:
     out = Derived()
     for (scope, session), messages in said.items():
         found = [r for r in _records(engine, engine.filter(scope, where={"metadata.session": session}))
-                 if r.scope == scope and r.id not in leaving]
+                 if r.scope == scope and r.id not in leaving and not is_note(r)]
         forgotten = {s for m in messages for s in m.sources}
         here = [r for r in found if r.kind == "episode"]
         only = set().union(*(words(m.text) for m in messages)) - set().union(*(words(r.text) for r in here))
@@ -111,19 +118,60 @@ def derived_from(engine: Any, gone: Sequence[MemoryRecord]) -> Derived:
     return out
 
 
-def forget_with_derived(engine: Any, gone: Sequence[MemoryRecord], *, dry_run: bool) -> list[MemoryRecord]:
+def forget_with_derived(engine: Any, gone: Sequence[MemoryRecord], *, dry_run: bool,
+                        notes: bool = True) -> list[MemoryRecord]:
     """Forget ``gone`` and what goes with them (under the write lock the caller holds): their neighbours'
     context rewritten first and the summaries next (refused whole if one cannot be: nothing deleted, so calling
-    again retries), then the records deleted. Returns every record forgotten, or with ``dry_run`` that would be."""
+    again retries), then the records deleted. With ``notes``, the summary of a session forgotten whole is
+    hollowed into a note instead (:func:`hollow`) and notes already left stay. Returns every record forgotten
+    (a hollowed summary too), or with ``dry_run`` that would be."""
     also = derived_from(engine, gone)
     gone = [*gone, *also.gone]
+    hollowed = _whole_sessions(gone) if notes else {}
+    gone = [rec for rec in gone if not (notes and is_note(rec))]
+    deleted = [rec for rec in gone if rec.id not in hollowed]
     if not dry_run:
-        erasure.rewrite_neighbours(engine, [(rec, None) for rec in gone])
+        erasure.rewrite_neighbours(engine, [(rec, None) for rec in deleted])
         also.rewrite(engine)
-        for start in range(0, len(gone), 512):
-            engine.backend.delete([rec.id for rec in gone[start:start + 512]])
+        for rec, ids in hollowed.values():
+            hollow(engine, rec, ids)
+        for start in range(0, len(deleted), 512):
+            engine.backend.delete([rec.id for rec in deleted[start:start + 512]])
         engine.after_forget(gone)
     return gone
+
+
+def keeps_notes(scope: Any, *filters: Any) -> bool:
+    """Whether a bulk forget of ``scope`` narrowed by ``filters`` (where, kind, tags, before) leaves notes of
+    the sessions it takes whole: all but the erasure of a whole scope, which leaves no trace."""
+    return any(f is not None for f in filters) or Scope.coerce(scope).session is not None
+
+
+def is_note(rec: MemoryRecord) -> bool:
+    """Whether ``rec`` is the note a forget of its session whole left (see :func:`hollow`)."""
+    return rec.kind == "summary" and bool(rec.metadata.get(SESSION_FORGOTTEN))
+
+
+def hollow(engine: Any, summary: MemoryRecord, ids: set[str]) -> None:
+    """``summary`` made the note of its session forgotten whole: no words ("…"), tags or sources, valid for a
+    millisecond when it began (so no search, current list or digest shows it), its metadata the session and the
+    ids of its forgotten messages (those noted before too), read by the next capture of the session."""
+    meta = {"session": summary.metadata.get("session"), SESSION_FORGOTTEN: True}
+    start = summary.valid_from or summary.created_at
+    engine.update(summary.id, scope=summary.scope, text="…", tags=[], sources=[], replace_metadata=True,
+                  metadata=_noted({**meta, FORGOTTEN: summary.metadata.get(FORGOTTEN) or []}, ids),
+                  valid_until=start + dt.timedelta(milliseconds=1))
+
+
+def _whole_sessions(gone: Sequence[MemoryRecord]) -> dict[str, tuple[MemoryRecord, set[str]]]:
+    """The summaries in ``gone`` (not notes) whose session has messages in ``gone`` too, by id, each with the
+    ids of those messages."""
+    said: dict[tuple[Any, Any], set[str]] = {}
+    for rec in gone:
+        if rec.kind == "episode":
+            said.setdefault((rec.scope, rec.metadata.get("session")), set()).update(rec.sources)
+    return {rec.id: (rec, said[key]) for rec in gone if rec.kind == "summary" and not is_note(rec)
+            and (key := (rec.scope, rec.metadata.get("session"))) in said}
 
 
 def _said_elsewhere(engine: Any, scope: Any, ids: set[str]) -> dict[str, set[str]]:
@@ -164,4 +212,5 @@ def _records(engine: Any, flt: Any) -> Iterable[MemoryRecord]:
     return [from_payload(f.id, f.payload) for f in engine.scan(flt)]
 
 
-__all__ = ["FORGOTTEN", "MAX_FORGOTTEN_CHARS", "Derived", "derived_from", "forget_with_derived", "words"]
+__all__ = ["FORGOTTEN", "MAX_FORGOTTEN_CHARS", "Derived", "derived_from", "forget_with_derived",
+           "hollow", "is_note", "keeps_notes", "words"]

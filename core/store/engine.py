@@ -318,8 +318,7 @@ class Engine:
                before: Any = None) -> ForgetResult | bool:
         self.check_usable()
         if memory_id is None and scope is None:
-            raise ScopeError("refusing a bulk forget without a scope: pass scope=Scope(tenant=...) "
-                             "(Scope() means the global space)")
+            raise ScopeError("refusing a bulk forget without a scope: pass scope=Scope(tenant=...) (Scope() is global)")
         with self.write_lock if memory_id is not None or not dry_run else contextlib.nullcontext():
             if memory_id is not None:
                 try:
@@ -329,7 +328,8 @@ class Engine:
             else:
                 gone = [from_payload(f.id, f.payload)
                         for f in self.scan(self.filter(scope, kind=kind, tags=tags, where=where, until=before))]
-            gone = derived.forget_with_derived(self, gone, dry_run=memory_id is None and dry_run)
+            notes = memory_id is None and derived.keeps_notes(scope, where, kind, tags, before)  # by id: as asked
+            gone = derived.forget_with_derived(self, gone, dry_run=memory_id is None and dry_run, notes=notes)
         return True if memory_id is not None else ForgetResult(count=len(gone), ids=tuple(r.id for r in gone),
                                                                 dry_run=dry_run)
 
@@ -417,7 +417,7 @@ class Engine:
         self.check_usable()
         check_limit("limit", limit, high=10_000)
         check_limit("offset", offset, low=0, high=10_000_000)
-        flt = self.filter(scope, kind=kind, tags=tags, where=where, since=since, until=until)
+        flt = self.filter(scope, kind=kind, tags=tags, where=where, since=since, until=until, notes=False)
         if not include_superseded:
             flt.must.append(Cond("valid_until_ts", gt=time.time()))
         found = self.backend.newest(flt, limit + offset)
@@ -426,12 +426,12 @@ class Engine:
     def count(self, *, scope: Any = None, kind: Any = None, tags: Iterable[str] | None = None,
               where: Mapping[str, Any] | None = None) -> int:
         self.check_usable()
-        return self.backend.count(self.filter(scope, kind=kind, tags=tags, where=where))
+        return self.backend.count(self.filter(scope, kind=kind, tags=tags, where=where, notes=False))
 
     def stats(self, *, scope: Any = None) -> Stats:
         self.check_usable()
-        return tally(self.scan(self.filter(scope)), backend=self.backend.kind, location=self.backend.location,
-                     embedder=self.embedder.name)
+        return tally(self.scan(self.filter(scope, notes=False)), backend=self.backend.kind,
+                     location=self.backend.location, embedder=self.embedder.name)
 
     def iter_records(self, scope: Any = None) -> Iterator[MemoryRecord]:
         self.check_usable()

@@ -16,6 +16,7 @@ from ..types import FOREVER, GLOBAL_TENANT, MemoryRecord, Scope, Stats, to_datet
 TOP_LEVEL_WHERE = {"kind", "source", "tags", "user", "agent", "session", "sources"}
 PAYLOAD_ALIASES = {"occurred_at": "occurred_ts", "created_at": "created_ts"}  # record field -> payload field
 RANGE_OPS = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
+SESSION_FORGOTTEN = "session_forgotten"  # a summary's metadata: its session was forgotten whole, it is a note
 
 
 def normalize_text(text: str) -> str:
@@ -268,6 +269,7 @@ def _as_number(value: Any) -> float:
 def build_filter(
     scope: Scope | None,
     *,
+    notes: bool = True,  # False: not the notes of sessions forgotten whole (derived.hollow) unless where names them
     kind: str | Iterable[str] | None = None,
     tags: Iterable[str] | None = None,
     where: Mapping[str, Any] | None = None,
@@ -299,6 +301,8 @@ def build_filter(
         must.append(Cond("created_ts", lt=to_ts(until)))
     if valid_ts is not None:
         must.extend(valid_at(valid_ts))
+    if not notes and not any(str(k).split(".")[-1] == SESSION_FORGOTTEN for k in where or {}):
+        must.append(Cond("meta." + SESSION_FORGOTTEN, empty=True))  # unless asked for by their key
     return FilterSpec(must=must, must_not=where_not)
 
 
@@ -321,6 +325,6 @@ def tally(found: Iterable[Found], *, backend: str, location: str, embedder: str)
                  oldest=conv(oldest), newest=conv(newest), backend=backend, location=location, embedder=embedder)
 
 
-__all__ = ["build_filter", "content_hash", "from_payload", "normalize_text", "scope_conditions", "tally",
-           "to_datetime", "to_payload", "valid_at", "valid_payload", "valid_within",
+__all__ = ["SESSION_FORGOTTEN", "build_filter", "content_hash", "from_payload", "normalize_text", "scope_conditions",
+           "tally", "to_datetime", "to_payload", "valid_at", "valid_payload", "valid_within",
            "where_conditions"]
