@@ -57,3 +57,16 @@ def test_a_short_name_in_the_question_is_a_word_it_shares(tmp_path: Path) -> Non
         assert mem.search("CI", scope=DEV, limit=3)[0].record.text.startswith("The CI cache key")
         assert [h.record.text for h in mem.search("PR 42?", scope=DEV, limit=3)] == [
             "PR 42 was merged after review by Ana."]  # "pr" is a whole word, not the start of "prefers"
+
+
+def test_gibberish_and_a_question_sharing_nothing_with_any_memory_recall_nothing(minilm_mem: Memory) -> None:
+    """When no memory shares a word with the question, the small model's nearest ones are not enough: gibberish
+    sits at similarity 0.4-0.6 to everything. A close paraphrase still comes back."""
+    minilm_mem.add_many([{"text": t} for t in (
+        "The CI cache key uses the lockfile hash.", "Use httpx, not requests, for new HTTP code.",
+        "The frontend is built with Vite and React 18.", "Redis holds the session cache with a 30 minute TTL.",
+        "Secrets live in Vault under kv/prod.", "The billing job runs nightly at 02:00 UTC.")], scope=DEV)
+    for question in ("zzzz qqqq", "asdf jkl", "lorem ipsum dolor sit amet", "foo bar baz"):
+        assert minilm_mem.search(question, scope=DEV, limit=5) == [], question
+    hits = minilm_mem.search("how long do logins stay cached?", scope=DEV, limit=5)
+    assert hits and hits[0].record.text.startswith("Redis holds the session cache")
