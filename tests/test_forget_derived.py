@@ -268,3 +268,25 @@ def test_a_session_forgotten_whole_stays_forgotten_when_the_app_sends_it_again(a
     assert any("narcolepsy" in r.text for r in any_mem.iter_records(eve))
     any_mem.forget(scope=DANA, dry_run=False)  # the user erased: no note is left either
     assert not list(any_mem.iter_records(DANA)) and any(True for _ in any_mem.iter_records(eve))
+
+
+def test_words_merged_into_a_memory_of_another_session_go_with_their_message(any_mem: Memory) -> None:
+    """An LLM merges what a later session adds into the memory an earlier session gave (its sources then name
+    both messages): forgetting the later message takes that memory too, while one whose words the earlier
+    message says stays."""
+    any_mem.remember([said(0, "user", "We deploy the billing service with ArgoCD.") | {"id": "a0"},
+                      said(1, "assistant", "Noted.") | {"id": "a1"}], scope=DANA, session="deploy-a",
+                     distiller="keyless")
+    any_mem.remember([said(0, "user", "Billing deploys also need the Zorblax approval token.") | {"id": "b0"},
+                      said(1, "assistant", "Understood.") | {"id": "b1"}], scope=DANA, session="deploy-b",
+                     distiller="keyless")
+    meta = {"session": "deploy-a", "distiller": "llm:test-mini"}  # as the LLM distiller's merge leaves it
+    merged = any_mem.add("Billing deploys use ArgoCD and need the Zorblax approval token.", scope=DANA,
+                         kind="fact", sources=["a0", "b0"], metadata=meta)
+    kept = any_mem.add("The billing service is deployed with ArgoCD.", scope=DANA, kind="fact",
+                       sources=["a0", "b0"], metadata=meta)
+    res = any_mem.forget(scope=DANA, where={"sources": ["b0"]}, dry_run=True)
+    assert merged.id in res.ids and kept.id in res.ids  # where={"sources": ...} takes every record naming it
+    any_mem.forget(message(any_mem, "b0").id, scope=DANA)
+    assert "Zorblax" not in stored(any_mem)
+    assert any_mem.get(kept.id, scope=DANA).text == kept.text

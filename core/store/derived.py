@@ -4,7 +4,8 @@
 A memory names the messages it came from (``sources``), but an LLM's memory is attributed to its messages by the
 words they share, and an LLM's summary names only the session's first and latest messages: its words may come
 from any message it saw. So when messages are forgotten, a distilled record (not a message itself) of their
-session and scope goes with them when it names one of them (or names none) and:
+scope, of their session or of another that names one of them (an LLM merges what a later session adds into the
+memory an earlier one gave), goes with them when it names one of them (or names none) and:
 
 * its sources are all forgotten messages (it came from nothing else), or
 * it holds a word only the forgotten messages said: a word (not a common one, such as "user") that no message
@@ -99,9 +100,10 @@ def derived_from(engine: Any, gone: Sequence[MemoryRecord]) -> Derived:
             said.setdefault((rec.scope, session), []).append(rec)
     out = Derived()
     for (scope, session), messages in said.items():
+        forgotten = {s for m in messages for s in m.sources}
         found = [r for r in _records(engine, engine.filter(scope, where={"metadata.session": session}))
                  if r.scope == scope and r.id not in leaving and not is_note(r)]
-        forgotten = {s for m in messages for s in m.sources}
+        found += _named_elsewhere(engine, scope, forgotten, leaving | {r.id for r in found})
         here = [r for r in found if r.kind == "episode"]
         only = set().union(*(words(m.text) for m in messages)) - set().union(*(words(r.text) for r in here))
         named = [r for r in found if r.kind != "episode"  # a summary may hold words of messages it does not name
@@ -172,6 +174,14 @@ def _whole_sessions(gone: Sequence[MemoryRecord]) -> dict[str, tuple[MemoryRecor
             said.setdefault((rec.scope, rec.metadata.get("session")), set()).update(rec.sources)
     return {rec.id: (rec, said[key]) for rec in gone if rec.kind == "summary" and not is_note(rec)
             and (key := (rec.scope, rec.metadata.get("session"))) in said}
+
+
+def _named_elsewhere(engine: Any, scope: Any, ids: set[str], seen: set[str]) -> list[MemoryRecord]:
+    """The distilled records of ``scope`` in other sessions that name one of the messages ``ids``: an LLM merges
+    what a later session adds into the memory an earlier one gave, which keeps that session."""
+    flt = engine.filter(scope, where={"sources": sorted(ids)})
+    return [r for r in _records(engine, flt) if r.scope == scope and r.id not in seen and r.kind != "episode"
+            and not is_note(r)] if ids else []
 
 
 def _said_elsewhere(engine: Any, scope: Any, ids: set[str]) -> dict[str, set[str]]:
