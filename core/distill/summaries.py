@@ -37,19 +37,22 @@ def quoted_messages(meta: Mapping[str, Any]) -> list[str]:
     return [str(i) for i in dict.fromkeys([*ids, parts.get("outcome_id") or "", *(parts.get("named_in") or [])]) if i]
 
 
+def find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None:
+    """The session's current summary in ``scope``, if there is one."""
+    found = engine.list(scope=scope, kind="summary", where=_mine(scope, session), limit=5, include_superseded=False)
+    return next((r for r in found if r.superseded_by is None), None)
+
+
 def session_summaries(engine: Any, scope: Scope, session: str) -> tuple[MemoryRecord | None, list[MemoryRecord]]:
     """The session's current summary in ``scope`` (if there is one), and the notes that forgets of the session
     whole left (:func:`~remem.core.store.derived.hollow`)."""
-    mine = {"meta.session": session, **own_records(scope)}  # not a user's summary of a session of the same name
-    found = engine.list(scope=scope, kind="summary", where=mine, limit=5, include_superseded=False)
-    notes = engine.list(scope=scope, kind="summary", where={**mine, "meta." + SESSION_FORGOTTEN: {"$exists": True}},
-                        limit=100)
-    return next((r for r in found if r.superseded_by is None), None), notes
+    where = {**_mine(scope, session), "meta." + SESSION_FORGOTTEN: {"$exists": True}}
+    return find_summary(engine, scope, session), engine.list(scope=scope, kind="summary", where=where, limit=100)
 
 
-def find_summary(engine: Any, scope: Scope, session: str) -> MemoryRecord | None:
-    """The session's current summary in ``scope``, if there is one."""
-    return session_summaries(engine, scope, session)[0]
+def _mine(scope: Scope, session: str) -> dict[str, Any]:
+    """The session's own records: not a user's summary of a session of the same name (``own_records``)."""
+    return {"meta.session": session, **own_records(scope)}
 
 
 __all__ = ["SUMMARY_SOURCES", "find_summary", "quoted_messages", "session_summaries", "summary_sources"]
