@@ -362,3 +362,21 @@ def test_a_token_right_after_a_json_or_url_escape_is_redacted_whole(text: str, r
     """Review: the escape's letter or digit ("\\n", "%22") read as part of the token, so no rule started there."""
     out = r.redact(text).text
     assert "[REDACTED:" in out and "Ab3dEf6hIj9kLm2n" not in out and "SflKxwRJSMeKKF2QT4fwpMeJf36" not in out, out
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("password: mypassword2024!", "mypassword2024!"),  # starts like the placeholder "my-password"
+    ("DB_PASSWORD=MyKey#2024", "MyKey#2024"),
+    ("export API_TOKEN=mytoken_8f3k2L9q", "mytoken_8f3k2L9q"),
+    ("docker login -u deploy-bot -p 6nLwaMl8B5k8wRPsxPUl registry.example.com", "6nLwaMl8B5k8wRPsxPUl"),
+    ("podman login -p 'S3cr3t!pass' quay.io", "S3cr3t!pass"),
+])
+def test_a_password_that_starts_like_a_placeholder_or_follows_a_login_flag_is_redacted(
+        text: str, secret: str, r: Redactor) -> None:
+    assert secret not in r.redact(text).text
+
+
+@pytest.mark.parametrize("text", ["api_key = 'your-api-key-here'", "password: my_secret_password",
+                                  "TOKEN=add-your-token-here", "docker login -u bot -p $REGISTRY_TOKEN reg"])
+def test_a_placeholder_stays(text: str, r: Redactor) -> None:
+    assert r.redact(text).text == text

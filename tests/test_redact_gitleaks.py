@@ -228,3 +228,22 @@ def test_the_stored_translation_is_the_translation_of_the_vendored_toml(tmp_path
     monkeypatch.setattr(gitleaks, "CACHE_PATH", tmp_path / "stale.json")
     (tmp_path / "stale.json").write_text(json.dumps({**stored, "toml_sha256": "0" * 64, "rules": []}))
     assert len(gitleaks.load.__wrapped__().rules) == len(stored["rules"])
+
+
+@pytest.mark.parametrize("secret", [
+    "npm_prn47NcsVTGfAlSeiuXzKSm7fpX7qvBQ2GAU",  # holds "fAlSe"
+    "npm_truE7NcsVTGflSeiuXzKSm7fpX7qvBQ2GAU1",  # starts with "true" after its prefix
+    "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6nULL",  # ends with "null"
+])
+def test_a_token_holding_true_false_or_null_is_still_redacted(secret: str) -> None:
+    """gitleaks' global allow-list ``(?i)^true|false|null$`` means a secret that is one of those words; read as
+    written, it let through every secret containing "false" (or starting with "true", ending with "null")."""
+    assert secret not in GL.redact(f"export NPM_CONFIG={secret}").text
+    assert secret not in Redactor().redact(f"For the npm setup use this: {secret} and keep it handy.").text
+    assert gitleaks._whole("(?i)^true|false|null$") == "(?i)^(?:true|false|null)$"
+    assert gitleaks._whole("^(a|b)$") == "^(a|b)$" and gitleaks._whole(r"^a\|b$") == r"^a\|b$"
+
+
+def test_a_setting_of_true_false_or_null_is_no_secret() -> None:
+    for text in ("token: false", "GITHUB_TOKEN=null", "api_key = 'true'"):
+        assert Redactor().redact(text).text == text

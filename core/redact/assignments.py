@@ -102,7 +102,7 @@ PLACEHOLDER = re.compile(
         (?:process\.env|os\.environ|os\.getenv|getenv|env\(|ENV\[|secrets\.|vault:|
            ssm:|arn:aws:secretsmanager|\{\s*secret|op://|sm://|gcp-secret|keyring|
            ref\+|file:|/run/secrets|/var/run/secrets|\.\./|\./|~/|/etc/|/home/)|
-        (?:your|my|enter|insert|replace|put|add)[_\-\s]?(?:your[_\-\s]?)?[a-z_\-\s]*(?:here|key|token|secret|password|pass)|
+        (?:your|my|enter|insert|replace|put|add)[_\-\s]?(?:your[_\-\s]?)?[a-z_\-\s]*(?:here|key|token|secret|password|pass)$|
         x{3,}|X{3,}|\.{3,}|-{3,}|_{3,}|•+|\[[A-Za-z_\ -]+\]$|.*>$|
         (?:none|null|nil|true|false|undefined|empty|required|optional|todo|tbd|n/a|na|
            changeme|change_me|change-me|redacted|hidden|masked|secret|password|pass|pwd|token|

@@ -200,12 +200,39 @@ def _allowlist_data(spec: dict[str, Any]) -> dict[str, Any] | None:
     all_of = str(spec.get("condition", "OR")).upper() == "AND"
     if all_of and (spec.get("paths") or spec.get("commits")):
         return None  # needs a path/commit match as well: never true for text
-    regexes = [translate(r) for r in spec.get("regexes", ())]
+    regexes = [translate(_whole(str(r))) for r in spec.get("regexes", ())]
     stopwords = [str(w).lower() for w in spec.get("stopwords", ())]
     if not regexes and not stopwords:
         return None
     return {"target": str(spec.get("regexTarget", "secret")), "regexes": regexes, "stopwords": stopwords,
             "all_of": all_of}
+
+
+def _whole(regex: str) -> str:
+    """An allow-list regex ``^a|b|c$`` as it is meant, ``^(?:a|b|c)$``: the whole secret is one of them. The
+    anchors bind to the first and last alternatives only, so gitleaks' global ``(?i)^true|false|null$`` allowed
+    any secret that contains "false" (an npm token with "fAlSe" in it stayed in clear) or starts with "true"."""
+    m = re.fullmatch(r"(\(\?[a-zA-Z]+\))?\^(.*)\$", regex, re.S)
+    return f"{m.group(1) or ''}^(?:{m.group(2)})$" if m and _top_level_bar(m.group(2)) else regex
+
+
+def _top_level_bar(regex: str) -> bool:
+    """Whether ``regex`` has a ``|`` outside any group or character class."""
+    depth, in_class, escaped = 0, False, False
+    for c in regex:
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+        elif c == "|" and depth == 0:
+            return True
+    return False
 
 
 def _rule_data(spec: dict[str, Any]) -> dict[str, Any]:
@@ -276,7 +303,7 @@ def translate_rules(data: dict[str, Any]) -> tuple[tuple[Rule, ...], dict[str, s
 # Translating ~220 rules and parsing the TOML costs ~20 ms, which every hook process would pay for its first log
 # line. The translation is data, so refresh_rules stores it next to the TOML, keyed by the TOML's sha256 and
 # TRANSLATOR (bump it when the translation changes; a test checks the stored copy equals a fresh one).
-TRANSLATOR = "1"
+TRANSLATOR = "2"
 
 
 def cache_key(raw: bytes) -> dict[str, str]:

@@ -413,6 +413,17 @@ _GENERIC: tuple[Rule, ...] = (
     ),
     Rule(
         "password",
+        r"(?<![\w\-])(?:docker|podman|buildah|nerdctl|oras|helm\s+registry)\s+login\b[^\n]{0,200}?\s-p(?:\s+|=)"
+        r"(?:'(?P<sq>[^'\n]{1,200})'|\"(?P<dq>[^\"\n]{1,200})\"|(?P<v>[^\s\-'\"$][^\s'\"]{0,200}))",
+        ("sq", "dq", "v"),
+        validator=lambda m: _flag_value_ok(_value(m, ("sq", "dq", "v"))),
+        positive="docker login -u deploy-bot -p Xq7vR2mK9pL4sT8w registry.example.com",
+        negative="docker login -u deploy-bot --password-stdin registry.example.com",
+        hints=("login",),
+        rule_id="cli_registry_login",
+    ),
+    Rule(
+        "password",
         r"(?<![\w\-])(?:curl|wget|http)\b[^\n]{0,200}?\s(?:-u|--user|--http-user)[ =]['\"]?[^\s:'\"]{1,100}:(?P<v>[^\s'\"@]{1,200})",
         "v",
         validator=on_value(lambda v: not PLACEHOLDER.search(v), "v"),
