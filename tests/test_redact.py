@@ -370,13 +370,16 @@ def test_a_token_right_after_a_json_or_url_escape_is_redacted_whole(text: str, r
     ("export API_TOKEN=mytoken_8f3k2L9q", "mytoken_8f3k2L9q"),
     ("docker login -u deploy-bot -p 6nLwaMl8B5k8wRPsxPUl registry.example.com", "6nLwaMl8B5k8wRPsxPUl"),
     ("podman login -p 'S3cr3t!pass' quay.io", "S3cr3t!pass"),
+    ("Cookie: theme=dark; sessionid=sN602VN9gO5ntMc5Ek8dmTzKMwkNSysx; lang=en", "sN602VN9gO5ntMc5Ek8dmTzKMwkNSysx"),
+    ("Set-Cookie: PHPSESSID=a8f7d6s5f4g3h2j1k0l9; Path=/; HttpOnly", "a8f7d6s5f4g3h2j1k0l9"),
 ])
-def test_a_password_that_starts_like_a_placeholder_or_follows_a_login_flag_is_redacted(
+def test_a_credential_found_by_probing_credential_formats_is_redacted(
         text: str, secret: str, r: Redactor) -> None:
     assert secret not in r.redact(text).text
 
 
 @pytest.mark.parametrize("text", ["api_key = 'your-api-key-here'", "password: my_secret_password",
-                                  "TOKEN=add-your-token-here", "docker login -u bot -p $REGISTRY_TOKEN reg"])
+                                  "TOKEN=add-your-token-here", "docker login -u bot -p $REGISTRY_TOKEN reg",
+                                  "Set-Cookie: session_timeout=30minutes; Path=/"])
 def test_a_placeholder_stays(text: str, r: Redactor) -> None:
     assert r.redact(text).text == text

@@ -60,6 +60,14 @@ def _aws_secret_ok(v: str) -> bool:
     return char_classes(v) >= 2 and not re.fullmatch(r"[0-9a-fA-F]+", v) and shannon_entropy(v) >= 3.5
 
 
+def _cookie_ok(m: re.Match[str]) -> bool:
+    """A session cookie's value on a ``Cookie:``/``Set-Cookie:`` line: random-looking, not a placeholder."""
+    start = m.string.rfind("\n", 0, m.start()) + 1
+    v = m.group("v")
+    return ("cookie" in m.string[start:m.start()].lower() and not PLACEHOLDER.search(v)
+            and char_classes(v) >= 2 and any(c.isdigit() for c in v))
+
+
 def _flag_value_ok(v: str) -> bool:
     """``--password X``: X must be a literal, not a variable, file or placeholder."""
     return (
@@ -410,6 +418,16 @@ _GENERIC: tuple[Rule, ...] = (
         negative="mysql -u root -p app",
         hints=("mysql", "mariadb", "sshpass"),
         rule_id="cli_mysql_sshpass",
+    ),
+    Rule(
+        "session_cookie",
+        r"(?i)(?<![\w.\-])[\w.\-]*(?:sess|sid|auth|token|jwt|remember|login)[\w.\-]*=(?P<v>[^\s;,\"']{12,4096})",
+        "v",
+        validator=_cookie_ok,
+        positive="Cookie: theme=dark; sessionid=" + _fake(_B62, 32) + "; lang=en",
+        negative="Set-Cookie: session_timeout=30minutes; Path=/",
+        hints=("cookie",),
+        rule_id="session_cookie",
     ),
     Rule(
         "password",
