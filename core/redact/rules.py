@@ -409,14 +409,16 @@ _GENERIC: tuple[Rule, ...] = (
         anchor=r"--(?:token|api-?key|secret|client-secret|auth-token|access-token|access-key|private-key|github-token|hf-token)",
         rule_id="cli_secret_flag",
     ),
-    Rule(
+    Rule(  # -p VALUE: mysql's glued (-pS3cret), sshpass's, a container registry login's (docker login -p S3cret)
         "password",
-        r"(?<![\w\-])(?:(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s-p|sshpass\s+-p\s*)"
+        r"(?<![\w\-])(?:(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?\s-p|sshpass\s+-p\s*|"
+        r"(?:docker|podman|buildah|nerdctl|oras|helm\s+registry)\s+login\b[^\n]{0,200}?\s-p(?:\s+|=))"
         r"(?:'(?P<sq>[^'\n]{1,200})'|\"(?P<dq>[^\"\n]{1,200})\"|(?P<v>[^\s\-'\"$][^\s'\"]{0,200}))",
         ("sq", "dq", "v"),
+        validator=lambda m: _flag_value_ok(_value(m, ("sq", "dq", "v"))),
         positive="mysqldump -u root -pS3cr3tPass app > dump.sql",
         negative="mysql -u root -p app",
-        hints=("mysql", "mariadb", "sshpass"),
+        hints=("mysql", "mariadb", "sshpass", "login"),
         rule_id="cli_mysql_sshpass",
     ),
     Rule(
@@ -428,17 +430,6 @@ _GENERIC: tuple[Rule, ...] = (
         negative="Set-Cookie: session_timeout=30minutes; Path=/",
         hints=("cookie",),
         rule_id="session_cookie",
-    ),
-    Rule(
-        "password",
-        r"(?<![\w\-])(?:docker|podman|buildah|nerdctl|oras|helm\s+registry)\s+login\b[^\n]{0,200}?\s-p(?:\s+|=)"
-        r"(?:'(?P<sq>[^'\n]{1,200})'|\"(?P<dq>[^\"\n]{1,200})\"|(?P<v>[^\s\-'\"$][^\s'\"]{0,200}))",
-        ("sq", "dq", "v"),
-        validator=lambda m: _flag_value_ok(_value(m, ("sq", "dq", "v"))),
-        positive="docker login -u deploy-bot -p Xq7vR2mK9pL4sT8w registry.example.com",
-        negative="docker login -u deploy-bot --password-stdin registry.example.com",
-        hints=("login",),
-        rule_id="cli_registry_login",
     ),
     Rule(
         "password",
