@@ -377,10 +377,12 @@ class EdgeBackend:
     def _filter(self, flt: FilterSpec | None) -> Any:
         return edge_filter(flt, self._holding)
 
-    def _holding(self, key: str, value: bool) -> set[str]:
-        """The ids of the points whose payload ``key`` (a dotted path) is ``value``, or a list holding it."""
+    def _holding(self, key: str, value: bool, within: Any) -> set[str]:
+        """The ids of the points ``within`` allows whose payload ``key`` (a dotted path) is ``value``, or a list
+        holding it."""
         out: set[str] = set()
-        offset, has = None, qe.Filter(must_not=[qe.IsEmptyCondition(key)])
+        offset = None
+        has = qe.Filter(must=[within], must_not=[qe.IsEmptyCondition(key)])
         while True:
             with self._lock:
                 records, offset = self._shard.scroll(qe.ScrollRequest(limit=1024, offset=offset, filter=has,

@@ -25,14 +25,17 @@ def _cond(c: Cond) -> Any:
     return qe.FieldCondition(c.key, match=qe.MatchValue(c.eq))
 
 
-def edge_filter(flt: FilterSpec | None, holding: Callable[[str, bool], set[str]]) -> Any:
+def edge_filter(flt: FilterSpec | None, holding: Callable[[str, bool, Any], set[str]]) -> Any:
     """``flt`` for the shard (None when it has no condition), each boolean condition as the ids
-    ``holding(key, value)`` names."""
+    ``holding(key, value, within)`` names, read among the points its other must/must_not conditions allow
+    (``within``: the tenant's, not the whole store)."""
     if flt is None or not (flt.must or flt.must_not or flt.should):
         return None
+    plain = [c for c in flt.must if not isinstance(c.eq, bool)], [c for c in flt.must_not if not isinstance(c.eq, bool)]
+    within = qe.Filter(must=[_cond(c) for c in plain[0]] or None, must_not=[_cond(c) for c in plain[1]] or None)
 
     def cond(c: Cond) -> Any:
-        return qe.HasIdCondition(holding(c.key, c.eq)) if isinstance(c.eq, bool) else _cond(c)
+        return qe.HasIdCondition(holding(c.key, c.eq, within)) if isinstance(c.eq, bool) else _cond(c)
     return qe.Filter(must=[cond(c) for c in flt.must] or None, must_not=[cond(c) for c in flt.must_not] or None,
                      should=[cond(c) for c in flt.should] or None)
 
