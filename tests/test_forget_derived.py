@@ -16,7 +16,7 @@ import pytest
 
 from openai_server import OpenAIServer
 
-from remem import Memory, Scope
+from remem import ALL_TENANTS, Memory, Scope
 from remem.core.distill.pipeline import LLMDistiller
 
 DANA = Scope(tenant="acme", user="dana")
@@ -268,6 +268,7 @@ def test_a_session_forgotten_whole_stays_forgotten_when_the_app_sends_it_again(a
     assert any("narcolepsy" in r.text for r in any_mem.iter_records(eve))
     any_mem.forget(scope=DANA, dry_run=False)  # the user erased: no note is left either
     assert not list(any_mem.iter_records(DANA)) and any(True for _ in any_mem.iter_records(eve))
+    assert any_mem.forget(scope=ALL_TENANTS, dry_run=True).count == len(list(any_mem.iter_records(ALL_TENANTS)))
 
 
 def test_words_merged_into_a_memory_of_another_session_go_with_their_message(any_mem: Memory) -> None:
