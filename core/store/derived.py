@@ -179,9 +179,11 @@ def _whole_sessions(gone: Sequence[MemoryRecord]) -> dict[str, tuple[MemoryRecor
 def _named_elsewhere(engine: Any, scope: Any, ids: set[str], seen: set[str]) -> list[MemoryRecord]:
     """The distilled records of ``scope`` in other sessions that name one of the messages ``ids``: an LLM merges
     what a later session adds into the memory an earlier one gave, which keeps that session."""
+    if not ids:
+        return []
     flt = engine.filter(scope, where={"sources": sorted(ids)})
     return [r for r in _records(engine, flt) if r.scope == scope and r.id not in seen and r.kind != "episode"
-            and not is_note(r)] if ids else []
+            and not is_note(r)]
 
 
 def _said_elsewhere(engine: Any, scope: Any, ids: set[str]) -> dict[str, set[str]]:
