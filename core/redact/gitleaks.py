@@ -27,7 +27,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
-from .re2 import Untranslatable, translate
+from .re2 import Untranslatable, top_level_alternation, translate
 from .rule import FIRST_GROUP, Rule, shannon_entropy
 
 if sys.version_info >= (3, 11):
@@ -213,26 +213,7 @@ def _whole(regex: str) -> str:
     anchors bind to the first and last alternatives only, so gitleaks' global ``(?i)^true|false|null$`` allowed
     any secret that contains "false" (an npm token with "fAlSe" in it stayed in clear) or starts with "true"."""
     m = re.fullmatch(r"(\(\?[a-zA-Z]+\))?\^(.*)\$", regex, re.S)
-    return f"{m.group(1) or ''}^(?:{m.group(2)})$" if m and _top_level_bar(m.group(2)) else regex
-
-
-def _top_level_bar(regex: str) -> bool:
-    """Whether ``regex`` has a ``|`` outside any group or character class."""
-    depth, in_class, escaped = 0, False, False
-    for c in regex:
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = True
-        elif in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c in "()":
-            depth += 1 if c == "(" else -1
-        elif c == "|" and depth == 0:
-            return True
-    return False
+    return f"{m.group(1) or ''}^(?:{m.group(2)})$" if m and top_level_alternation(m.group(2)) else regex
 
 
 def _rule_data(spec: dict[str, Any]) -> dict[str, Any]:

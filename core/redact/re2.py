@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["Untranslatable", "translate"]
+__all__ = ["Untranslatable", "top_level_alternation", "translate"]
 
 _POSIX = {
     "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blank": "\\t ", "cntrl": "\\x00-\\x1f\\x7f",
@@ -94,6 +94,24 @@ def _class(p: str, i: int) -> tuple[str, int]:
         out.append(c)
         i += 1
     raise Untranslatable("unterminated character class")
+
+
+def top_level_alternation(pattern: str) -> bool:
+    """Whether the RE2 ``pattern`` has a ``|`` outside every group and bracket expression."""
+    depth, i = 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            _, i = _escape(pattern, i, in_class=False)
+            continue
+        if c == "[":
+            _, i = _class(pattern, i)
+            continue
+        if c == "|" and depth == 0:
+            return True
+        depth += (c == "(") - (c == ")")
+        i += 1
+    return False
 
 
 def translate(pattern: str) -> str:
