@@ -14,15 +14,15 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .distill import drain, forgotten, pipeline
-from .redact.redactor import configured
-from .redact.rescan import redact_store
 from .store import backups, compaction, migration, transfer
 from .store.engine import Engine
 from .store.plan import Plan, planned
 from .types import DiskFullError, MemoryRecord
 
 log = logging.getLogger("remem")
+# The distiller (remem.core.distill) and the redactor are imported by the methods that run them: their rule
+# tables take ~0.3 s to load, and a process that only recalls (the Claude Code prompt hook on the day's first
+# prompt, a search-only app) should not pay for them (bench_hooks: cold in-process recall).
 
 
 class LocalMemory(Engine):
@@ -53,6 +53,8 @@ class LocalMemory(Engine):
                  session: str | None = None, distiller: Any = None, pii: bool | None = None,
                  metadata: Mapping[str, Any] | None = None, source: str | None = None,
                  tags: Iterable[str] | None = None, queue: bool = True, episodes: bool = True) -> Any:
+        from .distill import pipeline
+
         _check_capture_size(messages)
         try:
             return pipeline.remember(self, messages, scope=scope, session=session, distiller=distiller, pii=pii,
@@ -62,6 +64,8 @@ class LocalMemory(Engine):
 
     async def aremember(self, messages: Any, **arguments: Any) -> Any:
         """``remember`` for AsyncMemory: LLM calls with the async client, store work in worker threads."""
+        from .distill import pipeline
+
         try:
             return await pipeline.aremember(self, messages, **arguments)
         except DiskFullError as exc:
@@ -69,21 +73,32 @@ class LocalMemory(Engine):
 
     def after_forget(self, gone: Sequence[MemoryRecord]) -> None:
         """A forgotten message leaves the captures queued for an LLM too: no copy of it stays on disk."""
+        from .distill import forgotten
+
         try:
             forgotten.scrub_queued(self, gone)
         except Exception as exc:  # noqa: BLE001 - the store forgot; the drain still skips what the note names
             log.warning("could not take forgotten messages out of the pending queue: %s", type(exc).__name__)
 
     def audit(self, *, scope: Any = None) -> dict[str, Any]:
+        from .distill import pipeline
+
         return pipeline.audit(self, scope=scope).as_dict()
 
     def usage(self) -> dict[str, Any]:
+        from .distill import drain, pipeline
+
         return {**pipeline.usage_totals(self), "pending_captures": drain.pending_count(self)}
 
     def drain_pending(self) -> int:
+        from .distill import drain
+
         return drain.drain_pending(self)
 
     def rescan_redactions(self, *, scope: Any = None, pii: bool = False, dry_run: bool = True) -> dict[str, Any]:
+        from .redact.redactor import configured
+        from .redact.rescan import redact_store
+
         with self.write_lock:
             return redact_store(self, configured(pii), scope=scope, dry_run=dry_run)
 

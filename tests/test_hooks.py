@@ -133,6 +133,31 @@ def test_session_two_recalls_what_session_one_decided(plugin: Plugin) -> None:
     assert last.returncode == 0 and b"sess-2" in last.stdout and b"SKIP LOCKED" in last.stdout
 
 
+def test_a_prompt_recalled_in_its_own_process_does_not_load_the_distiller(plugin: Plugin) -> None:
+    """The day's first prompt (no service yet) recalls in the hook's own process: it must not pay to load the
+    distiller's rule tables, which only a capture needs (bench_hooks: cold in-process recall 452 -> 360 ms)."""
+    proj = plugin.project("queue-service")
+    stop = plugin.stop(proj, "sess-1", plugin.transcript("session1_decision.jsonl", proj), DECISION)
+    assert stop.returncode == 0, stop.stderr
+    probe = ("import os, sys\n"
+             "exit_ = os._exit\n"
+             "def report(code):\n"
+             "    loaded = sorted(m for m in sys.modules if m.startswith('remem.core.distill'))\n"
+             "    sys.stderr.write('DISTILL ' + ' '.join(loaded) + '\\n'); sys.stderr.flush(); exit_(code)\n"
+             "os._exit = report\n"
+             "sys.argv = ['remem-hook', 'UserPromptSubmit']\n"
+             "from remem.hooks.main import main\n"
+             "main()\n")
+    payload = {"session_id": "sess-2", "transcript_path": str(plugin.tmp / "none.jsonl"), "cwd": str(proj),
+               "permission_mode": "default", "prompt": "Which database does the job queue use for claiming jobs?",
+               "hook_event_name": "UserPromptSubmit"}
+    proc = subprocess.run([sys.executable, "-c", probe], input=json.dumps(payload).encode(), capture_output=True,
+                          env=plugin.env, cwd=str(plugin.tmp), timeout=120)
+    assert "SKIP LOCKED" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    report = [line for line in proc.stderr.decode().splitlines() if line.startswith("DISTILL")]
+    assert report == ["DISTILL "], proc.stderr.decode()
+
+
 def test_a_project_with_its_own_remem_folder_does_not_shadow_the_installed_remem(plugin: Plugin) -> None:
     # Claude Code starts hooks in the project folder; `python -m remem...` would import the project's remem
     proj = plugin.project("has-a-remem-package")
