@@ -21,7 +21,7 @@ from .types import DiskFullError, MemoryRecord
 
 log = logging.getLogger("remem")
 # The distiller (remem.core.distill) and the redactor are imported by the methods that run them: their rule
-# tables take ~0.3 s to load, and a process that only recalls (the Claude Code prompt hook on the day's first
+# tables take 0.1-0.3 s to load, and a process that only recalls (the Claude Code prompt hook on the day's first
 # prompt, a search-only app) should not pay for them (bench_hooks: cold in-process recall).
 
 
