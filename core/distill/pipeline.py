@@ -15,7 +15,8 @@
 An LLM failure never loses the capture: the redacted messages go to the durable pending queue
 (:mod:`remem.core.distill.pending`, drained by :func:`drain_pending`) and the keyless summary is stored at once.
 
-The steps live in their own modules: :mod:`~remem.core.distill.conversation` (messages -> turns),
+The steps live in their own modules: :mod:`~remem.core.distill.capture_prep` (redaction, the session, what is
+new), :mod:`~remem.core.distill.conversation` (messages -> turns),
 :mod:`~remem.core.distill.artifacts` (files/commands/errors), :mod:`~remem.core.distill.keyless` and
 :mod:`~remem.core.distill.llm_distiller` (extraction), :mod:`~remem.core.distill.admission` (the gate),
 :mod:`~remem.core.distill.usage_ledger` and :mod:`~remem.core.distill.audit`. This module runs the pipeline and re-exports
@@ -25,10 +26,8 @@ their public names, so ``from remem.core.distill.pipeline import ...`` keeps wor
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import threading
-from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import corrections
@@ -36,20 +35,18 @@ from .admission import MAX_MEMORY_CHARS, Admission, admit, check_admission, cont
 from .artifacts import extract_identifiers
 from .audit import AuditReport, audit
 from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillation
-from .capture_redaction import redact_capture
-from .conversation import (Turn, check_messages, conversation_turns, normalize_messages, strip_recalled,
-                           to_plain_messages)
-from .episodes import EPISODE_KIND, all_stored, assign_ids, keep_episodes, spoken
-from .forgotten import forgotten_ids, unsaid
+from .capture_prep import Prep, derive_session_id, prepare
+from .conversation import Turn, conversation_turns, normalize_messages, strip_recalled, to_plain_messages
+from .episodes import EPISODE_KIND, keep_episodes, spoken
 from .neighbours import similar_memories
-from .summaries import find_summary, quoted_messages, session_summaries, summary_sources
+from .summaries import find_summary, quoted_messages, summary_sources
 from .keyless import KeylessDistiller, split_sentences
 from ..providers.llm import Usage
 from .llm_distiller import EXTRACT_SCHEMA, RECONCILE_SCHEMA, Decision, LLMDistiller, render_transcript
 from .pending import queue_for, store_location
 from ..store.records import normalize_text
 from ..recall.tokens import truncate_to_tokens
-from ..types import MemoryRecord, NotFoundError, ProviderError, RememError, Scope
+from ..types import NotFoundError, ProviderError, RememError
 from .usage_ledger import USAGE_FILE, record_usage, usage_totals
 from .result import RememberResult, resolve_distiller
 
@@ -59,87 +56,12 @@ SUMMARY_TAG = "session"
 _SUMMARY_LOCK = threading.RLock()  # two captures of one session at once must not create two summaries
 
 
-def _redactor(pii: bool | None) -> Any:
-    from ..redact.redactor import configured
-
-    return configured(bool(pii))
-
-
 def _count_into(total: dict[str, int], counts: Mapping[str, int]) -> None:
     for k, n in counts.items():
         total[k] = total.get(k, 0) + int(n)
 
 
-def _turn_hash(turns: Sequence[Turn]) -> str:
-    h = hashlib.sha256()
-    for t in turns:
-        h.update(f"{t.role}\x1f{t.name or ''}\x1f{t.text}\x1e".encode("utf-8", "replace"))
-    return h.hexdigest()[:24]
-
-
-def derive_session_id(turns: Sequence[Turn]) -> str:
-    """A stable id for a conversation without one: the hash of its first user message (a growing
-    conversation keeps its id, so its summary is updated rather than duplicated)."""
-    first = next((t for t in turns if t.role == "user"), turns[0] if turns else Turn("user", ""))
-    return "auto-" + hashlib.sha256(first.text.strip().encode("utf-8", "replace")).hexdigest()[:16]
-
-
-@dataclass
-class _Prep:
-    """Everything decided before the distiller runs (redaction, session, what is new)."""
-
-    scope: Scope
-    session: str
-    messages: list[dict[str, Any]]
-    turns: list[Turn]
-    new_turns: list[Turn]
-    continuation: bool
-    previous: MemoryRecord | None
-    result: RememberResult
-    metadata: dict[str, Any]
-    source: str
-    tags: tuple[str, ...]
-    redactor: Any
-    offset: int = 0  # session position of the capture's first message
-    keep_episodes: bool = True
-    mark: tuple[int, int, str, str] = (0, 0, "", "")  # the capture as sent: messages, turns, their hashes
-
-
-def _prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: bool | None,
-             metadata: Mapping[str, Any] | None, source: str | None, tags: Iterable[str] | None,
-             episodes: bool = True) -> _Prep:
-    scope = Scope.coerce(scope)
-    redactor = _redactor(engine.settings.pii if pii is None else pii)  # None: as the store redacts
-    plain = to_plain_messages(messages)
-    for problem in check_messages(plain):  # a role it cannot read raises here, before anything is stored
-        log.warning("remember(): %s", problem)
-    capture = redact_capture(redactor, plain, metadata, source, tags)  # every later step reads only this
-    redacted = capture.messages
-    turns = conversation_turns(redacted)
-    sid = redactor.redact(session).text if session else scope.session or derive_session_id(turns)  # as stored
-    turns = assign_ids(turns, sid)
-    result = RememberResult(redactions=capture.counts, session=sid)
-    previous, notes = session_summaries(engine, scope, sid) if turns else (None, [])
-    gone = forgotten_ids(previous, *notes)  # messages forgotten since: a capture sending them again is not heard
-    new_turns, continuation = list(turns), False
-    if previous is not None:
-        meta = previous.metadata
-        covered = int(meta.get("covered") or 0)
-        if 0 < covered <= len(turns) and meta.get("prefix") == _turn_hash(turns[:covered]):
-            new_turns, continuation = list(turns[covered:]), True
-        elif covered > len(turns) and meta.get("head") == _turn_hash(turns[:1]) and all_stored(
-                engine, scope, sid, [t for t in turns if t.id not in gone]):
-            new_turns, continuation = [], True  # an older snapshot of a session already distilled further
-    offset = 0 if continuation or previous is None else int(previous.metadata.get("messages") or 0)
-    mark = (len(redacted), len(turns), _turn_hash(turns), _turn_hash(turns[:1]))  # where a next capture goes on
-    turns, new_turns, redacted = unsaid(turns, new_turns, redacted, gone)
-    return _Prep(scope=scope, session=sid, messages=redacted, turns=turns, new_turns=new_turns,
-                 continuation=continuation, previous=previous, result=result, metadata=capture.metadata,
-                 source=capture.source or "remember", tags=capture.tags, redactor=redactor, offset=offset,
-                 keep_episodes=episodes, mark=mark)
-
-
-def _store_episodes(engine: Any, prep: _Prep) -> None:
+def _store_episodes(engine: Any, prep: Prep) -> None:
     """Keep what was said (the new user/assistant messages) before anything is distilled from it."""
     if not prep.keep_episodes or not spoken(prep.new_turns):
         return
@@ -149,7 +71,7 @@ def _store_episodes(engine: Any, prep: _Prep) -> None:
                                          source=prep.source)
 
 
-def _attribute(prep: _Prep, cand: Candidate) -> None:
+def _attribute(prep: Prep, cand: Candidate) -> None:
     """Provenance for a candidate that came without it (an LLM's): the one or two new messages that share the
     most content words with it, and their time."""
     if not cand.sources:
@@ -163,7 +85,7 @@ def _attribute(prep: _Prep, cand: Candidate) -> None:
         cand.occurred_at = max(times) if times else None
 
 
-def _gate(prep: _Prep, dist: Distillation) -> list[Candidate]:
+def _gate(prep: Prep, dist: Distillation) -> list[Candidate]:
     """Redact (again: LLM output is text like any other) and admit; refused ones count as dropped."""
     kept: list[Candidate] = []
     seen: set[str] = set()
@@ -181,11 +103,11 @@ def _gate(prep: _Prep, dist: Distillation) -> list[Candidate]:
     return kept
 
 
-def _memory_meta(prep: _Prep, cand: Candidate, distiller_name: str) -> dict[str, Any]:
+def _memory_meta(prep: Prep, cand: Candidate, distiller_name: str) -> dict[str, Any]:
     return {**cand.metadata, **prep.metadata, "session": prep.session, "distiller": distiller_name}
 
 
-def _add_candidates(engine: Any, prep: _Prep, cands: Sequence[Candidate], name: str) -> None:
+def _add_candidates(engine: Any, prep: Prep, cands: Sequence[Candidate], name: str) -> None:
     """Add in one batch (one embedding call for all); the engine's de-duplication turns repeats into merges."""
     if not cands:
         return
@@ -199,7 +121,7 @@ def _add_candidates(engine: Any, prep: _Prep, cands: Sequence[Candidate], name: 
         (prep.result.merged if rec.merged_count > 0 else prep.result.added).append(rec)
 
 
-def _apply(engine: Any, prep: _Prep, cands: Sequence[Candidate], decisions: Sequence[Decision] | None,
+def _apply(engine: Any, prep: Prep, cands: Sequence[Candidate], decisions: Sequence[Decision] | None,
            name: str) -> None:
     by_index = {d.index: d for d in decisions or ()}
     to_add: list[Candidate] = []
@@ -237,7 +159,7 @@ def _apply(engine: Any, prep: _Prep, cands: Sequence[Candidate], decisions: Sequ
     _add_candidates(engine, prep, to_add, name)
 
 
-def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str, Any], name: str,
+def _store_summary(engine: Any, prep: Prep, text: str | None, meta: Mapping[str, Any], name: str,
                    advance: bool) -> None:
     """Create the session's single summary or update it in place."""
     if not text:
@@ -287,7 +209,7 @@ def _store_summary(engine: Any, prep: _Prep, text: str | None, meta: Mapping[str
                                          **({"occurred_at": started} if started is not None else {}))
 
 
-def _keyless_summary(prep: _Prep) -> Distillation:
+def _keyless_summary(prep: Prep) -> Distillation:
     """The keyless summary of the whole session (merged with the previous one when this capture is not a
     continuation of what it covered)."""
     kd = KeylessDistiller()
@@ -297,7 +219,7 @@ def _keyless_summary(prep: _Prep) -> Distillation:
     return Distillation([], kd.render_summary(parts), {"parts": parts})
 
 
-def _run_keyless(engine: Any, prep: _Prep, kd: KeylessDistiller) -> None:
+def _run_keyless(engine: Any, prep: Prep, kd: KeylessDistiller) -> None:
     if prep.continuation or prep.previous is None:
         dist = kd.distill(prep.new_turns, context_turns=prep.turns)
     else:
@@ -307,7 +229,7 @@ def _run_keyless(engine: Any, prep: _Prep, kd: KeylessDistiller) -> None:
     _store_summary(engine, prep, dist.summary, dist.summary_metadata, kd.name, advance=True)
 
 
-def _corrections(engine: Any, prep: _Prep, cands: Sequence[Candidate]) -> list[Decision] | None:
+def _corrections(engine: Any, prep: Prep, cands: Sequence[Candidate]) -> list[Decision] | None:
     """Keyless reconciliation: the candidates that say what they replace ("Postgres 17, not 16") supersede the
     stored memory that still says it, or drop an earlier candidate of this capture that does
     (:mod:`~remem.core.distill.corrections`); every other candidate is added as usual."""
@@ -318,7 +240,7 @@ def _corrections(engine: Any, prep: _Prep, cands: Sequence[Candidate]) -> list[D
     return corrections.decide(cands, {asked[j]: recs for j, recs in near.items()})
 
 
-def _queue_failure(engine: Any, prep: _Prep, exc: ProviderError, name: str) -> None:
+def _queue_failure(engine: Any, prep: Prep, exc: ProviderError, name: str) -> None:
     """LLM failed: keep the redacted capture for later and store the keyless summary right away."""
     prep.result.queued = True
     prep.result.error = str(exc)
@@ -338,7 +260,7 @@ def _queue_failure(engine: Any, prep: _Prep, exc: ProviderError, name: str) -> N
     log.warning("LLM distillation failed (%s); capture queued for `remem distill --pending`", exc)
 
 
-def _finish(engine: Any, prep: _Prep, usage: Usage, name: str) -> RememberResult:
+def _finish(engine: Any, prep: Prep, usage: Usage, name: str) -> RememberResult:
     prep.result.usage = usage.as_dict()
     prep.result.distiller = name
     if usage.calls:
@@ -364,7 +286,7 @@ def remember(engine: Any, messages: Any, *, scope: Any = None, session: str | No
     messages it came from (a message's own ``"id"``, or a derived one) and its ``occurred_at`` their
     ``timestamp`` / ``created_at``.
     """
-    prep = _prepare(engine, messages, scope, session, pii, metadata, source, tags, episodes)
+    prep = prepare(engine, messages, scope, session, pii, metadata, source, tags, episodes)
     dist_obj = resolve_distiller(distiller)
     name = getattr(dist_obj, "name", type(dist_obj).__name__)
     usage = Usage()
@@ -412,7 +334,7 @@ async def aremember(memory: Any, messages: Any, *, scope: Any = None, session: s
         return await asyncio.to_thread(remember, engine, messages, scope=scope, session=session,
                                        distiller=dist_obj, pii=pii, metadata=metadata, source=source, tags=tags,
                                        queue=queue, episodes=episodes)
-    prep = await asyncio.to_thread(_prepare, engine, messages, scope, session, pii, metadata, source, tags,
+    prep = await asyncio.to_thread(prepare, engine, messages, scope, session, pii, metadata, source, tags,
                                    episodes)
     name = dist_obj.name
     usage = Usage()
