@@ -59,6 +59,7 @@ def _matches(cand: Candidate, spec: Sequence[str]) -> bool:
 class KindScore:
     expected: int = 0
     found: int = 0
+    kept: int = 0  # expected memories whose phrases are in an extracted memory of any kind
     extracted: int = 0
     correct: int = 0
 
@@ -85,6 +86,7 @@ class Report:
         for s in self.by_kind.values():
             t.expected += s.expected
             t.found += s.found
+            t.kept += s.kept
             t.extracted += s.extracted
             t.correct += s.correct
         return t
@@ -102,6 +104,7 @@ def evaluate(cases: Sequence[dict[str, Any]] | None = None, distiller: KeylessDi
         ok = True
         for spec in expect:
             rep.by_kind[spec[0]].expected += 1
+            rep.by_kind[spec[0]].kept += any(_matches(c, ["*", *spec[1:]]) for c in got)
             if any(_matches(c, spec) for c in got):
                 rep.by_kind[spec[0]].found += 1
             else:
@@ -141,11 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     secs = time.perf_counter() - started
     console = Console(width=140)
     t = Table(title=f"keyless distiller on {rep.snippets} labelled snippets ({rep.negatives} must yield nothing)")
-    for col in ("kind", "expected", "found", "recall", "extracted", "correct", "precision"):
+    for col in ("kind", "expected", "found", "recall", "kept, any kind", "extracted", "correct", "precision"):
         t.add_column(col, justify="right")
     for kind, s in iter_rows(rep):
-        t.add_row(kind, str(s.expected), str(s.found), f"{s.recall:.3f}", str(s.extracted), str(s.correct),
-                  f"{s.precision:.3f}")
+        t.add_row(kind, str(s.expected), str(s.found), f"{s.recall:.3f}", str(s.kept), str(s.extracted),
+                  str(s.correct), f"{s.precision:.3f}")
     console.print(t)
     console.print(f"snippets fully right: {rep.exact}/{rep.snippets}; noise snippets with no memory: "
                   f"{rep.clean_negatives}/{rep.negatives}; {1000 * secs / max(1, rep.snippets):.2f} ms per snippet")
