@@ -70,6 +70,7 @@ class Prep:
 def prepare(engine: Any, messages: Any, scope: Any, session: str | None, pii: bool | None,
              metadata: Mapping[str, Any] | None, source: str | None, tags: Iterable[str] | None,
              episodes: bool = True) -> Prep:
+    """The capture redacted and read into turns, with what is new in it: nothing is stored or sent before this."""
     scope = Scope.coerce(scope)
     redactor = _redactor(engine.settings.pii if pii is None else pii)  # None: as the store redacts
     plain = to_plain_messages(messages)
