@@ -78,7 +78,7 @@ ENTRY_CODE = "import sys; sys.path[:1] = []; from remem.hooks.main import main; 
 
 
 def hook_command(*args: str) -> list[str]:
-    """The command line of a detached remem hook process (``warm``, ``drain``) with this Python."""
+    """The command line of a detached remem hook process (``drain``) with this Python."""
     return [sys.executable, "-c", ENTRY_CODE, *args]
 
 

@@ -2,7 +2,6 @@
 
     remem-hook UserPromptSubmit|SessionStart|Stop|PreCompact|SessionEnd   < hook JSON on stdin
     remem-hook drain                     hand spooled captures to remem (started detached by capture hooks)
-    remem-hook warm                      start the local service (SessionStart runs it detached)
     remem-hook memory last|search|save|forget|list ...   the /remem:memory command's backend
     remem-hook mcp                       the remem MCP server, scoped to this project
 
@@ -129,15 +128,6 @@ def mcp_server() -> object:
     return build_server(scope=server_scope(project=project_tenant()))
 
 
-def warm() -> None:
-    """Open the store once through the local service (which starts it), then let go."""
-    import time
-
-    from .common import open_memory
-
-    open_memory(time.monotonic() + 30).close()
-
-
 def dispatch(argv: Sequence[str]) -> int:
     cmd = argv[0] if argv else ""
     if os.environ.get("REMEM_HOOK_DETACHED") == "1":
@@ -145,12 +135,6 @@ def dispatch(argv: Sequence[str]) -> int:
             os.setsid()
         except OSError:
             pass
-    if cmd == "warm":
-        try:
-            warm()
-        except Exception as exc:  # noqa: BLE001
-            log("warm", f"{type(exc).__name__}: {str(exc)[:200]}")
-        return 0
     if cmd == "drain":
         from .capture import drain
 

@@ -133,6 +133,26 @@ def test_session_start_after_a_compaction_gets_its_digest_from_the_service(serve
     assert out["hookEventName"] == "SessionStart" and "Postgres" in out["additionalContext"]
 
 
+def test_a_session_start_wakes_the_service_so_the_first_prompt_is_served(served: Plugin) -> None:
+    """No service yet (the day's first session): SessionStart starts it in the background, and the session's
+    first prompt is then answered by it, not by a full hook of its own opening the store."""
+    proj = served.project("queue")
+    assert not (served.home / "store" / "service.json").exists()
+    proc = served.run("SessionStart", {"session_id": "s1", "cwd": str(proj), "source": "startup"},
+                      args=["SessionStart", "--background"], cwd=proj, env={"REMEM_HOOK_DETACH": "1"})
+    assert proc.returncode == 0 and proc.stdout == b""
+    deadline = time.monotonic() + 30
+    while not (served.home / "store" / "service.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = service_pid(served)
+    served.prompt(proj, "s1", "Which database does the job queue use?")
+    deadline = time.monotonic() + 30
+    while not (prompts := [line for line in served.log_lines() if line["event"] == "userpromptsubmit"]):
+        assert time.monotonic() < deadline, served.log_lines()
+        time.sleep(0.05)  # a hook logs after its answer
+    assert [line["pid"] for line in prompts] == [pid]  # the service ran the prompt's hook
+
+
 def test_without_a_usable_service_the_full_hook_runs_with_the_same_stdin(tmp_path: Path) -> None:
     env = {"PATH": os.environ["PATH"], "REMEM_HOME": str(tmp_path / "home"), "REMEM_SERVICE": "off"}
     echo = [sys.executable, "-c", "import sys; print('FULL ' + sys.argv[1] + ' ' + sys.stdin.read())", "UPS"]
