@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..scope import coerce_scope
 from ..types import MemoryRecord
 from . import erasure
 from .records import SESSION_FORGOTTEN, from_payload
@@ -145,8 +146,8 @@ def forget_with_derived(engine: Any, gone: Sequence[MemoryRecord], *, dry_run: b
 def keeps_notes(scope: Any, *filters: Any) -> bool:
     """Whether a bulk forget of ``scope`` narrowed by ``filters`` (where, kind, tags, before) leaves notes of
     the sessions it takes whole: all but the erasure of a whole scope, which leaves no trace."""
-    session = scope.get("session") if isinstance(scope, Mapping) else getattr(scope, "session", None)
-    return any(f is not None for f in filters) or session is not None  # ALL_TENANTS has none
+    session = getattr(coerce_scope(scope, admin=True), "session", None)  # ALL_TENANTS has none
+    return any(f is not None for f in filters) or session is not None
 
 
 def is_note(rec: MemoryRecord) -> bool:
