@@ -59,7 +59,7 @@ def recall_preview(mem: Any, prompt: str, scope: Any) -> RecallPreview:
     ms = (time.perf_counter() - start) * 1000
     text = render_chosen(groups)
     chosen = [rec for recs in groups for rec in recs]
-    injected = f"{RECALL_PREAMBLE}\n{text}"[:MAX_CONTEXT_CHARS] if text else ""
+    injected = text  # fenced, with its preamble, as the hook injects it
     records = mem.list(scope=scope, kind=DIGEST_KINDS, limit=100, include_superseded=False)
     digest, _ = build_digest(records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
                              keep=digest_keep(chosen, fresh))
