@@ -140,6 +140,22 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                 amem = opened
             return amem
 
+    quota_views: dict[int, AsyncMemory] = {}
+
+    async def writer() -> AsyncMemory:
+        """The store for writes that may grow a tenant. The quota travels as the handle's ``tenant_quota``
+        setting, so the store counts the tenant and writes under one hold of its write lock (in the local
+        service: one lock for every process that shares it); a count read here first would let parallel saves
+        all pass, and a supersede that skipped it would add records past the quota."""
+        mem = await store()
+        if not limits.quota:
+            return mem
+        with lock:
+            view = quota_views.get(id(mem))
+            if view is None:
+                view = quota_views[id(mem)] = mem.with_settings(tenant_quota=limits.quota)
+            return view
+
     def scope_for(ctx: Context | None) -> Scope:
         """The configured scope; over HTTP, the tenant and user the auth middleware resolved for the request
         (X-Remem-Tenant within the token's tenants, X-Remem-User within its user pin, and within the server's
@@ -207,12 +223,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                           tags: Tags = None, importance: Annotated[int, Field(ge=1, le=10)] = 5,
                           valid_from: When = None, ctx: Context | None = None) -> str:
         async def run() -> str:
-            sc, mem = scope_for(ctx), await store()
-            if limits.quota:
-                count = await mem.count(scope=Scope(tenant=sc.tenant))
-                if count >= limits.quota:
-                    raise ToolError(did_not_run("save", f"the memory quota of tenant {sc.tenant!r} is full "
-                                                        f"({count} of {limits.quota}); forget something first"))
+            sc, mem = scope_for(ctx), await writer()
             rec = await mem.add(text, scope=sc, kind=kind or "note", tags=tags or None, importance=importance,
                                 valid_from=valid_from, source="mcp")
             if rec.merged_count:
@@ -237,7 +248,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                             ctx: Context | None = None) -> str:
         async def run() -> str:
             sc = scope_for(ctx)
-            rec = await (await store()).update(memory_id, scope=sc, text=text, tags=tags, importance=importance,
+            rec = await (await writer()).update(memory_id, scope=sc, text=text, tags=tags, importance=importance,
                                                kind=kind)
             return f"Updated memory {rec.id}: {rec.text}"
         return await guarded("update", run, memory_id)
@@ -249,7 +260,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                                valid_from: When = None, ctx: Context | None = None) -> str:
         async def run() -> str:
             sc = scope_for(ctx)
-            rec = await (await store()).supersede(memory_id, new_text, scope=sc, valid_from=valid_from)
+            rec = await (await writer()).supersede(memory_id, new_text, scope=sc, valid_from=valid_from)
             return f"Memory {memory_id} superseded by {rec.id}: {rec.text}"
         return await guarded("supersede", run, memory_id)
 
