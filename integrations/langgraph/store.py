@@ -297,7 +297,7 @@ class RememStore(BaseStore):
                 hits = self.memory.search(query, scope=scope, where={**where, "lg_indexed": "yes"}, limit=n,
                                           reinforce=False)
                 ranked = [(h.record, h.score) for h in hits if check is None or check(h.record)]
-                if len(ranked) >= need or len(hits) < n or exact:
+                if len(ranked) >= need or len(hits) < n:
                     break
                 n *= 4
             if self._embedder is None:
@@ -318,10 +318,13 @@ class RememStore(BaseStore):
 
     def _scan(self, scope: Scope, where: dict[str, Any], check: Callable[[MemoryRecord], bool] | None, need: int,
               exact: bool) -> list[MemoryRecord]:
-        """Items matching ``where`` (and ``check``), newest first, at least ``need`` of them when there are."""
-        if exact or check is None:
+        """Items matching ``where`` and ``check``, newest first, at least ``need`` of them when there are.
+
+        ``where`` may hold more than ``check`` does (Qdrant matches a value inside a list), so ``check`` always
+        has the last word; when ``exact``, it seldom drops anything and one read is usually enough."""
+        if check is None:
             return self.memory.list(scope=scope, where=where, limit=max(1, need))
-        n = max(64, need * 2)
+        n = max(need + 8, need * 2) if exact else max(64, need * 2)
         while True:
             recs = self.memory.list(scope=scope, where=where, limit=n)
             kept = [r for r in recs if check(r)]
