@@ -493,7 +493,34 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--rate-limit", type=int, default=None, help="--http: requests per minute per token")
     m.add_argument("--quota", type=int, default=None, help="--http: most memories a tenant may hold")
     m.set_defaults(func=cmd_mcp)
+    add_answer_commands(sub, common)
     return p
+
+
+# ---------------------------------------------------------------------------------------------- answers, documents
+def cmd_ask(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        ans = mem.answer(args.question, scope=_scope(args), token_budget=args.token_budget, as_of=args.as_of,
+                         llm="keyless" if args.keyless else None)
+
+    def show() -> None:
+        out.print(Text(ans.text))
+        if ans.found:
+            out.print(Text(f"citations: {', '.join(ans.citations)}\nconfidence {ans.confidence:.2f} ({ans.method})",
+                           style="dim"))
+    _emit(args, ans.as_dict(), show)
+    return 0 if ans.found else 1
+
+
+def add_answer_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``remem ask`` (and, with documents, ``remem index``)."""
+    ask = sub.add_parser("ask", parents=[common], help="answer a question from memory, citing what it rests on "
+                         "(exit status 1 when memory holds no answer)")
+    ask.add_argument("question")
+    ask.add_argument("--token-budget", type=int, default=2000, help="tokens of recalled context to answer from")
+    ask.add_argument("--as-of", default=None, help="what memory held at this ISO date/time")
+    ask.add_argument("--keyless", action="store_true", help="extractive answer even when an LLM is configured")
+    ask.set_defaults(func=cmd_ask)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from .answer.result import Answer
 from .types import ForgetResult, MemoryRecord, SearchHit, Stats
 
 
@@ -153,6 +154,18 @@ class MemoryOperations:
     @operation(retryable=True, slow=True)
     def iter_records(self, scope: Any = None) -> Iterator[MemoryRecord]:
         """Every record of ``scope`` (through the service: a list)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ answers (core/answer)
+    @operation(slow=True, retryable=True)
+    def answer(self, question: str, *, scope: Any = None, token_budget: int = 2000, as_of: Any = None,
+               llm: str | None = None) -> Answer:
+        """A short answer from memory, citing the ids of the memories and messages it rests on, with a
+        confidence (0-1); ``found=False`` (and no guess) when memory does not hold one. With an LLM configured
+        (``REMEM_LLM_MODEL`` / ``REMEM_LLM_API_KEY``, or ``llm="llm"`` / a model name) the model answers from the
+        recalled context and must cite it; keyless (``llm="keyless"``, or nothing configured) it is the
+        sentence of the recalled memories that answers. "How many" / "list" questions read every matching
+        memory of the scope, not the top k. ``as_of``: what memory held then."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ administration
