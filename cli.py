@@ -512,8 +512,29 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0 if ans.found else 1
 
 
+def cmd_index(args: argparse.Namespace) -> int:
+    from .core.documents.files import walk
+
+    total = len(walk(args.paths)[0])  # for the bar: the index walks again, as it may run in the service
+    progress, advance = _progress(total, "indexing") if total > 20 and not args.json else (None, None)
+    with _open(args) as mem:
+        if progress is not None:
+            with progress:
+                result = mem.index(args.paths, scope=_scope(args), prune=not args.no_prune, progress=advance)
+        else:
+            result = mem.index(args.paths, scope=_scope(args), prune=not args.no_prune)
+
+    def show() -> None:
+        out.print(f"{result.files} files: {result.added} chunks added, {result.unchanged} unchanged, "
+                  f"{result.removed} removed")
+        for path, why in result.skipped.items():
+            err.print(f"skipped {path}: {why}")
+    _emit(args, result.as_dict(), show)
+    return 0
+
+
 def add_answer_commands(sub: Any, common: argparse.ArgumentParser) -> None:
-    """``remem ask`` (and, with documents, ``remem index``)."""
+    """``remem ask`` and ``remem index``."""
     ask = sub.add_parser("ask", parents=[common], help="answer a question from memory, citing what it rests on "
                          "(exit status 1 when memory holds no answer)")
     ask.add_argument("question")
@@ -521,6 +542,11 @@ def add_answer_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     ask.add_argument("--as-of", default=None, help="what memory held at this ISO date/time")
     ask.add_argument("--keyless", action="store_true", help="extractive answer even when an LLM is configured")
     ask.set_defaults(func=cmd_ask)
+    ix = sub.add_parser("index", parents=[common], help="keep Markdown / reStructuredText / text files as "
+                        "document memories (re-runs write only what changed; .gitignore honoured)")
+    ix.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
+    ix.add_argument("--no-prune", action="store_true", help="keep the chunks of files gone from the folders")
+    ix.set_defaults(func=cmd_index)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -99,7 +99,8 @@ def run(mem: Memory, convs: list[dict[str, Any]], log: Callable[[str], None]) ->
                 tallies[name].add(q["category"], **row)
         log(f"answered conversation {ci + 1}/{len(convs)}")
     latency.sort()
-    log(f"answer() p50 {1000 * latency[len(latency) // 2]:.1f} ms, p95 {1000 * latency[int(len(latency) * .95)]:.1f} ms")
+    p50, p95 = latency[len(latency) // 2], latency[int(len(latency) * .95)]
+    log(f"answer() p50 {1000 * p50:.1f} ms, p95 {1000 * p95:.1f} ms")
     return tallies
 
 

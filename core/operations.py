@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .answer.result import Answer
+from .documents.result import IndexResult
 from .types import ForgetResult, MemoryRecord, SearchHit, Stats
 
 
@@ -166,6 +167,18 @@ class MemoryOperations:
         recalled context and must cite it; keyless (``llm="keyless"``, or nothing configured) it is the
         sentence of the recalled memories that answers. "How many" / "list" questions read every matching
         memory of the scope, not the top k. ``as_of``: what memory held then."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ documents (core/documents)
+    @operation(slow=True, local=("progress",), paths=("paths",))
+    def index(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, scope: Any = None,
+              prune: bool = True, progress: Callable[[int], None] | None = None) -> IndexResult:
+        """Keep Markdown, reStructuredText and plain-text files as memories of kind ``document``: each file cut
+        into chunks by its headings (within a size limit), each chunk's ``source`` naming the file, heading and
+        lines. Folders are walked as git sees them (``.gitignore`` honoured, binaries skipped); redaction applies.
+        Running it again writes only what changed: an unchanged chunk is not written or embedded again, an
+        edited file's old chunks are replaced, and (``prune``) a deleted file's chunks are forgotten.
+        ``progress(n)``: n more files read."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ administration

@@ -27,7 +27,8 @@ SESSION = [
     {"id": "m1", "role": "user", "content": "We decided to move the job queue from Redis to Postgres because Redis "
                                             "lost jobs on every restart."},
     {"id": "m2", "role": "assistant", "content": "Understood. I will switch the queue to Postgres with SKIP LOCKED."},
-    {"id": "m3", "role": "user", "content": "CI runs on GitHub Actions; the deploy goes to Fly.io after the tests pass."},
+    {"id": "m3", "role": "user",
+     "content": "CI runs on GitHub Actions; the deploy goes to Fly.io after the tests pass."},
     {"id": "m4", "role": "user", "content": "Please keep pytest runs under two minutes, use pytest-xdist if needed."},
     {"id": "m5", "role": "assistant", "content": "Noted: pytest stays under two minutes, with xdist when it grows."},
 ]

@@ -1,4 +1,5 @@
-"""How ``Memory.answer()`` is made: a short answer grounded in memory, with the ids it rests on, or an honest "not found".
+"""How ``Memory.answer()`` is made: a short answer grounded in memory, with the ids it rests on, or an honest
+"not found".
 
 With an LLM configured (any OpenAI-compatible endpoint: ``REMEM_LLM_MODEL`` / ``REMEM_LLM_API_KEY``, or the
 ``llm`` argument) the answer is written by the model from the recalled context and must cite it

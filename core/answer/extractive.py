@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .evidence import Item, citations
-from .question import content_words, wants_time, words
+from .question import content_words, named, wants_time, words
 from .result import Answer, not_found
 
 FOUND_AT = 0.45  # share of the question's (weighted) words the best sentence must hold (tuned on LoCoMo, see bench)
@@ -59,10 +59,15 @@ def sentences(item: Item) -> list[Sentence]:
     return out
 
 
-def _weights(question_keys: Sequence[str], pool: Sequence[Sentence]) -> dict[str, float]:
+def _weights(question_keys: Sequence[str], pool: Sequence[Sentence], names: set[str]) -> dict[str, float]:
+    """Each question word's weight: rarer among the candidates, heavier. A plain word no candidate holds weighs
+    as the lightest one held: it cannot tell the candidates apart, and most often it is a word of the asking
+    ("how does X work"). A name no candidate holds ("GraphQL") weighs the most: the question is about it."""
     n = len(pool) or 1
-    return {k: math.log(1 + n / (1 + sum(1 for s in pool if holds(s.keys, k) or holds(s.around, k)))) + 0.1
-            for k in question_keys}
+    df = {k: sum(1 for s in pool if holds(s.keys, k) or holds(s.around, k)) for k in question_keys}
+    held = {k: math.log(1 + n / (1 + d)) + 0.1 for k, d in df.items() if d}
+    floor = min(held.values(), default=1.0)
+    return {k: held[k] if k in held else math.log(1 + n) + 0.1 if k in names else floor for k in question_keys}
 
 
 def holds(keys: frozenset[str], key: str) -> bool:
@@ -112,7 +117,7 @@ def answer(question: str, items: Sequence[Item]) -> Answer:
     pool = [s for it in items for s in sentences(it)]
     if not keys or not pool:
         return not_found("extractive")
-    weights = _weights(keys, pool)
+    weights = _weights(keys, pool, named(question))
     ranked = sorted(((score(s, weights) / (1 + RANK_DECAY * s.item.rank), score(s, weights), i, s)
                      for i, s in enumerate(pool)), key=lambda t: (-t[0], t[2]))
     best_prior, best_cover, _, best = ranked[0]

@@ -18,7 +18,8 @@ those there their them they then than into about over would could should will ca
 his her hers him she he i me my mine we us you your yours do does did doing done have has had having not no so up
 what which who whom whose when where why how whats anything something some any all every each also just very
 ever still yet too more most much many often times time kind sort thing things one ones get got go went gone make
-made like say said tell told know think thought way s t ll ve re d m let lets please
+made like say said tell told know think thought way s t ll ve re d m let lets please use uses used using
+work works worked happen happened
 """.split())
 COUNT_RE = re.compile(r"\b(?:how many|how often|number of|count of|list (?:all|every|the|of)|what are all|name all|"
                       r"all (?:the )?(?:\w+ ){0,2}(?:that|which|who|we|i|you|she|he|they)\b|every (?:\w+ ){0,2}"
@@ -72,6 +73,19 @@ def content_words(text: str) -> list[str]:
     return list(out)
 
 
+def named(text: str) -> set[str]:
+    """The keys of the words in ``text`` that name something (a capital inside the sentence, a digit, a capital
+    inside the word: "GraphQL", "Kafka", "v2"): what a question asks about, not how it asks."""
+    out = set()
+    for i, m in enumerate(_WORD.finditer(text)):
+        raw = m.group(0)
+        if raw.lower() in STOP:
+            continue
+        if (i > 0 and raw[0].isupper()) or any(c.isdigit() for c in raw) or any(c.isupper() for c in raw[1:]):
+            out.add(key(raw))
+    return out
+
+
 def is_count(question: str) -> bool:
     """A "how many" / "list all" question: its answer is spread over every matching memory, not the top few."""
     return bool(COUNT_RE.search(question))
@@ -82,4 +96,4 @@ def wants_time(question: str) -> bool:
     return bool(TIME_RE.search(question))
 
 
-__all__ = ["STOP", "content_words", "is_count", "key", "wants_time", "words"]
+__all__ = ["STOP", "content_words", "is_count", "key", "named", "wants_time", "words"]

@@ -1,4 +1,5 @@
-"""What ``Memory.answer()`` returns: a short answer, the ids it rests on, how sure it is, and whether memory held one."""
+"""What ``Memory.answer()`` returns: a short answer, the ids it rests on, how sure it is, and whether memory held
+one."""
 
 from __future__ import annotations
 
