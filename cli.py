@@ -494,7 +494,60 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--rate-limit", type=int, default=None, help="--http: requests per minute per token")
     m.add_argument("--quota", type=int, default=None, help="--http: most memories a tenant may hold")
     m.set_defaults(func=cmd_mcp)
+    add_answer_commands(sub, common)
     return p
+
+
+# ---------------------------------------------------------------------------------------------- answers, documents
+def cmd_ask(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        ans = mem.answer(args.question, scope=_scope(args), token_budget=args.token_budget, as_of=args.as_of,
+                         llm="keyless" if args.keyless else None)
+
+    def show() -> None:
+        out.print(Text(ans.text))
+        if ans.found:
+            out.print(Text(f"citations: {', '.join(ans.citations)}\nconfidence {ans.confidence:.2f} ({ans.method})",
+                           style="dim"))
+    _emit(args, ans.as_dict(), show)
+    return 0 if ans.found else 1
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from .core.documents.files import walk
+
+    total = len(walk(args.paths)[0])  # for the bar: the index walks again, as it may run in the service
+    progress, advance = _progress(total, "indexing") if total > 20 and not args.json else (None, None)
+    with _open(args) as mem:
+        if progress is not None:
+            with progress:
+                result = mem.index(args.paths, scope=_scope(args), prune=not args.no_prune, progress=advance)
+        else:
+            result = mem.index(args.paths, scope=_scope(args), prune=not args.no_prune)
+
+    def show() -> None:
+        out.print(f"{result.files} files: {result.added} chunks added, {result.unchanged} unchanged, "
+                  f"{result.removed} removed")
+        for path, why in result.skipped.items():
+            err.print(f"skipped {path}: {why}")
+    _emit(args, result.as_dict(), show)
+    return 0
+
+
+def add_answer_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``remem ask`` and ``remem index``."""
+    ask = sub.add_parser("ask", parents=[common], help="answer a question from memory, citing what it rests on "
+                         "(exit status 1 when memory holds no answer)")
+    ask.add_argument("question")
+    ask.add_argument("--token-budget", type=int, default=2000, help="tokens of recalled context to answer from")
+    ask.add_argument("--as-of", default=None, help="what memory held at this ISO date/time")
+    ask.add_argument("--keyless", action="store_true", help="extractive answer even when an LLM is configured")
+    ask.set_defaults(func=cmd_ask)
+    ix = sub.add_parser("index", parents=[common], help="keep Markdown / reStructuredText / text files as "
+                        "document memories (re-runs write only what changed; .gitignore honoured)")
+    ix.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
+    ix.add_argument("--no-prune", action="store_true", help="keep the chunks of files gone from the folders")
+    ix.set_defaults(func=cmd_index)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -30,6 +30,7 @@ from typing import Annotated, Any, Awaitable, Callable, Mapping
 from .core.config import write_private
 from .core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, TurnTimeoutError, awithin_turn,
                            did_not_run, format_hits, record_line, turn_timeout)
+from .core.tooling import ANSWER_DESCRIPTION, answer_timeout, format_answer  # memory_answer
 from .core.types import NotFoundError, RememError, Scope, StoreLockedError
 from .mcp_http import (AuthMiddleware, FailedAuth, Identity, Limits, Token, default_token, http_app, identity_of,
                        load_tokens, parse_tokens)
@@ -175,7 +176,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
 
     async def guarded(action: str, fn: Callable[[], Awaitable[str]], memory_id: str | None = None) -> str:
         try:  # a hung store costs a tool call the turn timeout, not the client's 30 s (stats scans: no limit)
-            return await (fn() if action == "stats" else awithin_turn(fn()))
+            return await (fn() if action in ("stats", "answer") else awithin_turn(fn()))  # answer: own limit
         except ToolError:
             raise
         except TurnTimeoutError as exc:  # the store is not even open yet: say that, not "did not answer"
@@ -295,6 +296,21 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                     "newest": st.newest.isoformat() if st.newest else None}
             return json.dumps(data, ensure_ascii=False)
         return await guarded("stats", run)
+
+    @server.tool(description=ANSWER_DESCRIPTION)
+    async def memory_answer(question: Annotated[str, Field(description="the question, in plain words")],
+                            as_of: When = None, ctx: Context | None = None) -> str:
+        async def run() -> str:
+            if not question.strip():
+                raise ValueError("the question is empty")
+            sc = scope_for(ctx)
+            try:
+                found = await asyncio.wait_for((await store()).answer(question, scope=sc, as_of=as_of),
+                                               answer_timeout())
+            except asyncio.TimeoutError:
+                raise TurnTimeoutError(f"no answer within {answer_timeout():g} s") from None
+            return format_answer(found)
+        return await guarded("answer", run)
 
     server.remem_scope = base_scope  # type: ignore[attr-defined]
     return server

@@ -102,6 +102,18 @@ class LocalMemory(Engine):
         with self.write_lock:
             return redact_store(self, configured(pii), scope=scope, dry_run=dry_run)
 
+    def answer(self, question: str, *, scope: Any = None, token_budget: int = 2000, as_of: Any = None,
+               llm: str | None = None) -> Any:
+        from .answer.answering import answer
+
+        return answer(self, question, scope=scope, token_budget=token_budget, as_of=as_of, llm=llm)
+
+    def index(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, scope: Any = None,
+              prune: bool = True, progress: Callable[[int], None] | None = None) -> Any:
+        from .documents.indexer import index
+
+        return index(self, paths, scope=scope, prune=prune, progress=progress)
+
 
 MAX_CAPTURE_CHARS = 2_000_000  # one capture; a 10 MB paste would hold a shared service's CPU for seconds
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from .answer.result import Answer
+from .documents.result import IndexResult
 from .types import ForgetResult, MemoryRecord, SearchHit, Stats
 
 
@@ -153,6 +155,30 @@ class MemoryOperations:
     @operation(retryable=True, slow=True)
     def iter_records(self, scope: Any = None) -> Iterator[MemoryRecord]:
         """Every record of ``scope`` (through the service: a list)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ answers (core/answer)
+    @operation(slow=True, retryable=True)
+    def answer(self, question: str, *, scope: Any = None, token_budget: int = 2000, as_of: Any = None,
+               llm: str | None = None) -> Answer:
+        """A short answer from memory, citing the ids of the memories and messages it rests on, with a
+        confidence (0-1); ``found=False`` (and no guess) when memory does not hold one. With an LLM configured
+        (``REMEM_LLM_MODEL`` / ``REMEM_LLM_API_KEY``, or ``llm="llm"`` / a model name) the model answers from the
+        recalled context and must cite it; keyless (``llm="keyless"``, or nothing configured) it is the
+        sentence of the recalled memories that answers. "How many" / "list" questions read every matching
+        memory of the scope, not the top k. ``as_of``: what memory held then."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ documents (core/documents)
+    @operation(slow=True, local=("progress",), paths=("paths",))
+    def index(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, scope: Any = None,
+              prune: bool = True, progress: Callable[[int], None] | None = None) -> IndexResult:
+        """Keep Markdown, reStructuredText and plain-text files as memories of kind ``document``: each file cut
+        into chunks by its headings (within a size limit), each chunk's ``source`` naming the file, heading and
+        lines. Folders are walked as git sees them (``.gitignore`` honoured, binaries skipped); redaction applies.
+        Running it again writes only what changed: an unchanged chunk is not written or embedded again, an
+        edited file's old chunks are replaced, and (``prune``) a deleted file's chunks are forgotten.
+        ``progress(n)``: n more files read."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ administration

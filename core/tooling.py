@@ -267,3 +267,49 @@ def default_capture() -> BackgroundCapture:
     if _default_capture is None:
         _default_capture = BackgroundCapture()
     return _default_capture
+
+
+# ---------------------------------------------------------------------------------------------- memory_answer
+ANSWER_DESCRIPTION = (
+    "Answer a question from long-term memory: a short answer with the ids of the memories it rests on and a "
+    "confidence, or 'not found' when memory does not hold it (nothing is guessed). Use it for a direct question "
+    "about earlier conversations or indexed documents ('which database did we pick, and why?', 'how many times "
+    "did the deploy fail?'); use memory_search to browse."
+)
+DEFAULT_ANSWER_TIMEOUT = 30.0
+
+
+def answer_timeout() -> float:
+    """Seconds a memory_answer tool call may take (``REMEM_ANSWER_TIMEOUT``, 30 by default): longer than a
+    search, since with an LLM configured it makes one model call (a count question, a few)."""
+    try:
+        value = float(os.environ.get("REMEM_ANSWER_TIMEOUT") or DEFAULT_ANSWER_TIMEOUT)
+    except ValueError:
+        return DEFAULT_ANSWER_TIMEOUT
+    return value if value > 0 else DEFAULT_ANSWER_TIMEOUT
+
+
+def format_answer(answer: Any) -> str:
+    """An :class:`~remem.core.answer.Answer` as a tool shows it: the answer, then what it cites and how sure."""
+    if not answer.found:
+        return answer.text
+    cites = ", ".join(answer.citations) or "none"
+    return f"{answer.text}\n(citations: {cites}; confidence {answer.confidence:.2f}; {answer.method})"
+
+
+def run_memory_answer(memory: Any, question: str, scope: Scope | None, *, token_budget: int = 2000) -> str:
+    """The memory_answer tool: the answer with its citations, or an explicit did-not-run message. Never raises."""
+    if memory is None:
+        return did_not_run("answer", "no memory store is attached")
+    if scope is None:
+        return did_not_run("answer", NO_SCOPE)
+    if not isinstance(question, str) or not question.strip():
+        return did_not_run("answer", "the question is empty")
+    try:
+        found = call_within(lambda: memory.answer(question, scope=scope, token_budget=token_budget),
+                            answer_timeout(),
+                            lambda s: TurnTimeoutError(f"the memory store did not answer within {s:g} s"))
+    except Exception as exc:  # noqa: BLE001 - a tool must answer, not crash the agent's turn
+        log.warning("memory_answer failed: %s", exc)
+        return did_not_run("answer", _reason(exc))
+    return format_answer(found)

@@ -13,7 +13,8 @@ from typing import Sequence
 
 from .common import env_flag, project_tenant
 
-USAGE = "remem-hook memory {last | search QUERY | save TEXT [--kind K] | forget ID | list [N] | import}"
+USAGE = ("remem-hook memory {last | search QUERY | save TEXT [--kind K] | forget ID | list [N] | import | "
+         "index PATH... | ask QUESTION}")
 
 
 def _open():  # noqa: ANN202
@@ -37,7 +38,7 @@ def cmd_last(tenant: str) -> str:
 
 def main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="remem-hook memory", usage=USAGE)
-    p.add_argument("action", choices=["last", "search", "save", "forget", "list", "import"], nargs="?",
+    p.add_argument("action", choices=["last", "search", "save", "forget", "list", "import", "index", "ask"], nargs="?",
                    default="last")
     p.add_argument("rest", nargs="*")
     p.add_argument("--kind", default="note")
@@ -56,7 +57,7 @@ def main(argv: Sequence[str]) -> int:
     from remem.core.tooling import run_memory_forget, run_memory_save, run_memory_search
 
     scope = Scope(tenant=tenant)
-    if args.action in ("search", "save", "forget") and not text:
+    if args.action in ("search", "save", "forget", "index", "ask") and not text:
         print(f"usage: {USAGE}")
         return 2
     from remem.core.types import RememError
@@ -86,6 +87,14 @@ def main(argv: Sequence[str]) -> int:
                                   kind=args.kind))
         elif args.action == "forget":
             print(run_memory_forget(mem, text, scope))
+        elif args.action == "index":  # the project's docs as document memories (re-runs write only what changed)
+            done = mem.index(args.rest, scope=scope)
+            print(f"{done.files} files: {done.added} chunks added, {done.unchanged} unchanged, {done.removed} removed"
+                  + "".join(f"\nskipped {path}: {why}" for path, why in done.skipped.items()))
+        elif args.action == "ask":
+            from remem.core.tooling import run_memory_answer
+
+            print(run_memory_answer(mem, text, scope))
         else:
             limit = int(text) if text.isdigit() else args.limit
             from remem.core.tooling import format_hits

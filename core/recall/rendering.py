@@ -35,7 +35,8 @@ def hit_line(rec: MemoryRecord, *, lead: str = "- ", dated: bool = True) -> str:
     text = " ".join(rec.text.split())
     if count_tokens(text) > LINE_MAX_TOKENS:
         text = truncate_to_tokens(text, LINE_MAX_TOKENS, keep="both")
-    return f"{lead}{bracket(rec, dated)}{text}{tags}{_resolved_times(rec, text)}"
+    where = f" (from {' '.join(rec.source.split())})" if rec.kind == "document" and rec.source else ""  # index()
+    return f"{lead}{bracket(rec, dated)}{text}{tags}{_resolved_times(rec, text)}{where}"
 
 
 def hit_lines(hit: SearchHit, line: Callable[..., str] = hit_line) -> str:
