@@ -20,16 +20,40 @@ err = Console(stderr=True, highlight=False)
 
 
 # ---------------------------------------------------------------------------------------------- plumbing
-def _scope(args: argparse.Namespace) -> Any:
-    """The scope the flags name: --tenant/--user/... (none: the global space), or every tenant with
-    --all-tenants (the explicit admin switch; refused together with a scope flag)."""
-    if args.all_tenants:
-        if args.tenant or args.user or args.agent or args.session or args.global_space:
-            raise RememError("--all-tenants cannot be combined with --tenant/--user/--agent/--session/--global")
-        from .core.scope import ALL_TENANTS
+def _choice(args: argparse.Namespace) -> Any:
+    """The scope this command reads and writes, and why: remem's one default scope rule
+    (:func:`remem.core.scope.default_scope`): --all-tenants, --tenant, --global, REMEM_TENANT/REMEM_PROJECT,
+    the git repository of the working folder (every worktree and subfolder share it), else the global space."""
+    from .core.scope import default_scope
 
-        return ALL_TENANTS
-    return Scope(tenant=args.tenant, user=args.user, agent=args.agent, session=args.session)
+    return default_scope(tenant=args.tenant, user=args.user, agent=args.agent, session=args.session,
+                         global_space=args.global_space, all_tenants=args.all_tenants)
+
+
+def _scope(args: argparse.Namespace) -> Any:
+    return _choice(args).scope
+
+
+def _header(args: argparse.Namespace) -> None:
+    """The one line that says which scope a command that shows records read (stderr-free, before the records)."""
+    if not args.json:
+        out.print(Text(_choice(args).describe(), style="dim"))
+
+
+def _elsewhere(mem: Any, args: argparse.Namespace) -> tuple[int, str]:
+    """For an empty result: how many memories the other scopes hold, and how to see them."""
+    from .core.scope import ALL_TENANTS
+
+    choice = _choice(args)
+    if choice.all_tenants:
+        return 0, ""
+    others = mem.count(scope=ALL_TENANTS) - mem.count(scope=choice.scope)
+    if others <= 0:
+        return 0, ""
+    in_global = 0 if choice.scope == Scope() else mem.count(scope=Scope())
+    where = f", {in_global} of them in the global space (--global)" if in_global else ""
+    return others, (f" here; {others} in other scopes{where}: `remem {args.command} --all-tenants` reads every "
+                    f"tenant, --tenant NAME one of them")
 
 
 def _open(args: argparse.Namespace, **kwargs: Any) -> Any:
@@ -116,10 +140,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         hits = mem.search(args.query, scope=_scope(args), limit=args.limit, kind=args.kind, tags=args.tag,
                           as_of=args.as_of, where=_parse_where(args.where), token_budget=args.token_budget)
-    _emit(args, [h.as_dict() for h in hits],
+        others, hint = (0, "") if hits else _elsewhere(mem, args)
+    _header(args)
+    _emit(args, {"scope_read": _choice(args).as_dict(), "hits": [h.as_dict() for h in hits],
+                 **({"elsewhere": others} if not hits else {})},
           lambda: out.print(_records_table([r for h in hits for r in h.records], f"{len(hits)} hits",
                                            [None if i else h.score for h in hits for i in range(len(h.records))])
-                            if hits else "no memories matched"))
+                            if hits else Text("no memories matched" + hint)))
     return 0
 
 
@@ -127,15 +154,20 @@ def cmd_list(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         recs = mem.list(scope=_scope(args), limit=args.limit, kind=args.kind, tags=args.tag,
                         since=args.since, until=args.until)
-    _emit(args, [r.as_dict() for r in recs],
-          lambda: out.print(_records_table(recs, f"{len(recs)} memories, newest first") if recs else "no memories"))
+        others, hint = (0, "") if recs else _elsewhere(mem, args)
+    _header(args)
+    _emit(args, {"scope_read": _choice(args).as_dict(), "memories": [r.as_dict() for r in recs],
+                 **({"elsewhere": others} if not recs else {})},
+          lambda: out.print(_records_table(recs, f"{len(recs)} memories, newest first") if recs
+                            else Text("no memories" + hint)))
     return 0
 
 
 def cmd_get(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         rec = mem.get(args.id, scope=_scope(args))
-    _emit(args, rec.as_dict(), lambda: out.print_json(data=rec.as_dict()))
+    _header(args)
+    _emit(args, {**rec.as_dict(), "scope_read": _choice(args).as_dict()}, lambda: out.print_json(data=rec.as_dict()))
     return 0
 
 
@@ -161,11 +193,17 @@ def cmd_forget(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         st = mem.stats(scope=_scope(args))
-        data = {**st.as_dict(), "llm_usage": mem.usage()}
+        data = {**st.as_dict(), "llm_usage": mem.usage(), "scope_read": _choice(args).as_dict()}
+        others, _ = (0, "") if st.count else _elsewhere(mem, args)
+        if others:
+            data["elsewhere"] = others
+    _header(args)
 
     def human() -> None:
         table = Table(show_header=False)
         for key, value in data.items():
+            if key == "scope_read":  # the header line says it
+                continue
             table.add_row(key, json.dumps(value, default=str) if isinstance(value, (dict, list)) else str(value))
         out.print(table)
 
@@ -273,6 +311,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from .core.doctor import diagnose
 
     report = diagnose(path=args.path, url=args.url, embedder=args.embedder)
+    from .core.scope import find_project
+
+    here = find_project()
+    report["scope here"] = _choice(args).describe()  # what list/search/add use in this folder
+    report["project tenant here"] = here.tenant if here is not None else "none (not in a git repository)"
 
     def human() -> None:
         table = Table(title="remem doctor", show_header=False)
@@ -281,6 +324,30 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         out.print(table)
 
     _emit(args, report, human)
+    return 0
+
+
+def cmd_retag(args: argparse.Namespace) -> int:
+    """``remem retag OLD NEW`` / ``remem retag --worktrees``: move memories to the tenant the scope rule gives now."""
+    from .core.store.retag import retag, worktree_tenants
+
+    if args.tenant or args.all_tenants or args.user or args.agent or args.session:
+        raise RememError("retag takes the tenants as arguments: remem retag OLD NEW (or --global for NEW), "
+                         "or remem retag --worktrees")
+    with _open(args) as mem:
+        if args.worktrees:
+            if args.old or args.new:
+                raise RememError("give either --worktrees or OLD NEW, not both")
+            moves: dict[str, str | None] = dict(worktree_tenants(mem))
+        elif args.old and (args.new or args.global_space):
+            moves = {args.old: None if args.global_space else args.new}
+        else:
+            raise RememError("give OLD and NEW tenants (or OLD --global), or --worktrees")
+        done = [retag(mem, old, new, dry_run=not args.yes) for old, new in moves.items()]
+    _emit(args, [d.as_dict() for d in done], lambda: out.print("\n".join(
+        f"{'would move' if d.dry_run else 'moved'} {d.count} memories from {d.old} to "
+        f"{d.new if d.new is not None else 'the global space'}" for d in done)
+        + ("\n(dry run: add --yes)" if done and not args.yes else "") if done else "nothing to move", markup=False))
     return 0
 
 
@@ -451,6 +518,15 @@ def build_parser() -> argparse.ArgumentParser:
     compact.set_defaults(func=cmd_compact)
 
     sub.add_parser("doctor", parents=[common], help="what remem chose and whether it works").set_defaults(func=cmd_doctor)
+
+    rt = sub.add_parser("retag", parents=[common], help="move memories from one tenant to another (dry run unless "
+                        "--yes): the migration for stores keyed by a git worktree's own folder")
+    rt.add_argument("old", nargs="?", help="the tenant to move from (e.g. a worktree's folder)")
+    rt.add_argument("new", nargs="?", help="the tenant to move to (or --global for the global space)")
+    rt.add_argument("--worktrees", action="store_true", help="every tenant named by a worktree or subfolder of a "
+                    "git repository, each to its repository's tenant")
+    rt.add_argument("--yes", action="store_true", help="really move (default: a dry run that counts)")
+    rt.set_defaults(func=cmd_retag)
 
     d = sub.add_parser("demo", parents=[common], help="load a sample conversation and show recall (no key needed)")
     d.add_argument("--keep", action="store_true", help="keep the temporary store")
