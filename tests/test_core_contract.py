@@ -472,7 +472,8 @@ def test_an_import_with_a_non_integral_importance_is_refused_whole(mem: Memory, 
     finally:
         target.close()
 
-def test_custom_kinds_are_accepted(mem: Memory) -> None:
+def test_custom_kinds_are_accepted_when_the_store_is_opened_with_them(memory_factory) -> None:  # noqa: ANN001
+    mem = memory_factory("none", kinds=["runbook"])
     rec = mem.add("runbook: restart the worker with systemctl", scope=ALICE, kind="runbook")
     assert mem.search("restart worker", scope=ALICE, kind="runbook")[0].record.id == rec.id
 

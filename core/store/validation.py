@@ -147,10 +147,10 @@ class Validator:
     def kind_filter(self, kind: Any) -> Any:
         """A read's ``kind=`` (one kind or several, None for any), checked like a write's: a misspelt kind
         would otherwise find nothing, silently."""
-        if kind is None:
-            return None
-        for one in [kind] if isinstance(kind, str) else kind:
-            self.kind(one)
+        listed = [kind] if isinstance(kind, str) else kind if isinstance(kind, (list, tuple, set, frozenset)) else []
+        for one in listed:
+            if isinstance(one, str):  # anything else is the filter's own type error
+                self.kind(one)
         return kind
 
     @staticmethod
