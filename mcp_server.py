@@ -5,8 +5,8 @@ HTTP with bearer tokens. The store is opened through the local service like ever
 the server, hooks and the CLI share one store.
 
 Scope never comes from the model: it is the server's configuration (``--tenant/--user/--project`` or
-REMEM_TENANT/REMEM_USER/REMEM_PROJECT); the default tenant is the project (git root of the working directory,
-else the directory itself). Over HTTP a client may pick a tenant with the ``X-Remem-Tenant`` header, and a
+REMEM_TENANT/REMEM_USER/REMEM_PROJECT); the default tenant is the project (the git repository of the working
+directory, shared by all its worktrees), else the global space: the same rule as the CLI and the hooks. Over HTTP a client may pick a tenant with the ``X-Remem-Tenant`` header, and a
 token pinned to tenants may only use those.
 
 Tokens: REMEM_MCP_TOKENS or ``--tokens-file``; entries separated by commas or newlines, each ``TOKEN`` or
@@ -19,7 +19,6 @@ import asyncio
 import json
 import logging
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -45,29 +44,25 @@ INSTRUCTIONS = (
 
 
 # ---------------------------------------------------------------------------------------------- configuration
-def project_root(cwd: str | os.PathLike[str] | None = None) -> str:
-    """The git root of ``cwd`` (default: the working directory), else the directory itself."""
-    here = Path(cwd or os.getcwd()).resolve()
-    try:
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True,
-                             timeout=5)
-        if out.returncode == 0 and out.stdout.strip():
-            return str(Path(out.stdout.strip()).resolve())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    for parent in (here, *here.parents):  # git not installed: look for the folder ourselves
-        if (parent / ".git").exists():
-            return str(parent)
-    return str(here)
+def project_root(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The tenant of the git repository ``cwd`` (default: the working directory) is in, shared by all its
+    worktrees and subfolders (:func:`remem.core.scope.find_project`); None outside a repository."""
+    from .core.scope import find_project
+
+    project = find_project(cwd)
+    return project.tenant if project is not None else None
 
 
 def server_scope(tenant: str | None = None, user: str | None = None, project: str | None = None,
-                 agent: str | None = None) -> Scope:
-    """The scope every tool call uses: explicit settings, else env, else tenant = the current project."""
-    tenant = tenant or os.environ.get("REMEM_TENANT")
-    project = project or os.environ.get("REMEM_PROJECT")
-    return Scope(tenant=tenant or project or project_root(), user=user or os.environ.get("REMEM_USER") or None,
-                 agent=agent or os.environ.get("REMEM_AGENT") or None)
+                 agent: str | None = None, *, global_space: bool = False) -> Scope:
+    """The scope every tool call uses: remem's one default scope rule (:func:`remem.core.scope.default_scope`):
+    ``--tenant``/``--project``, else ``--global``, else REMEM_TENANT/REMEM_PROJECT, else the project of the
+    working directory, else the global space; user and agent from the flags or REMEM_USER/REMEM_AGENT."""
+    from .core.scope import default_scope
+
+    chosen = default_scope(tenant=tenant or project, user=user, agent=agent, global_space=global_space).scope
+    assert isinstance(chosen, Scope)
+    return chosen
 
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -269,9 +264,8 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
     async def memory_forget(memory_id: MemoryId, ctx: Context | None = None) -> str:
         async def run() -> str:
             sc = scope_for(ctx)
-            existed = await (await store()).forget(memory_id, scope=sc)
-            return (f"Forgot memory {memory_id}." if existed
-                    else f"No memory {memory_id} in this scope; nothing forgotten.")
+            await (await store()).forget(memory_id, scope=sc)  # a missing id: NotFoundError, answered as for get
+            return f"Forgot memory {memory_id}."
         return await guarded("forget", run, memory_id)
 
     @server.tool(description="The most recently saved memories, newest first (what happened lately; a quick "
@@ -324,15 +318,19 @@ def install_config(target: str = "project", *, cwd: str | os.PathLike[str] | Non
     every other server and setting in the file; a ``REMEM_HOME`` set now goes with it."""
     import shutil
 
-    root = project_root(cwd)
+    from .core.scope import find_project
+
+    here = Path(os.path.realpath(cwd or os.getcwd()))
+    project = find_project(here)
+    folder, tenant = (project.folder, project.tenant) if project is not None else (here, None)
     if config_path is None:
-        config_path = Path(root) / ".mcp.json" if target == "project" else claude_desktop_config_path()
+        config_path = folder / ".mcp.json" if target == "project" else claude_desktop_config_path()
     path = Path(config_path)
     exe = shutil.which("remem")
     command, args = (exe, ["mcp"]) if exe else (sys.executable, ["-m", "remem.cli", "mcp"])
     args = [*args, *(server_args or [])]
-    if target != "project" and "--project" not in args and "--tenant" not in args:
-        args += ["--project", root]  # Desktop starts servers outside the project: pin it
+    if target != "project" and "--project" not in args and "--tenant" not in args and tenant is not None:
+        args += ["--project", tenant]  # Desktop starts servers outside the project: pin it
     data: dict[str, Any] = {}
     if path.exists() and path.read_text("utf-8").strip():
         data = json.loads(path.read_text("utf-8"))
@@ -397,7 +395,8 @@ def mcp_main(args: argparse.Namespace) -> int:
         path = install_config(get("target") or "project", server_args=fwd)
         print(json.dumps({"written": str(path)}) if get("json") else f"remem MCP server added to {path}")
         return 0
-    scope = server_scope(tenant=get("tenant"), user=get("user"), project=get("project"), agent=get("agent"))
+    scope = server_scope(tenant=get("tenant"), user=get("user"), project=get("project"), agent=get("agent"),
+                         global_space=bool(get("global_space")))
     if get("url"):
         from .core.memory import Memory
 

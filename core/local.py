@@ -97,7 +97,7 @@ class LocalMemory(Engine):
 
     def rescan_redactions(self, *, scope: Any = None, pii: bool = False, dry_run: bool = True) -> dict[str, Any]:
         from .redact.redactor import configured
-        from .redact.rescan import redact_store
+        from .store.rescan import redact_store
 
         with self.write_lock:
             return redact_store(self, configured(pii), scope=scope, dry_run=dry_run)

@@ -98,7 +98,8 @@ class MemoryOperations:
     def forget(self, memory_id: str | None = None, *, scope: Any = None, where: Mapping[str, Any] | None = None,
                dry_run: bool = True, kind: str | None = None, tags: Iterable[str] | None = None,
                before: Any = None) -> ForgetResult | bool:
-        """``forget(id)`` deletes one memory of ``scope`` (returns whether it existed there). ``forget(scope=...,
+        """``forget(id)`` deletes one memory of ``scope`` and returns True; an id that is not there (or belongs to
+        another scope) raises :class:`NotFoundError`, as ``get`` does. ``forget(scope=...,
         ...)`` deletes many, as a dry run unless ``dry_run=False``; it refuses to run without a scope. A forgotten
         message takes with it the memories distilled from its words, and its words in the session summary."""
         raise NotImplementedError

@@ -18,7 +18,7 @@ from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVa
 
 from .recall.rendering import fit_hits, hit_line, hit_lines
 from .scope import ScopeSpec, resolve_scope
-from .types import MemoryRecord, RememError, Scope, SearchHit
+from .types import MemoryRecord, NotFoundError, RememError, Scope, SearchHit
 
 log = logging.getLogger("remem.tools")
 
@@ -184,10 +184,12 @@ def run_memory_forget(memory: Any, memory_id: str, scope: Scope | None) -> str:
     if scope is None:
         return did_not_run("forget", NO_SCOPE)
     try:
-        existed = within_turn(lambda: memory.forget(memory_id, scope=scope))
+        within_turn(lambda: memory.forget(memory_id, scope=scope))
+    except NotFoundError:  # the same answer whether the id exists nowhere or in another scope
+        return f"No memory {memory_id} in this scope; nothing forgotten."
     except Exception as exc:  # noqa: BLE001
         return did_not_run("forget", _reason(exc))
-    return f"Forgot memory {memory_id}." if existed else f"No memory {memory_id} in this scope; nothing forgotten."
+    return f"Forgot memory {memory_id}."
 
 
 RECALL_QUERY_CHARS = 1_500

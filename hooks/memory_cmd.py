@@ -11,7 +11,7 @@ import datetime as _dt
 import time
 from typing import Sequence
 
-from .common import env_flag, project_tenant
+from .common import env_flag, project_tenant, scope_label
 
 USAGE = ("remem-hook memory {last | search QUERY | save TEXT [--kind K] | forget ID | list [N] | import | "
          "index PATH... | ask QUESTION}")
@@ -23,14 +23,14 @@ def _open():  # noqa: ANN202
     return open_memory(time.monotonic() + 10)
 
 
-def cmd_last(tenant: str) -> str:
+def cmd_last(tenant: str | None) -> str:
     from .recall import last_recall
 
     data = last_recall(tenant)
     if not data:
-        return f"No prompt in project {tenant} has been through remem recall yet."
+        return f"No prompt in {scope_label(tenant)} has been through remem recall yet."
     when = _dt.datetime.fromtimestamp(float(data.get("at", 0))).strftime("%Y-%m-%d %H:%M:%S")
-    head = (f"Last recall in project {tenant} at {when} (session {data.get('session') or '?'}, "
+    head = (f"Last recall in {scope_label(tenant)} at {when} (session {data.get('session') or '?'}, "
             f"{data.get('ms', '?')} ms): status {data.get('status')}, {data.get('memories', 0)} memories injected.")
     body = data.get("context") or "(nothing was injected)"
     return f"{head}\n{body}"

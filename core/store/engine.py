@@ -57,7 +57,7 @@ class Engine:
         self.backend = backend
         self.embedder: Embedder = embedder or NoEmbedder()
         self.settings = settings or Settings()
-        self.check = Validator(redact=self.settings.redact, pii=self.settings.pii)
+        self.check = Validator(redact=self.settings.redact, pii=self.settings.pii, kinds=self.settings.kinds)
         self._shared = _shared or _Shared()
         if _shared is None:
             self._open(self.settings.on_embedder_mismatch)
@@ -320,11 +320,8 @@ class Engine:
         if memory_id is None and scope is None:
             raise ScopeError("refusing a bulk forget without a scope: pass scope=Scope(tenant=...) (Scope() is global)")
         with self.write_lock if memory_id is not None or not dry_run else contextlib.nullcontext():
-            if memory_id is not None:
-                try:
-                    gone = [self.get(memory_id, scope=scope)]
-                except NotFoundError:
-                    return False
+            if memory_id is not None:  # a missing id (or one of another scope) is a NotFoundError, as for get()
+                gone = [self.get(memory_id, scope=scope)]
             else:
                 gone = [from_payload(f.id, f.payload)
                         for f in self.scan(self.filter(scope, kind=kind, tags=tags, where=where, until=before))]
@@ -401,6 +398,8 @@ class Engine:
         """The Qdrant filter of ``scope`` (ALL_TENANTS: no tenant condition) and the given conditions."""
         wanted = coerce_scope(scope, admin=True)
         conditions["where"] = self.check.where_ids(conditions.get("where"))  # message ids as they are stored
+        if conditions.get("kind") is not None:
+            conditions["kind"] = self.check.kind_filter(conditions["kind"])
         return build_filter(None if isinstance(wanted, AllTenants) else wanted, **conditions)
 
     def scan(self, flt: FilterSpec, page: int = 512) -> Iterator[Found]:
