@@ -44,6 +44,9 @@ class LocalMemory(Engine):
         return (yield from migration.reembed_plan(self, pending_only=pending_only, progress=progress))
 
     def compact(self, *, progress: Callable[[int], None] | None = None, prune_backups: bool = True) -> int:
+        from .entities import hooks as entity_hooks
+
+        entity_hooks.compact(self)  # unlinked entities gone, their names out of the entity shard's files
         return compaction.compact(self, progress=progress, prune_backups=prune_backups)
 
     def prune_stale_backups(self) -> list[Path]:
@@ -79,6 +82,22 @@ class LocalMemory(Engine):
             forgotten.scrub_queued(self, gone)
         except Exception as exc:  # noqa: BLE001 - the store forgot; the drain still skips what the note names
             log.warning("could not take forgotten messages out of the pending queue: %s", type(exc).__name__)
+        from .entities import hooks as entity_hooks
+
+        entity_hooks.after_forget(self, gone)
+
+    # ------------------------------------------------------------------ entities (remem.core.entities)
+    def point(self, rec: MemoryRecord, dense: list[float] | None) -> Any:
+        from .entities import hooks as entity_hooks
+
+        return entity_hooks.linked(self, super().point(rec, dense), rec)
+
+    def close(self) -> None:
+        from .entities import hooks as entity_hooks
+
+        with self.write_lock:
+            entity_hooks.close(self)
+        super().close()
 
     def audit(self, *, scope: Any = None) -> dict[str, Any]:
         from .distill import pipeline

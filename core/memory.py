@@ -61,6 +61,8 @@ class Memory(MemoryOperations):
     ``tenant_quota`` caps the memories of each tenant, checked atomically with every write.
     ``thread_gap_minutes``: notes ``add()``ed with an ``occurred_at`` this close to each other in one scope are
     read as one conversation (each recalled with its neighbours; ``0`` turns it off).
+    ``entities=False``: no entities linked on write nor used by recall (a same-run baseline; ``about()`` then
+    knows only what was linked before).
     """
 
     def __init__(
@@ -81,6 +83,7 @@ class Memory(MemoryOperations):
         pii: bool = False,
         tenant_quota: int | None = None,
         thread_gap_minutes: float = 30.0,
+        entities: bool = True,
         backend: Any = None,
         service: ServiceMode | None = None,
         timeout: float | None = None,
@@ -88,7 +91,7 @@ class Memory(MemoryOperations):
         settings = Settings(rrf_k=rrf_k, dedupe_threshold=dedupe_threshold, decay=decay or DecayPolicy(),
                             on_embed_error=on_embed_error, on_embedder_mismatch=on_embedder_mismatch,
                             reinforce=reinforce, redact=redact, pii=pii, tenant_quota=tenant_quota,
-                            thread_gap_minutes=thread_gap_minutes)
+                            thread_gap_minutes=thread_gap_minutes, entities=entities)
         self._attach(connect(path, url=url, api_key=api_key, collection=collection, embedder=embedder,
                              settings=settings, backend=backend, service=service, timeout=timeout), _Activity())
 

@@ -31,6 +31,7 @@ class Settings:
     pii: bool = False
     tenant_quota: int | None = None  # most memories a tenant may hold; checked atomically on every write path
     thread_gap_minutes: float = 30.0  # dated notes of one scope this close in event time are one thread (0: off)
+    entities: bool = True  # entities linked as memories are written, and used by recall (remem.core.entities)
 
     def __post_init__(self) -> None:
         if self.decay is None:
