@@ -99,6 +99,22 @@ class LocalMemory(Engine):
             entity_hooks.close(self)
         super().close()
 
+    def about(self, name: str, *, scope: Any = None, as_of: Any = None, token_budget: int = 600) -> Any:
+        from .entities import profile
+
+        return profile.about(self, name, scope=scope, as_of=as_of, token_budget=token_budget)
+
+    def entities(self, *, scope: Any = None, query: str | None = None, kind: str | None = None,
+                 limit: int = 50) -> Any:
+        from .entities import profile
+
+        return profile.list_entities(self, scope=scope, query=query, kind=kind, limit=limit)
+
+    def link_entities(self, *, scope: Any = None, progress: Callable[[int], None] | None = None) -> int:
+        from .entities import rebuild
+
+        return rebuild.link_all(self, scope=scope, progress=progress)
+
     def audit(self, *, scope: Any = None) -> dict[str, Any]:
         from .distill import pipeline
 
