@@ -54,13 +54,14 @@ _REPO = re.compile(r"(?<![\w/.@-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?![\w/
 _REPO_WORD = re.compile(r"\b(?:repo|repos|repository|repositories|fork|clone|cloned)\s*(?:at\s+|is\s+)?$", re.I)
 _HOST = re.compile(rf"(?<![\w.@/-])((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{_TLD}))(?![\w-]|\.\w)", re.I)
 _HOSTNAME = re.compile(r"(?<![\w.-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-(?:\d+|prod|staging|stage|dev|qa|test)"
-                       r"(?:-\d+)?)(?![\w.-])")
+                       r"(?:-\d+)?)(?![\w-]|\.\w)")
 _VERSIONED = re.compile(r"(?<![\w.@/-])([A-Za-z][\w+#]*(?:[.-][A-Za-z][\w+#]*)*)"
-                        r"(?:@|==|>=|~=|\s+v|\s+version\s+|\s+)(v?\d+(?:\.\d+){1,3}[a-z0-9]*|v\d+)(?![\w.])")
+                        r"(?:@|==|>=|~=|\s+v|\s+version\s+|\s+)(v?\d+(?:\.\d+){1,3}[a-z0-9]*|v\d+)(?!\w|\.\d)")
 _SERVICE = re.compile(r"\b(?:the|our|a|an|their|my|your|its|this|that)\s+((?:[\w-]+\s+){0,2}[\w-]+)\s+("
                       + "|".join(sorted(lexicon.SERVICE_HEADS, key=len, reverse=True)) + r")\b", re.I)
 _ALIAS = re.compile(r"\b(?:aka|a\.k\.a\.|also known as|also called|known as|nicknamed|short for)\s+[\"'“]?"
                     r"([^,;()\"'”.]{2,40})", re.I)
+_PLACEHOLDER = re.compile(r"\[REDACTED:[^\]]{0,64}\]|\[(?:EMAIL|PHONE|PERSON|IP|CARD|IBAN|SSN)[^\]]{0,32}\]")
 _TOKEN = re.compile(r"[^\W_][\w'’&.-]*[\w]|[^\W_]", re.UNICODE)
 _SENTENCE_END = re.compile(r"[.!?:;\n]\s*$|^\s*$")
 _NAME_JOINERS = frozenset({"of", "de", "del", "da", "van", "von", "der", "la", "le", "di", "du", "&", "and"})
@@ -120,7 +121,8 @@ def _name_kind(words: list[str], before: str) -> tuple[str, bool]:
         return "org", True  # an acronym: NASA, IBM (a guess)
     if before.casefold().rstrip().split(" ")[-1:] and before.casefold().rstrip().split(" ")[-1] in lexicon.PERSON_TITLES:
         return "person", False
-    if all(w[:1].isupper() and w[1:].islower() for w in words if w.casefold() not in _NAME_JOINERS) and len(words) <= 3:
+    if len(words) <= 3 and all(part[:1].isupper() and part[1:].islower() for w in words
+                               if w.casefold() not in _NAME_JOINERS for part in re.split(r"[-'’]", w) if part):
         return "person", True
     return "product", True
 
@@ -129,6 +131,7 @@ def extract(text: str) -> list[Mention]:
     """The entities ``text`` names, each once (by kind and key), in order of first mention."""
     if not text:
         return []
+    text = _PLACEHOLDER.sub(lambda m: " " * len(m.group()), text)  # a redacted secret names nothing
     found: dict[tuple[str, str], Mention] = {}
     taken: list[tuple[int, int]] = []
 
