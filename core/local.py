@@ -99,6 +99,11 @@ class LocalMemory(Engine):
 
         return entity_hooks.linked(self, super().point(rec, dense), rec)
 
+    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
+        from .entities import hooks as entity_hooks
+
+        return entity_hooks.recall_terms(self, query, scope)
+
     def close(self) -> None:
         from .entities import hooks as entity_hooks
 

@@ -211,5 +211,43 @@ def known_in_question(engine: "Engine", question: str, scope: Any) -> tuple[list
     return list(dict.fromkeys(known)), unknown
 
 
-__all__ = ["after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
+HOP_WEIGHT = 0.3  # an entity one hop away (named beside the one asked about) counts this much of it
+HOP_READ = 20  # memories of an asked entity read for its neighbours
+HOPS = 3  # neighbours followed, at most
+
+
+def recall_terms(engine: "Engine", question: str, scope: Any) -> tuple[SparseVec | None, bool]:
+    """The ``ident`` terms recall adds for the entities ``question`` names (and, with less weight, the entities
+    named most often beside them: one bounded hop), and whether the question names only unknown entities.
+    Hub entities are damped by Qdrant's IDF on ``ident``: a name in every memory weighs nearly nothing."""
+    if not enabled(engine) or not getattr(engine.settings, "entity_recall", True):
+        return None, False
+    try:
+        known, unknown = known_in_question(engine, question, scope)
+        if not known:
+            return None, bool(unknown) and getattr(engine.settings, "entity_unknown_empty", True)
+        idx = index(engine)
+        group: dict[str, float] = {}
+        recs = idx.get(known) if idx is not None else []
+        for f in recs:
+            for i in [f.id, *(f.payload.get("merged") or ())]:
+                group[i] = 1.0
+        if HOP_WEIGHT > 0:
+            flt = engine.filter(scope, notes=False)
+            flt.must.append(Cond(LINK_FIELD, any_of=tuple(group)))
+            near: dict[str, int] = {}
+            for f in engine.backend.newest(flt, HOP_READ):
+                for i in f.payload.get(LINK_FIELD) or ():
+                    if i not in group:
+                        near[i] = near.get(i, 0) + 1
+            for i, _ in sorted(near.items(), key=lambda kv: -kv[1])[:HOPS]:
+                group[i] = HOP_WEIGHT
+        idx_vals = sorted((entity_token(i), w) for i, w in group.items())
+        return ([t for t, _ in idx_vals], [w for _, w in idx_vals]), False
+    except Exception as exc:  # noqa: BLE001 - recall goes on without entities
+        log.warning("entity recall skipped: %s: %s", type(exc).__name__, exc)
+        return None, False
+
+
+__all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
            "known_in_question", "linked", "links", "names"]

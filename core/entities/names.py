@@ -19,8 +19,12 @@ _NON_WORD = re.compile(r"[^\w.#@/+-]+|(?<!\w)[.#@/+-]+|[.#@/+-]+(?!\w)")
 _SPACES = re.compile(r"\s+")
 
 
+_FOLD = str.maketrans({"ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "ı": "i", "đ": "d", "Đ": "D", "æ": "ae",
+                       "Æ": "AE", "œ": "oe", "Œ": "OE", "þ": "th", "ð": "d"})  # letters NFKD keeps whole
+
+
 def _strip_accents(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
+    decomposed = unicodedata.normalize("NFKD", text.translate(_FOLD))
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 

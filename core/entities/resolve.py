@@ -8,8 +8,9 @@ a typed one of the same name):
 3. a person's first name and a full name, when the scope knows exactly one full name with that first name and
    no one called by the first name alone ("Dana" -> "Dana Whitfield"; with two Danas, nothing);
 4. a near-identical spelling ("Kubernets" -> "Kubernetes"), only for names long and varied enough to trust
-   (:func:`~.names.informative`), never where the digits differ ("iPhone 14"/"iPhone 15", "GPT-4"/"GPT-4o"
-   differ in what follows), never for people (a surname one letter apart is another family) or identifiers.
+   (:func:`~.names.informative`), starting with the same letter ("auth"/"oauth" service), never where the digits
+   differ ("iPhone 14"/"iPhone 15"), never for people (a surname one letter apart is another family), places
+   ("Columbia"/"Colombia") or identifiers.
 
 A merge by rules 2-4 adds the spelling as an alias, with the rule that made it: it can be split off again.
 """
@@ -20,14 +21,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from rapidfuzz.distance import JaroWinkler, Levenshtein
+from rapidfuzz.distance import OSA, JaroWinkler
 
 from . import names
 from .extract import Mention
 
 IDENTIFIER_KINDS = frozenset({"issue", "file", "repo", "host"})
-SIMILAR_KINDS = frozenset({"org", "product", "service", "place"})
-JW_MIN = 0.96  # Jaro-Winkler of two informative keys, at least (and at most one edit for shorter ones)
+SIMILAR_KINDS = frozenset({"org", "product", "service"})  # places: "Columbia"/"Colombia" are two
+JW_MIN = 0.95  # Jaro-Winkler of two informative keys, at least (and one edit or swap at most, two from 10 chars)
 _DIGITS = re.compile(r"\d+")
 _ORG_TAIL = re.compile(r"\s+(?:inc|ltd|llc|corp|corporation|co|gmbh|ag|sa|plc|company)$")
 
@@ -56,6 +57,7 @@ def lookup_keys(mention: Mention) -> list[str]:
     ws = names.words(mention.key)
     if mention.kind == "person" and ws:
         out.append("first:" + ws[0])
+        out.append(ws[0])  # "Dana Whitfield" finds the "Dana" named before
     if mention.kind in SIMILAR_KINDS:
         out += block_keys(mention.key)
     org = _ORG_TAIL.sub("", mention.key)
@@ -142,7 +144,7 @@ def resolve(mention: Mention, candidates: Sequence[Known]) -> Match | None:
                 continue
             a, b = names.squashed(mention.key), names.squashed(ck)
             score = JaroWinkler.similarity(a, b)
-            if score >= JW_MIN and Levenshtein.distance(a, b) <= (1 if min(len(a), len(b)) < 10 else 2):
+            if a[0] == b[0] and score >= JW_MIN and OSA.distance(a, b) <= (1 if min(len(a), len(b)) < 10 else 2):
                 if best is None or score > best[0]:
                     best = (score, c)
         if best is not None:
