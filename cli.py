@@ -307,6 +307,42 @@ def cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_about(args: argparse.Namespace) -> int:
+    from .core.tooling import about_text
+
+    with _open(args) as mem:
+        profile = mem.about(args.name, scope=_scope(args), as_of=args.as_of, token_budget=args.token_budget)
+    data = {"query": args.name, "found": profile.entity is not None, "text": profile.text,
+            "entity": None if profile.entity is None else {
+                "id": profile.entity.id, "name": profile.entity.name, "kind": profile.entity.kind,
+                "aliases": list(profile.entity.aliases), "mentions": profile.entity.mentions}}
+    _emit(args, data, lambda: out.print(Text(about_text(profile, args.name))))
+    return 0 if profile.entity is not None else 1
+
+
+def cmd_entities(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        if args.link:
+            from .core.scope import ALL_TENANTS
+
+            progress, advance = _progress(mem.stats(scope=ALL_TENANTS).count, "linking entities")
+            with progress:
+                n = mem.link_entities(scope=_scope(args), progress=advance)
+            _emit(args, {"linked": n}, lambda: out.print(f"read {n} memories and linked the entities they name"))
+            return 0
+        found = mem.entities(scope=_scope(args), query=args.query, kind=args.kind, limit=args.limit)
+    table = Table(title=f"{len(found)} entities, most mentioned first")
+    for col in ("name", "kind", "aliases", "memories", "last seen"):
+        table.add_column(col, overflow="fold")
+    for e in found:
+        table.add_row(e.name, e.kind, ", ".join(e.aliases), str(e.mentions),
+                      e.last_seen.date().isoformat() if e.last_seen else "")
+    _emit(args, [{"id": e.id, "name": e.name, "kind": e.kind, "aliases": list(e.aliases), "mentions": e.mentions,
+                  "last_seen": e.last_seen.isoformat() if e.last_seen else None} for e in found],
+          lambda: out.print(table if found else "no entities"))
+    return 0
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .core.doctor import diagnose
 
@@ -559,6 +595,20 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--port", type=int, default=None, help="port on 127.0.0.1 (default 8767, or a free one)")
     u.add_argument("--no-browser", action="store_true", help="print the link without opening a browser")
     u.set_defaults(func=cmd_ui)
+
+    ab = sub.add_parser("about", parents=[common], help="what memory knows about a person, service, place, ...")
+    ab.add_argument("name")
+    ab.add_argument("--as-of", default=None, help="what was true then (ISO date)")
+    ab.add_argument("--token-budget", type=int, default=600)
+    ab.set_defaults(func=cmd_about)
+
+    en = sub.add_parser("entities", parents=[common], help="the entities memories name (--link: find them in "
+                        "memories stored before entities)")
+    en.add_argument("query", nargs="?", default=None)
+    en.add_argument("--kind", default=None)
+    en.add_argument("--limit", type=int, default=50)
+    en.add_argument("--link", action="store_true", help="link the memories of this scope (an older store)")
+    en.set_defaults(func=cmd_entities)
 
     m = sub.add_parser("mcp", parents=[common], help="MCP server (stdio; --http for streamable HTTP)")
     m.add_argument("action", nargs="?", choices=["install"], help="install: write .mcp.json / Claude Desktop config")

@@ -30,6 +30,7 @@ from .core.config import write_private
 from .core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, TurnTimeoutError, awithin_turn,
                            did_not_run, format_hits, record_line, turn_timeout)
 from .core.tooling import ANSWER_DESCRIPTION, answer_timeout, format_answer  # memory_answer
+from .core.tooling import ABOUT_DESCRIPTION, ENTITIES_DESCRIPTION, about_text, format_entities
 from .core.types import NotFoundError, RememError, Scope, StoreLockedError
 from .mcp_http import (AuthMiddleware, FailedAuth, Identity, Limits, Token, default_token, http_app, identity_of,
                        load_tokens, parse_tokens)
@@ -305,6 +306,27 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                 raise TurnTimeoutError(f"no answer within {answer_timeout():g} s") from None
             return format_answer(found)
         return await guarded("answer", run)
+    @server.tool(description=ABOUT_DESCRIPTION)
+    async def memory_about(name: Annotated[str, Field(description="a name, alias or identifier, e.g. 'Dana', "
+                                                                  "'the ingest worker', 'PROJ-12'")],
+                           as_of: When = None, ctx: Context | None = None) -> str:
+        async def run() -> str:
+            if not name.strip():
+                raise ValueError("the name is empty")
+            profile = await (await store()).about(name, scope=scope_for(ctx), as_of=as_of, token_budget=1200)
+            return about_text(profile, name)
+        return await guarded("about", run)
+
+    @server.tool(description=ENTITIES_DESCRIPTION)
+    async def memory_entities(query: Annotated[str | None, Field(description="part of a name")] = None,
+                              kind: Annotated[str | None, Field(description="person, org, place, product, service, "
+                                                                            "repo, file, issue or host")] = None,
+                              limit: Annotated[int, Field(ge=1, le=200)] = 20, ctx: Context | None = None) -> str:
+        async def run() -> str:
+            found = await (await store()).entities(scope=scope_for(ctx), query=query or None, kind=kind or None,
+                                                   limit=limit)
+            return format_entities(found)
+        return await guarded("entities", run)
 
     server.remem_scope = base_scope  # type: ignore[attr-defined]
     return server

@@ -192,6 +192,61 @@ def run_memory_forget(memory: Any, memory_id: str, scope: Scope | None) -> str:
     return f"Forgot memory {memory_id}."
 
 
+ABOUT_DESCRIPTION = ("What memory knows about one person, organisation, place, product, service, repository, file, "
+                     "issue or host, by any name it goes by: what is true now, what changed (with dates), related "
+                     "entities, each line with its memory id. Use it for 'tell me about X' / 'what do we know about "
+                     "X'; use memory_search for a question about a topic.")
+ENTITIES_DESCRIPTION = ("The entities (people, organisations, places, products, services, repositories, files, "
+                        "issues, hosts) memory knows in this scope, most mentioned first; query matches names and "
+                        "aliases, kind one type.")
+
+
+def format_entities(found: Sequence[Any]) -> str:
+    if not found:
+        return "No entities found."
+    lines = []
+    for e in found:
+        also = f" (also: {', '.join(e.aliases)})" if e.aliases else ""
+        seen = f", last {e.last_seen.date().isoformat()}" if e.last_seen else ""
+        lines.append(f"- {e.name} [{e.kind}]{also}: {e.mentions} memories{seen}")
+    return "\n".join(lines)
+
+
+def about_text(profile: Any, name: str) -> str:
+    return profile.text if profile.entity is not None and profile.text else \
+        f"Memory knows nothing about {name!r} in this scope."
+
+
+def run_memory_about(memory: Any, name: str, scope: Scope | None, *, token_budget: int = 600) -> str:
+    """The memory_about tool: an entity's profile, or why there is none. Never raises."""
+    if memory is None:
+        return did_not_run("about", "no memory store is attached")
+    if scope is None:
+        return did_not_run("about", NO_SCOPE)
+    if not isinstance(name, str) or not name.strip():
+        return did_not_run("about", "the name is empty")
+    try:
+        profile = within_turn(lambda: memory.about(name, scope=scope, token_budget=token_budget))
+    except Exception as exc:  # noqa: BLE001 - a tool must answer, not crash the agent's turn
+        return did_not_run("about", _reason(exc))
+    return about_text(profile, name)
+
+
+def run_memory_entities(memory: Any, scope: Scope | None, *, query: str | None = None, kind: str | None = None,
+                        limit: int = 20) -> str:
+    """The memory_entities tool: the scope's entities as lines. Never raises."""
+    if memory is None:
+        return did_not_run("entities", "no memory store is attached")
+    if scope is None:
+        return did_not_run("entities", NO_SCOPE)
+    try:
+        found = within_turn(lambda: memory.entities(scope=scope, query=query or None, kind=kind or None,
+                                                    limit=max(1, min(int(limit), 200))))
+    except Exception as exc:  # noqa: BLE001
+        return did_not_run("entities", _reason(exc))
+    return format_entities(found)
+
+
 RECALL_QUERY_CHARS = 1_500
 """Auto-recall searches with the head of what the user said: a pasted log is no question, and matching all
 of it would cost the turn (a 1 MB query took 2.9 s)."""

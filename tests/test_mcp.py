@@ -25,7 +25,7 @@ from remem.core.types import RememError  # noqa: E402
 from remem.mcp_server import Limits, Token, build_server, http_app, install_config, parse_tokens  # noqa: E402
 
 TOOLS = {"memory_search", "memory_save", "memory_get", "memory_update", "memory_supersede", "memory_forget",
-         "memory_recent", "memory_stats", "memory_answer"}
+         "memory_recent", "memory_stats", "memory_answer", "memory_about", "memory_entities"}
 
 
 def _saved_id(text: str) -> str:
