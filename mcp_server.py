@@ -31,6 +31,8 @@ from .core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPT
                            did_not_run, format_hits, record_line, turn_timeout)
 from .core.tooling import ANSWER_DESCRIPTION, answer_timeout, format_answer  # memory_answer
 from .core.tooling import ABOUT_DESCRIPTION, ENTITIES_DESCRIPTION, about_text, format_entities
+from .core.recall.fencing import one_line
+from .core.tooling import format_records, saved_note
 from .core.types import NotFoundError, RememError, Scope, StoreLockedError
 from .mcp_http import (AuthMiddleware, FailedAuth, Identity, Limits, Token, default_token, http_app, identity_of,
                        load_tokens, parse_tokens)
@@ -224,8 +226,8 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
             rec = await mem.add(text, scope=sc, kind=kind or "note", tags=tags or None, importance=importance,
                                 valid_from=valid_from, source="mcp")
             if rec.merged_count:
-                return f"Already known; merged into memory {rec.id}: {rec.text}"
-            return f"Saved memory {rec.id}: {rec.text}"
+                return saved_note("Already known; merged into memory", rec)
+            return saved_note("Saved memory", rec)
         return await guarded("save", run)
 
     @server.tool(description="Read one memory in full (text, kind, tags, dates, what it superseded) by its id.")
@@ -247,7 +249,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
             sc = scope_for(ctx)
             rec = await (await writer()).update(memory_id, scope=sc, text=text, tags=tags, importance=importance,
                                                kind=kind)
-            return f"Updated memory {rec.id}: {rec.text}"
+            return saved_note("Updated memory", rec)
         return await guarded("update", run, memory_id)
 
     @server.tool(description="Record that a saved memory stopped being true and what replaced it (e.g. the user "
@@ -258,7 +260,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
         async def run() -> str:
             sc = scope_for(ctx)
             rec = await (await writer()).supersede(memory_id, new_text, scope=sc, valid_from=valid_from)
-            return f"Memory {memory_id} superseded by {rec.id}: {rec.text}"
+            return saved_note(f"Memory {one_line(memory_id)} superseded by", rec)
         return await guarded("supersede", run, memory_id)
 
     @server.tool(description=FORGET_DESCRIPTION)
@@ -278,7 +280,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
             recs = await (await store()).list(scope=sc, limit=limit, kind=kind or None, include_superseded=False)
             if not recs:
                 return "No memories yet."
-            return "\n".join(record_line(r) for r in recs)
+            return format_records(recs)
         return await guarded("recent", run)
 
     @server.tool(description="How many memories this scope holds, by kind, and the date range they cover.")
