@@ -78,8 +78,8 @@ def recall_deadline() -> float:
 
 
 # ---------------------------------------------------------------------------------------------- recall
-def last_recall_path(tenant: str) -> Path:
-    return last_recall_dir() / f"{safe_name(tenant)}.json"
+def last_recall_path(tenant: str | None) -> Path:
+    return last_recall_dir() / f"{safe_name(tenant if tenant is not None else '__global__')}.json"
 
 
 def _gather(query: str | None, tenant: str, budget: int, want_digest: bool, deadline_s: float
@@ -250,7 +250,7 @@ def forget_last_recalls() -> int:
     return n
 
 
-def last_recall(tenant: str) -> dict[str, Any] | None:
+def last_recall(tenant: str | None) -> dict[str, Any] | None:
     data = read_json(last_recall_path(tenant))
     return data if isinstance(data, dict) else None
 

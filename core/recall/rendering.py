@@ -80,7 +80,8 @@ def hit_line(rec: MemoryRecord, *, lead: str = "- ", dated: bool = True, clip: C
     tags = "".join(f" #{t}" for t in map(one_line, rec.tags) if t) if tagged and rec.kind != EPISODE_KIND else ""
     text = clip(one_line(rec.text))
     more = "".join(f" {e}" for e in map(one_line, extra) if e)
-    return f"{lead}{bracket(rec, dated, labelled)}{text}{tags}{_resolved_times(rec, text)}{more}"
+    where = f" (from {one_line(rec.source)})" if rec.kind == "document" and rec.source else ""  # index()
+    return f"{lead}{bracket(rec, dated, labelled)}{text}{tags}{_resolved_times(rec, text)}{where}{more}"
 
 
 def hit_lines(hit: SearchHit, line: Callable[..., str] = hit_line) -> str:
