@@ -118,8 +118,12 @@ def day(rec: Any) -> str:
 def build_digest(records: list[Any], budget_tokens: int, now: float | None = None,
                  keep: Callable[[Any], bool] | None = None) -> tuple[str, list[Any]]:
     """(digest text, the records it shows). ``keep`` filters records out (already shown, recalled now)."""
+    from ..core.recall.repeats import contained, words
+    from ..core.recall.worth import worth_showing
+
     now = now or time.time()
-    records = [r for r in records if getattr(r, "superseded_by", None) is None and (keep is None or keep(r))]
+    records = [r for r in records if getattr(r, "superseded_by", None) is None and (keep is None or keep(r))
+               and worth_showing(r)]  # a summary that only says what the user asked is no digest line
 
     def rank(rec: Any) -> float:
         age_days = max(0.0, (now - rec.created_at.timestamp()) / 86400)
@@ -150,19 +154,25 @@ def build_digest(records: list[Any], budget_tokens: int, now: float | None = Non
         return True
 
     seen: list[str] = []
+    seen_words: list[set[str]] = []  # a line saying nearly only what one shown says is a repeat
     if summary is not None and add(f"Last session ({day(summary)}): "
                                    f"{clip_sentences(one_line(summary.text), SUMMARY_CHARS)}"):
         used_records.append(summary)
         seen.append(said(summary.text))
+        seen_words.append(words(summary.text))
     for name, cap in _SECTIONS:
-        chosen = [r for r in sorted(groups[name], key=rank, reverse=True) if not covered(said(r.text), seen)][:cap]
+        chosen = [r for r in sorted(groups[name], key=rank, reverse=True)
+                  if not covered(said(r.text), seen) and not contained(words(r.text), seen_words)][:cap]
         if not chosen or not add(f"{name}:"):
             continue
         for rec in chosen:
+            if contained(words(rec.text), seen_words):  # said by a line of this section already
+                continue
             if not add(hit_line(rec, labelled=False, tagged=False, clip=clip_sentences)):
                 break
             used_records.append(rec)
             seen.append(said(rec.text))
+            seen_words.append(words(rec.text))
         if lines[-1] == f"{name}:":
             lines.pop()
     if not lines:

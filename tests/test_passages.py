@@ -46,7 +46,8 @@ def shown_ids(hits: list[Any]) -> list[str]:
 
 def test_an_exchange_found_together_is_one_hit_in_the_order_it_was_said(mem: Memory) -> None:
     mem.remember(chat(), scope=SCOPE, session="s1")
-    hits = mem.search("Priya's wedding in Lisbon", scope=SCOPE, limit=5)
+    # the messages alone (a distilled memory saying all that u1 says is shown in its place: test_recall_attention)
+    hits = mem.search("Priya's wedding in Lisbon", scope=SCOPE, limit=5, kind="episode")
     top = hits[0]
     assert [r.sources[0] for r in top.passage] == ["u1", "a1", "u2"]  # said order, not rank order
     assert top.sources == ("u1", "a1", "u2") and top.record in top.passage
@@ -54,7 +55,7 @@ def test_an_exchange_found_together_is_one_hit_in_the_order_it_was_said(mem: Mem
     ids = shown_ids(hits)
     assert len(ids) == len(set(ids))  # nothing shown twice: no memory distilled from the passage, no repeat
     assert top.as_dict()["sources"] == ["u1", "a1", "u2"] and len(top.as_dict()["passage"]) == 3
-    context = mem.context("Priya's wedding in Lisbon", scope=SCOPE, token_budget=300)
+    context = mem.context("Priya's wedding in Lisbon", scope=SCOPE, token_budget=300, kind="episode")
     lines = context.splitlines()
     first = next(i for i, line in enumerate(lines) if "Priya is getting married" in line)
     assert lines[first].startswith("- [2024-06-01 · user]")
@@ -175,7 +176,7 @@ def test_a_memory_its_passage_shows_is_dropped_and_a_skipped_message_is_marked(m
 
 def test_tools_show_every_message_of_a_passage_with_its_id_and_sources(mem: Memory) -> None:
     mem.remember(chat(), scope=SCOPE, session="s1")
-    hits = mem.search("Priya's wedding in Lisbon", scope=SCOPE, limit=3)
+    hits = mem.search("Priya's wedding in Lisbon", scope=SCOPE, limit=3, kind="episode")
     lines = fenced_lines(format_hits(hits))
     assert lines[0].startswith("- [2024-06-01 · user] My sister Priya") and "sources: u1" in lines[0]
     assert lines[1].startswith("  [assistant] Congratulations") and f"(id: {hits[0].passage[1].id}; " in lines[1]
@@ -224,10 +225,10 @@ def test_a_session_summary_hides_a_message_it_quotes_but_not_the_answer_that_mes
 def test_a_passage_too_long_for_the_budget_left_shows_its_best_message(mem: Memory) -> None:
     """A tight prompt budget still gets the message that matched, not nothing because its exchange is long."""
     filler = " ".join(f"Step {i}: check the gasket, the hose clamp and the drain valve again." for i in range(12))
-    mem.remember([said("user", "q1", "Where did I store the spare boiler key?"),
+    mem.remember([said("user", "q1", "I keep the spare boiler key in the blue tin."),
                   said("assistant", "r1", f"Here is the whole boiler service checklist. {filler}"),
                   said("user", "q2", f"Thanks. And the same for the heat pump: {filler}")], scope=SCOPE, session="s1")
-    [hit] = [h for h in mem.search("spare boiler key", scope=SCOPE, limit=3) if h.passage]
+    [hit] = [h for h in mem.search("spare boiler key", scope=SCOPE, limit=3, kind="episode") if h.passage]
     assert hit.record.sources == ("q1",) and len(hit.passage) > 1
     context = mem.context("spare boiler key", scope=SCOPE, token_budget=120, kind="episode")
     assert "spare boiler key" in context and "gasket" not in context
@@ -258,7 +259,8 @@ def test_different_things_said_alike_are_each_shown(mem: Memory) -> None:
     mem.remember([said("user", "b1", "My son is not allergic to peanuts.", "2024-03-31T09:00:00Z")], scope=SCOPE,
                  session="april")
     texts = [r.text for h in mem.search("is my son allergic to peanuts", scope=SCOPE) for r in h.records]
-    assert "My son is allergic to peanuts." in texts and "My son is not allergic to peanuts." in texts, texts
+    assert any(t.endswith("son is allergic to peanuts.") for t in texts), texts  # as said, or distilled
+    assert any(t.endswith("son is not allergic to peanuts.") for t in texts), texts
     mem.remember([said("user", "c1", "My sister Anna moved to Berlin last year, she loves the city."),
                   said("assistant", "c2", "That's great news for Anna.")], scope=SCOPE, session="anna")
     mem.remember([said("user", "d1", "We moved to Berlin.")], scope=SCOPE, session="us")

@@ -147,18 +147,19 @@ def test_the_prompt_hook_and_the_digest_fence_what_they_inject(plugin: Any) -> N
         seed(mem, scope)
         mem.add(f"Lesson: run the {MARK} migrations before the deploy.{EVIL}", scope=scope, kind="lesson",
                 tags=["ops"])
-        mem.add(f"Always run ruff before committing.{EVIL}", scope=scope, kind="decision", tags=["lint"])
+        mem.add(f"Always run ruff, then mypy and the unit tests, before committing.{EVIL[:60]}", scope=scope,
+                kind="decision", tags=["lint"])
         mem.add(f"Session summary: we set up the {MARK} staging cluster.{EVIL} " + "More words here. " * 60,
                 scope=scope, kind="summary")
     context, _ = plugin.prompt(proj, "s-fence", f"how do deploys reach the staging cluster {MARK}?")
-    lines = assert_fenced(context, blocks=2)  # the digest (a decision the prompt did not recall), the recall
-    assert any("staging cluster first" in ln for ln in lines) and any("ruff before" in ln for ln in lines)
+    lines = assert_fenced(context, blocks=context.count(OPEN))  # the digest (what the prompt did not recall)
+    assert context.count(OPEN) in (1, 2) and any("staging cluster first" in ln for ln in lines)
     # after a compaction the digest comes back alone, fenced the same way
     proc = plugin.run("SessionStart", {"session_id": "s-fence", "transcript_path": "", "cwd": str(proj),
                                        "source": "compact"})
     digest = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     lines = assert_fenced(digest)
-    assert any("ruff before" in ln for ln in lines) and "Last session" in digest
+    assert any("ruff, then mypy" in ln for ln in lines) and "Last session" in digest
     summary = next(ln for ln in digest.split("\n") if ln.startswith("Last session"))
     assert summary.rstrip().endswith(".")  # whole sentences only: never "our staging db password is …"
 

@@ -46,11 +46,17 @@ def clip_tokens(text: str) -> str:
 
 
 def clip_chars(text: str) -> str:
-    """A long line's head and tail, :data:`LINE_MAX_CHARS` characters in all (no tokenizer needed)."""
+    """A long line's head and tail, :data:`LINE_MAX_CHARS` characters in all (no tokenizer needed), cut
+    between words."""
     if len(text) <= LINE_MAX_CHARS:
         return text
     half = LINE_MAX_CHARS // 2
-    return f"{text[:half].rstrip()} … {text[-half:].lstrip()}"
+    head, tail = text[:half], text[-half:]
+    if " " in head[-40:]:
+        head = head.rsplit(" ", 1)[0]
+    if " " in tail[:40]:
+        tail = tail.split(" ", 1)[1]
+    return f"{head.rstrip()} … {tail.lstrip()}"
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=\S)")

@@ -25,8 +25,12 @@ _STOP = frozenset("a an the and or but if of to in on at by for with from as is 
 SHORT = 6  # a line with fewer content words repeats only a line of its own conversation
 
 
-def _words(text: str) -> set[str]:
+def words(text: str) -> set[str]:
+    """A text's content words (lowercased, stop words left out): what "says the same thing" compares."""
     return {w for w in _WORD_RE.findall(text.lower()) if w not in _STOP}
+
+
+_words = words
 
 
 MessageKey = tuple[object, object, str]
@@ -122,8 +126,17 @@ def known(keys: frozenset[MessageKey]) -> set[MessageKey]:
     return {*keys, *((scope, None, mid) for scope, _, mid in keys)}
 
 
+FRAMING = frozenset("please remember ok okay let lets go then also so just note noted".split())
+"""Words that frame a message ("Please remember: ...", "OK, let's go with ...") but say nothing a memory of it
+must repeat."""
+
+
 def _promote(hits: Sequence[SearchHit]) -> list[SearchHit]:
-    """Memories whose source episodes are among the hits give their rank to those episodes."""
+    """Memories whose source episodes are among the hits give their rank to those episodes (the original says
+    more: the speaker, the reason next to the decision); a memory that says all its episodes say (their words
+    but framing, :data:`CONTAINED` of them) takes the better of their ranks instead, and they go (the distilled
+    line is the shorter one to read: "User: never use tabs, always 4 spaces." for "Please remember: never use
+    tabs in this repo, always 4 spaces.")."""
     episodes: dict[MessageKey, int] = {}
     for i, h in enumerate(hits):
         if h.record.kind == EPISODE_KIND:
@@ -131,26 +144,28 @@ def _promote(hits: Sequence[SearchHit]) -> list[SearchHit]:
                 episodes.setdefault(sid, i)
     if not episodes:
         return list(hits)
-    out: list[SearchHit] = []
-    used: set[int] = set()
+    place = {i: (i, 0) for i in range(len(hits))}  # where each hit is shown: (rank, order at that rank)
     for i, h in enumerate(hits):
-        if i in used:
-            continue
         rec = h.record
         src = said_ids(rec)
-        if rec.kind not in (EPISODE_KIND, "summary") and src and all(s in episodes for s in src):
-            idx = sorted({episodes[s] for s in src})
-            words = _words(rec.text)
-            held = _words(" ".join(hits[j].text for j in idx))
-            if words and len(words & held) / len(words) >= PROMOTE_MIN_OVERLAP:
-                for j in idx:
-                    if j not in used:
-                        used.add(j)
-                        out.append(hits[j])
-                continue
-        used.add(i)
-        out.append(h)
-    return out
+        if rec.kind in (EPISODE_KIND, "summary") or not src or not all(s in episodes for s in src):
+            continue
+        idx = sorted({episodes[s] for s in src})
+        mine = words(rec.text)
+        held = words(" ".join(hits[j].text for j in idx))
+        if not mine or i not in place or len(mine & held) / len(mine) < PROMOTE_MIN_OVERLAP:
+            continue
+        said = held - FRAMING
+        if said and len(mine & said) >= CONTAINED * len(said) and all(j in place for j in idx):
+            place[i] = min(place[j] for j in (i, *idx))  # the memory says it all: it is shown, they are not
+            for j in idx:
+                del place[j]
+            continue
+        del place[i]  # the episodes say more: they are shown, at the better of the two ranks
+        for k, j in enumerate(idx):
+            if j in place:
+                place[j] = min(place[j], (i, k))
+    return [hits[i] for i in sorted(place, key=place.__getitem__)]
 
 
 def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
@@ -181,5 +196,5 @@ def distinct(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return out
 
 
-__all__ = ["EPISODE_KIND", "Lines", "MessageKey", "Place", "contained", "conversation_of", "distinct", "hit_ids",
-           "hit_words", "known", "place_of", "repeats", "said_ids"]
+__all__ = ["EPISODE_KIND", "FRAMING", "Lines", "MessageKey", "Place", "contained", "conversation_of", "distinct", "hit_ids",
+           "hit_words", "known", "place_of", "repeats", "said_ids", "words"]
