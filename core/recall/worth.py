@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .repeats import EPISODE_KIND
+from .repeats import EPISODE_KIND, words
 
 FILLER_WORDS = frozenset("""
 ok okay k kk yes y yep yeah yup no nope n sure thanks thank you ty thx cheers welcome re youre anytime np problem
@@ -56,6 +56,22 @@ def says_nothing(text: str) -> bool:
     return all(_asks(p) or is_filler(p) for p in parts)
 
 
+ACK_WORDS = frozenset("noted got it understood ok okay sure thanks great will do right fine".split())
+
+
+def echoes(rec: Any) -> bool:
+    """An assistant's acknowledgement that repeats what it answers ("Noted: fly.io, app queue-svc." after the
+    user said so): it opens with an acknowledgement and nearly all its other words are in the messages just
+    before it (its recall ``context``)."""
+    if rec.kind != EPISODE_KIND or (rec.metadata or {}).get("role") != "assistant" or not rec.context:
+        return False
+    first = _WORD.findall(sentences(rec.text)[0].lower())[:2] if sentences(rec.text) else []
+    if not first or first[0] not in ACK_WORDS:
+        return False
+    own = words(rec.text) - FILLER_WORDS
+    return bool(own) and len(own & words(rec.context)) >= 0.6 * len(own)
+
+
 def worth_showing(rec: Any) -> bool:
     """False for a user's question, filler, and anything that only asks (see the module docstring)."""
     text = getattr(rec, "text", "") or ""
@@ -64,4 +80,4 @@ def worth_showing(rec: Any) -> bool:
     return not says_nothing(text)
 
 
-__all__ = ["FILLER_WORDS", "is_filler", "is_question", "says_nothing", "sentences", "worth_showing"]
+__all__ = ["ACK_WORDS", "FILLER_WORDS", "echoes", "is_filler", "is_question", "says_nothing", "sentences", "worth_showing"]
