@@ -121,3 +121,21 @@ def test_the_digest_never_cuts_a_sentence() -> None:
     digest, _ = build_digest([Rec(f"Session summary. {long}", "summary"), Rec(one, "decision")], 2000)
     last = next(ln for ln in digest.split("\n") if ln.startswith("Last session"))
     assert last.endswith("passed.") and any(ln.endswith("now.") for ln in fenced_lines(digest))
+
+
+def test_a_weak_match_and_an_echoing_acknowledgement_are_not_worth_their_tokens(mem: Memory) -> None:
+    from remem.core.types import SearchHit
+
+    mem.remember([turn("user", "d1", "We deploy the queue service with fly.io, from the main branch only.", 0),
+                  turn("assistant", "d2", "Noted: the queue service deploys with fly.io from main only.", 1)],
+                 scope=SCOPE, session="s-deploy")
+    episodes = {r.sources[0]: r for r in mem.list(scope=SCOPE, kind="episode", limit=10)}
+    plant = mem.add("The office plant in the queue room needs water on Mondays.", scope=SCOPE, kind="note")
+    # as a search ranks them: the statement, its acknowledgement, and a weak match far below
+    hits = [SearchHit(record=episodes["d1"], score=0.9, relevance=0.9),
+            SearchHit(record=episodes["d2"], score=0.8, relevance=0.8),
+            SearchHit(record=plant, score=0.2, relevance=0.2)]
+    lines = fenced_lines(render_chosen(select(hits, Shown("fresh"), 800)))
+    assert len(lines) == 1 and "fly.io, from the main branch" in lines[0]  # no "Noted: <what was said>"
+    hits[2] = SearchHit(record=plant, score=0.3, relevance=0.3)  # a third of the best: still worth a line
+    assert any("office plant" in ln for ln in fenced_lines(render_chosen(select(hits, Shown("fresh"), 800))))
