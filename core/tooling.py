@@ -219,7 +219,7 @@ def format_entities(found: Sequence[Any]) -> str:
     for e in found:
         also = f" (also: {', '.join(e.aliases)})" if e.aliases else ""
         seen = f", last {e.last_seen.date().isoformat()}" if e.last_seen else ""
-        lines.append(f"- {e.name} [{e.kind}]{also}: {e.mentions} memories{seen}")
+        lines.append(one_line(f"- {e.name} [{e.kind}]{also}: {e.mentions} memories{seen}"))  # names come from memories
     return "\n".join(lines)
 
 

@@ -114,8 +114,10 @@ def about(engine: "Engine", name: str, *, scope: Any = None, as_of: Any = None,
 
 
 def _line(rec: MemoryRecord) -> ProfileLine:
-    return ProfileLine(text=" ".join(rec.text.split()), memory_id=rec.id, since=_when(rec), until=rec.valid_until,
-                       sources=tuple(rec.sources), superseded_by=rec.superseded_by)
+    from ..recall.fencing import one_line  # a memory shown to a model: one line, no tag-like "<" (issue 44)
+
+    return ProfileLine(text=one_line(rec.text), memory_id=rec.id, since=_when(rec), until=rec.valid_until,
+                       sources=tuple(one_line(s) for s in rec.sources), superseded_by=rec.superseded_by)
 
 
 def _day(when: _dt.datetime | None) -> str:
