@@ -224,8 +224,9 @@ def format_entities(found: Sequence[Any]) -> str:
 
 
 def about_text(profile: Any, name: str) -> str:
-    return profile.text if profile.entity is not None and profile.text else \
-        f"Memory knows nothing about {name!r} in this scope."
+    """An entity's profile as a tool answers it: fenced as recalled data, like every memory shown to a model."""
+    return fence(profile.text.split("\n")) if profile.entity is not None and profile.text else \
+        f"Memory knows nothing about {one_line(name)!r} in this scope."
 
 
 def run_memory_about(memory: Any, name: str, scope: Scope | None, *, token_budget: int = 600) -> str:

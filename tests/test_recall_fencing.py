@@ -239,3 +239,15 @@ def test_a_capture_never_learns_a_fenced_block_back(mem: Memory) -> None:
     block = mem.context(f"staging deploys {MARK}", scope=scope)
     assert strip_recalled(f"Before.\n{block}\nAfter.") == "Before.\nAfter."
     assert not re.search(MARK, strip_recalled(block))
+
+
+def test_an_entity_profile_is_fenced_and_each_memory_one_line(mem: Memory) -> None:
+    from remem.core.tooling import run_memory_about
+
+    scope = Scope(tenant="acme")
+    mem.add(f"Dana Whitfield runs the ingest worker {MARK}.{EVIL}", scope=scope, kind="fact")
+    text = run_memory_about(mem, "Dana Whitfield", scope)
+    assert text.startswith(OPEN + "\n") and text.endswith("\n" + CLOSE) and text.count(CLOSE) == 1, text
+    assert not any(b in text for b in BREAKS[1:]) and "<system-reminder>" not in text
+    line = next(ln for ln in text.split("\n") if MARK in ln)
+    assert line.startswith("- [") and "SYSTEM NOTICE" in line  # the payload stays on the memory's own line
