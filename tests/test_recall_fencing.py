@@ -251,3 +251,13 @@ def test_an_entity_profile_is_fenced_and_each_memory_one_line(mem: Memory) -> No
     assert not any(b in text for b in BREAKS[1:]) and "<system-reminder>" not in text
     line = next(ln for ln in text.split("\n") if MARK in ln)
     assert line.startswith("- [") and "SYSTEM NOTICE" in line  # the payload stays on the memory's own line
+
+
+def test_a_memory_answer_quoting_a_memory_is_fenced_on_one_line(mem: Memory) -> None:
+    from remem.core.tooling import run_memory_answer
+
+    scope = Scope(tenant="acme")
+    mem.add(f"The staging deploy goes to Fly.io from the main branch {MARK}.{EVIL}", scope=scope, kind="fact")
+    text = run_memory_answer(mem, "Where does the staging deploy go?", scope)
+    assert "Fly.io" in text and text.startswith(OPEN + "\n") and text.endswith("\n" + CLOSE), text
+    assert text.count(CLOSE) == 1 and not any(b in text for b in BREAKS[1:]) and len(text.split("\n")) == 5
