@@ -550,3 +550,20 @@ def test_remem_ui_opens_a_real_browser_without_its_token_on_any_command_line(sto
     assert report["file_after"] is False, "the sign-in file is removed once used"
     assert "served by the CLI" not in report["again"]
     assert not list((home / "ui").glob("*.html"))
+
+
+def test_the_signin_file_never_lands_in_a_folder_others_may_write(app: Any, tmp_path: Path) -> None:
+    from remem.ui.launch import write_signin_file
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # e.g. a REMEM_HOME under a world-writable folder: another account could swap the page
+    page = write_signin_file(app.state.inspector.guard, shared)
+    try:
+        assert page.parent != shared and page.parent.stat().st_mode & 0o777 == 0o700
+        assert page.stat().st_mode & 0o777 == 0o600
+    finally:
+        from remem.ui.launch import remove
+
+        remove(page)
+    assert not page.parent.exists()
