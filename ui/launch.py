@@ -32,7 +32,10 @@ def signin_page(url: str) -> str:
 
 def write_signin_file(guard: Guard, folder: Path, path: str = "/", **params: str) -> Path:
     """A fresh 0600 page in ``folder`` (made 0700) that signs a browser in through a one-time code."""
-    folder = _own_private(private_dir(folder))
+    try:
+        folder = _own_private(private_dir(folder))
+    except OSError:  # a file where the folder should be, a read-only home: a folder of our own instead
+        folder = Path(tempfile.mkdtemp(prefix="remem-ui-"))
     target = folder / f"open-{guard.port}-{secrets.token_hex(4)}.html"
     code = guard.one_time_code(on_spent=lambda: remove(target))
     write_private(target, signin_page(guard.signin_url(code, path, **params)))
