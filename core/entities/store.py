@@ -11,6 +11,7 @@ it is found by (``names``, keyword-indexed), ``guessed`` (typed by no cue), firs
 from __future__ import annotations
 
 import copy
+import sys
 import threading
 import time
 import uuid
@@ -80,11 +81,13 @@ def _entity_shard_class() -> type:
 def open_backend(backend: Any) -> Any | None:
     """The entity store beside ``backend`` (None for a backend it does not know: entities are then off)."""
     from ..store.backends.edge import EdgeBackend
-    from ..store.backends.qdrant import QdrantClientBackend
 
+    # a server backend's module is loaded already; importing it here would put qdrant-client's ~2 s import on
+    # the embedded store's first write
+    server = sys.modules.get("remem.core.store.backends.qdrant")
     if isinstance(backend, EdgeBackend):
         ent = _entity_shard_class()(Path(backend.folder) / ENTITY_DIR)
-    elif isinstance(backend, QdrantClientBackend):
+    elif server is not None and isinstance(backend, server.QdrantClientBackend):
         ent = copy.copy(backend)  # the same client (local mode allows one per folder), another collection
         ent.collection = f"{backend.collection}_{ENTITY_DIR}"
         ent._lock = threading.RLock()
