@@ -59,7 +59,7 @@ from ...core.aio import AsyncMemory
 from ...core.memory import Memory
 from ...core.store.engine import MAX_TEXT_CHARS
 from ...core.store.validation import MAX_METADATA_BYTES
-from ...core.types import FOREVER, MemoryRecord, Scope
+from ...core.types import FOREVER, EmbedderMismatchError, MemoryRecord, Scope
 from . import store_filter
 from .store_embed import IndexEmbedder, best_cosine, index_embedder
 
@@ -99,6 +99,14 @@ class RememStore(BaseStore):
 
     supports_ttl: bool = True
 
+    def _open(self, path: str | None, embedder: str | None) -> Memory:
+        try:
+            return Memory(path=path, embedder=self._embedder if self._embedder is not None else embedder)
+        except EmbedderMismatchError as exc:
+            raise EmbedderMismatchError(
+                f"{exc} For a RememStore: give index['embed'] the embeddings the store was built with (its "
+                f"vectors only compare with theirs), or leave 'embed' out if remem's own embedder built it.") from exc
+
     @property
     def embeddings(self) -> Any:
         """The LangChain ``Embeddings`` from ``index["embed"]`` (None without one), as on LangGraph's stores."""
@@ -118,8 +126,7 @@ class RememStore(BaseStore):
                              "embedder), not both")
         if memory is not None and self._embedder is not None:
             self._embedder = _same_embedder(memory, self._embedder)
-        self.memory: Memory = memory if memory is not None else \
-            Memory(path=path, embedder=self._embedder if self._embedder is not None else embedder)
+        self.memory: Memory = memory if memory is not None else self._open(path, embedder)
         self._owns_memory = memory is None
         self.tenant = tenant
         self._scope_for = scope_for
