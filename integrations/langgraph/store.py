@@ -88,8 +88,9 @@ class RememStore(BaseStore):
             ``EmbedderMismatchError``) and ``score`` is LangGraph's; without it, remem's embedder
             (``embedder=``) does the dense part of recall.
         ttl: LangGraph ``TTLConfig`` (``default_ttl`` in minutes, ``refresh_on_read``, ``sweep_interval_minutes``).
-        fill_unmatched: with ``query=``, top up to ``limit`` with in-prefix items the query did not match
-            (``score=None``), like a vector store always returning its nearest neighbours.
+        fill_unmatched: with ``query=``, top up to ``limit`` with in-prefix items the query did not match, like
+            a vector store always returning its nearest neighbours: scored and ranked with the others under
+            ``index["embed"]``, else (and for items with no vector) ``score=None`` after every scored item.
 
     Labels and keys that look like secrets (or PII, with ``Memory(pii=True)``) work as usual for put, get,
     delete, prefix search and namespace matching, but are stored redacted: results carry the caller's own
@@ -98,19 +99,6 @@ class RememStore(BaseStore):
     """
 
     supports_ttl: bool = True
-
-    def _open(self, path: str | None, embedder: str | None) -> Memory:
-        try:
-            return Memory(path=path, embedder=self._embedder if self._embedder is not None else embedder)
-        except EmbedderMismatchError as exc:
-            raise EmbedderMismatchError(
-                f"{exc} For a RememStore: give index['embed'] the embeddings the store was built with (its "
-                f"vectors only compare with theirs), or leave 'embed' out if remem's own embedder built it.") from exc
-
-    @property
-    def embeddings(self) -> Any:
-        """The LangChain ``Embeddings`` from ``index["embed"]`` (None without one), as on LangGraph's stores."""
-        return self._embedder.embeddings if self._embedder is not None else None
 
     def __init__(self, memory: Memory | AsyncMemory | None = None, *, path: str | None = None,
                  embedder: str | None = None, tenant: str | None = "langgraph",
@@ -140,6 +128,19 @@ class RememStore(BaseStore):
         self._lock = threading.RLock()
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
+
+    def _open(self, path: str | None, embedder: str | None) -> Memory:
+        try:
+            return Memory(path=path, embedder=self._embedder if self._embedder is not None else embedder)
+        except EmbedderMismatchError as exc:
+            raise EmbedderMismatchError(
+                f"{exc} For a RememStore: give index['embed'] the embeddings the store was built with (its "
+                f"vectors only compare with theirs), or leave 'embed' out if remem's own embedder built it.") from exc
+
+    @property
+    def embeddings(self) -> Any:
+        """The LangChain ``Embeddings`` from ``index["embed"]`` (None without one), as on LangGraph's stores."""
+        return self._embedder.embeddings if self._embedder is not None else None
 
     # ------------------------------------------------------------------ BaseStore
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -440,15 +441,16 @@ def _same_embedder(memory: Memory, wanted: IndexEmbedder) -> IndexEmbedder:
 
 
 def _fitting(vectors: list[list[int]], meta: Mapping[str, Any]) -> list[list[int]]:
-    """As many of an item's vectors as its metadata has room for (remem caps metadata at 64 KiB); the texts
-    left without one are still found by words and by the item's whole-text vector."""
+    """As many of an item's vectors as its metadata has room for (remem caps metadata at 64 KiB: 1536
+    dimensions take ~9 KB each)."""
     room = MAX_METADATA_BYTES - len(json.dumps(dict(meta), ensure_ascii=False)) - _VECTOR_ROOM
     kept: list[list[int]] = []
     for vec in vectors:
         room -= len(json.dumps(vec)) + 2
         if room < 0:
-            log.warning("an item indexes %d texts; the vectors of %d fit in its metadata (the others are "
-                        "searched through its whole-text vector)", len(vectors), len(kept))
+            log.warning("an item indexes %d texts; the vectors of %d fit in its metadata (the others still "
+                        "match by words and through the item's whole-text vector; its score is the best of the "
+                        "kept ones)", len(vectors), len(kept))
             break
         kept.append(vec)
     return kept
