@@ -316,3 +316,19 @@ def test_malformed_filters_are_clear_errors(open_store: Any) -> None:
         store.search(("d",), filter={"a..b": 1})
     with pytest.raises(ValueError, match=r"\$in.*\$eq, \$ne, \$gt, \$gte, \$lt, \$lte"):
         store.search(("d",), filter={"a.b": {"$in": [1]}})
+
+
+def test_a_field_equal_to_the_query_wins_even_when_many_whole_texts_are_nearer(open_store: Any) -> None:
+    """Candidates come from hybrid recall (words and identifiers too), so an item whose one indexed field matches
+    the query exactly is found and ranked first by its field's vector, though 40 other items' whole-text vectors
+    are nearer the query than its own (a long second field pulls it away)."""
+    store = open_store({"embed": TrigramEmbeddings(), "dims": DIMS, "fields": ["title", "body"]})
+    body = "quarterly revenue summary for the northern warehouse region, audited twice by the finance team"
+    store.put(("d",), "target", {"title": "Mango", "body": body})
+    near = [f"mangold tango {i}" for i in range(40)]
+    store.batch([PutOp(("d",), f"near{i}", {"title": t}) for i, t in enumerate(near)])
+    query = trigram_vector("mango")
+    assert max(cosine(query, trigram_vector(f"Mango\n{body}")), 0.0) < min(cosine(query, trigram_vector(t))
+                                                                           for t in near)
+    hits = store.search(("d",), query="mango", limit=5)
+    assert hits[0].key == "target" and hits[0].score == pytest.approx(1.0, abs=1e-3)
