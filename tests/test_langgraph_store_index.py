@@ -332,3 +332,23 @@ def test_a_field_equal_to_the_query_wins_even_when_many_whole_texts_are_nearer(o
                                                                            for t in near)
     hits = store.search(("d",), query="mango", limit=5)
     assert hits[0].key == "target" and hits[0].score == pytest.approx(1.0, abs=1e-3)
+
+
+def test_packed_vectors_pass_the_redactor_unchanged_and_keep_cosines() -> None:
+    """Vectors are stored as strings; remem redacts every metadata string, so no secret or PII rule may ever
+    rewrite one (random unit vectors of the usual sizes, PII rules on)."""
+    import random
+
+    from remem.core.redact.redactor import configured
+    from remem.integrations.langgraph.store_embed import best_cosine, pack, unit
+
+    rng = random.Random(7)
+    redactor = configured(True)
+    for _ in range(200):
+        dims = rng.choice([8, 48, 384, 1536])
+        vecs = [[rng.gauss(0, 1) for _ in range(dims)] for _ in range(2)]
+        packed = "".join(pack(v) for v in vecs)
+        assert redactor.redact(packed).text == packed
+        query = [rng.gauss(0, 1) for _ in range(dims)]
+        best = best_cosine(unit(query), packed)
+        assert best == pytest.approx(max(cosine(query, v) for v in vecs), abs=1e-4)

@@ -265,13 +265,13 @@ class RememStore(BaseStore):
             "lg_label_h": [_label_digest(label) for label in ns],
             "lg_value": value,
             "lg_indexed": "yes" if texts else "no",
-            "lg_vec": [],
+            "lg_vec": "",
             "lg_ttl": ttl,
             "lg_expires_at": now + float(ttl) * 60.0 if ttl is not None else FOREVER,
             "lg_updated_at": now,
         }
         if self._embedder is not None and texts:
-            meta["lg_vec"] = _fitting(self._embedder.vectors(texts), meta)
+            meta["lg_vec"] = "".join(_fitting(self._embedder.vectors(texts), meta))
         if live:
             rec = mem.update(live[0].id, text=text, metadata=meta, scope=live[0].scope)
             for extra in live[1:]:  # a concurrent first put from another process: keep one
@@ -282,6 +282,9 @@ class RememStore(BaseStore):
         stored = getattr(rec, "metadata", None)
         if isinstance(stored, Mapping) and stored.get("lg_id_h") not in (None, item_h):
             log.warning("a redaction rule rewrote the lookup digest of a store item; it cannot be found by key "
+                        "(check the Memory's extra redaction patterns)")
+        if isinstance(stored, Mapping) and stored.get("lg_vec") not in (None, meta["lg_vec"]):
+            log.warning("a redaction rule rewrote the vectors of a store item; its score is what is left of them "
                         "(check the Memory's extra redaction patterns)")
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -440,13 +443,13 @@ def _same_embedder(memory: Memory, wanted: IndexEmbedder) -> IndexEmbedder:
     return have if isinstance(have, IndexEmbedder) else wanted
 
 
-def _fitting(vectors: list[list[int]], meta: Mapping[str, Any]) -> list[list[int]]:
-    """As many of an item's vectors as its metadata has room for (remem caps metadata at 64 KiB: 1536
-    dimensions take ~9 KB each)."""
+def _fitting(vectors: list[str], meta: Mapping[str, Any]) -> list[str]:
+    """As many of an item's packed vectors as its metadata has room for (remem caps metadata at 64 KiB; 1536
+    dimensions take 6 KiB a vector)."""
     room = MAX_METADATA_BYTES - len(json.dumps(dict(meta), ensure_ascii=False)) - _VECTOR_ROOM
-    kept: list[list[int]] = []
+    kept: list[str] = []
     for vec in vectors:
-        room -= len(json.dumps(vec)) + 2
+        room -= len(vec)
         if room < 0:
             log.warning("an item indexes %d texts; the vectors of %d fit in its metadata (the others still "
                         "match by words and through the item's whole-text vector; its score is the best of the "
