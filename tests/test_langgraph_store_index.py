@@ -352,3 +352,23 @@ def test_packed_vectors_pass_the_redactor_unchanged_and_keep_cosines() -> None:
         query = [rng.gauss(0, 1) for _ in range(dims)]
         best = best_cosine(unit(query), packed)
         assert best == pytest.approx(max(cosine(query, v) for v in vecs), abs=1e-4)
+
+
+def test_order_recall_keeps_remems_hybrid_order_with_langgraph_scores(open_store: Any) -> None:
+    index = {"embed": TrigramEmbeddings(), "dims": DIMS, "fields": ["text"]}
+    docs = {"words": "the blue whale sang at dawn near the old pier", "spelling": "bluewhalee",
+            "other": "tax forms"}
+    by_score = open_store(index)
+    by_recall = open_store(index, order="recall")
+    for store in (by_score, by_recall):
+        store.put(("n",), "skip", {"text": "blue whale"}, index=False)
+        store.batch([PutOp(("n",), k, {"text": t}) for k, t in docs.items()])
+    scores = {h.key: h.score for h in by_score.search(("n",), query="blue whale")}
+    assert scores["spelling"] > scores["words"]  # nearer by trigrams, but shares no word with the query
+    assert [h.key for h in by_score.search(("n",), query="blue whale")][:2] == ["spelling", "words"]
+    hits = by_recall.search(("n",), query="blue whale")
+    assert [h.key for h in hits][0] == "words"  # the words match leads remem's fused order
+    assert {h.key: h.score for h in hits} == pytest.approx(scores)  # the same LangGraph scores
+    assert hits[-1].key == "skip" and hits[-1].score is None
+    with pytest.raises(ValueError, match="order"):
+        open_store(index, order="bm25")

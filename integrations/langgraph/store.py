@@ -29,8 +29,9 @@ Search with a ``query`` returns, in order:
    LangGraph's: the best cosine similarity between the query and the item's indexed texts under those
    embeddings, and the order is that score's. The candidates come from remem's hybrid recall (BM25 words,
    identifiers and nearest vectors together), so an exact name or id is found even where nearest-neighbour
-   search alone would miss it. Without ``index["embed"]`` (remem's own embedder), the score is remem's fused
-   relevance: higher is better, comparable within one search only.
+   search alone would miss it; ``order="recall"`` keeps remem's order instead (better recall, scores then not
+   in order). Without ``index["embed"]`` (remem's own embedder), the score is remem's fused relevance: higher
+   is better, comparable within one search only.
 2. then, with ``fill_unmatched`` (the default), the other items of the prefix, newest first, up to ``limit``:
    with ``index["embed"]`` they are scored and ranked like the others; only items that have no vector
    (``index=False``, or nothing to index) come back with ``score=None``, always after every scored item.
@@ -91,6 +92,11 @@ class RememStore(BaseStore):
         fill_unmatched: with ``query=``, top up to ``limit`` with in-prefix items the query did not match, like
             a vector store always returning its nearest neighbours: scored and ranked with the others under
             ``index["embed"]``, else (and for items with no vector) ``score=None`` after every scored item.
+        order: with ``index["embed"]``, how a query's matches are ordered: ``"score"`` (the default, LangGraph's:
+            by ``score``) or ``"recall"`` (remem's hybrid order: words, identifiers and vectors fused; each item
+            still carries its LangGraph ``score``, so scores are then not in order). On LoCoMo, ``"recall"``
+            finds an evidence turn in the top 10 for about twice as many questions
+            (``python -m remem.bench.bench_langgraph_store``).
 
     Labels and keys that look like secrets (or PII, with ``Memory(pii=True)``) work as usual for put, get,
     delete, prefix search and namespace matching, but are stored redacted: results carry the caller's own
@@ -103,7 +109,8 @@ class RememStore(BaseStore):
     def __init__(self, memory: Memory | AsyncMemory | None = None, *, path: str | None = None,
                  embedder: str | None = None, tenant: str | None = "langgraph",
                  scope_for: NamespaceScope | None = None, index: Mapping[str, Any] | None = None,
-                 ttl: TTLConfig | None = None, kind: str = "note", fill_unmatched: bool = True) -> None:
+                 ttl: TTLConfig | None = None, kind: str = "note", fill_unmatched: bool = True,
+                 order: Literal["score", "recall"] = "score") -> None:
         if isinstance(memory, AsyncMemory):
             memory = memory.sync
         self.index_config = dict(index) if index else None
@@ -125,6 +132,9 @@ class RememStore(BaseStore):
         self.ttl_config = ttl
         self.kind = kind
         self.fill_unmatched = fill_unmatched
+        if order not in ("score", "recall"):
+            raise ValueError(f"order must be 'score' (LangGraph's) or 'recall' (remem's), got {order!r}")
+        self.order = order
         self._lock = threading.RLock()
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
@@ -311,8 +321,9 @@ class RememStore(BaseStore):
                 if len(ranked) >= need or len(hits) < n:
                     break
                 n *= 4
-            if self._embedder is None:
+            if self._embedder is None or self.order == "recall":
                 ranked = ranked[:need]
+        matched = len(ranked)
         if not query or (self.fill_unmatched and len(ranked) < need):
             seen = {rec.id for rec, _ in ranked}
             rest = self._scan(scope, where, check, need - len(ranked) + len(seen), exact)
@@ -320,8 +331,10 @@ class RememStore(BaseStore):
         if query and self._embedder is not None:
             qvec = self._embedder.query_vector(query)
             scored = [(rec, best_cosine(qvec, rec.metadata.get("lg_vec"))) for rec, _ in ranked]
-            # best first; the items with no vector after all the others, in the order they came
-            ranked = sorted(scored, key=lambda pair: (pair[1] is None, -(pair[1] or 0.0)))
+            if self.order == "recall":  # the matches as remem ranked them, then the rest by score
+                ranked = scored[:matched] + _by_score(scored[matched:])
+            else:
+                ranked = _by_score(scored)
         page = ranked[offset:offset + limit]
         if op.refresh_ttl:
             self._refresh([rec for rec, _ in page])
@@ -441,6 +454,11 @@ def _same_embedder(memory: Memory, wanted: IndexEmbedder) -> IndexEmbedder:
                          f"{wanted.name!r}: open it with Memory(..., embedder=index_embedder(index)) (from "
                          f"remem.integrations.langgraph.store_embed), or pass path= instead of a Memory")
     return have if isinstance(have, IndexEmbedder) else wanted
+
+
+def _by_score(pairs: list[tuple[MemoryRecord, float | None]]) -> list[tuple[MemoryRecord, float | None]]:
+    """Best score first; the items with no score after all the others, in the order they came."""
+    return sorted(pairs, key=lambda pair: (pair[1] is None, -(pair[1] or 0.0)))
 
 
 def _fitting(vectors: list[str], meta: Mapping[str, Any]) -> list[str]:
