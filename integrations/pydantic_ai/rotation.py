@@ -1,8 +1,8 @@
 """``ContextRotation`` for Pydantic AI: a long conversation trims its history without forgetting it.
 
 A capability (``Agent(capabilities=[ContextRotation(mem, scope=from_deps)])``), also usable as a history
-processor (``ProcessHistory(rotation)``; then call ``rotation.close()`` at shutdown). Before each model request, when the history passes
-``max_tokens`` (tiktoken), its oldest messages are captured into memory (``remember()``, in the session
+processor (``ProcessHistory(rotation)``; then call ``rotation.close()`` at shutdown). Before each model
+request, when the history passes ``max_tokens`` (tiktoken), its oldest messages are captured into memory (``remember()``, in the session
 :class:`~.capabilities.CaptureMemories` uses, so a message captured by both is stored once) and, once that
 capture has returned, removed from the history, down to ``target_tokens``; a short digest (a
 :class:`RotationDigestPart`, shown to the model as data) stands in for them, and recall (``memory_search``,
