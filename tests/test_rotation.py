@@ -145,3 +145,21 @@ def test_bad_budgets_are_clear_errors(mem: Memory) -> None:
         ContextRotation(mem, max_tokens=10)
     with pytest.raises(ValueError, match="target_tokens"):
         ContextRotation(mem, max_tokens=1000, target_tokens=2000)
+
+
+def test_with_memory_middleware_what_was_rotated_out_is_recalled_when_asked_about(mem: Memory) -> None:
+    from langchain_core.messages import SystemMessage
+
+    from remem.integrations.langgraph import MemoryMiddleware
+
+    rotation = ContextRotation(mem, scope=SCOPE, max_tokens=600, target_tokens=300, keep_last=2)
+    model = Talker(calls=[])
+    agent = create_agent(model, tools=[], checkpointer=InMemorySaver(),
+                         middleware=[MemoryMiddleware(mem, scope=SCOPE, capture=False, tools=False), rotation])
+    run_turns(agent, 8, thread="t5")
+    agent.invoke({"messages": [HumanMessage("What did we say about the Postgres job queue?")]},
+                 {"configurable": {"thread_id": "t5"}})
+    sent = model.calls[-1]
+    assert not any(m.content == said(0) for m in sent)  # turn 0 is no longer in the thread...
+    system = next(m.content for m in sent if isinstance(m, SystemMessage))
+    assert "Turn 0: let us talk about the Postgres job queue" in system  # ...but recall brings it back
