@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .answer.result import Answer
 from .documents.result import IndexResult
+from .entities.types import Entity, EntityProfile
 from .types import ForgetResult, MemoryRecord, SearchHit, Stats
 
 
@@ -98,7 +99,8 @@ class MemoryOperations:
     def forget(self, memory_id: str | None = None, *, scope: Any = None, where: Mapping[str, Any] | None = None,
                dry_run: bool = True, kind: str | None = None, tags: Iterable[str] | None = None,
                before: Any = None) -> ForgetResult | bool:
-        """``forget(id)`` deletes one memory of ``scope`` (returns whether it existed there). ``forget(scope=...,
+        """``forget(id)`` deletes one memory of ``scope`` and returns True; an id that is not there (or belongs to
+        another scope) raises :class:`NotFoundError`, as ``get`` does. ``forget(scope=...,
         ...)`` deletes many, as a dry run unless ``dry_run=False``; it refuses to run without a scope. A forgotten
         message takes with it the memories distilled from its words, and its words in the session summary."""
         raise NotImplementedError
@@ -179,6 +181,28 @@ class MemoryOperations:
         Running it again writes only what changed: an unchanged chunk is not written or embedded again, an
         edited file's old chunks are replaced, and (``prune``) a deleted file's chunks are forgotten.
         ``progress(n)``: n more files read."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ entities (remem.core.entities)
+    @operation(retryable=True)
+    def about(self, name: str, *, scope: Any = None, as_of: Any = None, token_budget: int = 600) -> EntityProfile:
+        """What ``scope`` knows about the entity ``name`` names (any alias; a first name when only one full name
+        has it): its aliases and type, what is true at ``as_of`` (default now), what changed before it (with
+        dates), the entities named with it, and each line's memory and messages; ``.text`` is all that for a
+        prompt, within ``token_budget`` tokens. A name the scope never heard of: ``entity`` None, ``text`` ""."""
+        raise NotImplementedError
+
+    @operation(retryable=True)
+    def entities(self, *, scope: Any = None, query: str | None = None, kind: str | None = None,
+                 limit: int = 50) -> list[Entity]:
+        """The entities ``scope``'s memories name, most mentioned first; ``query`` matches names and aliases,
+        ``kind`` one type (person, org, place, product, service, repo, file, issue, host)."""
+        raise NotImplementedError
+
+    @operation(slow=True, local=("progress",))
+    def link_entities(self, *, scope: Any = None, progress: Callable[[int], None] | None = None) -> int:
+        """Find the entities of memories stored before remem linked them (or with ``entities=False``), in
+        place (nothing is embedded again); returns how many memories were read."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ administration
