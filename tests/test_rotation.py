@@ -80,7 +80,7 @@ def test_langgraph_agent_rotates_past_the_budget_and_recall_brings_it_back(mem: 
     # what was dropped is in memory, with the message's own id, and recall finds it
     stored = {r.sources[0]: r.text for r in episodes(mem)}
     assert any(text.startswith("Turn 0: let us talk about the Postgres job queue") for text in stored.values())
-    hits = mem.search("Postgres job queue", scope=SCOPE)
+    hits = mem.search("What did we say about the Postgres job queue?", scope=SCOPE)
     assert hits and "Postgres job queue" in hits[0].text
     # nothing stored twice: each message id is one episode, however many rotations saw it
     ids = [r.sources[0] for r in episodes(mem)]

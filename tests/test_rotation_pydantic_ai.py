@@ -73,7 +73,7 @@ def test_a_long_conversation_is_rotated_into_memory_and_recalled(mem: Memory) ->
     ids = [r.sources[0] for r in episodes(mem)]
     assert len(ids) == len(set(ids))  # nothing stored twice, however many requests saw a message
     assert all(sum(t.startswith(f"Turn {i}:") for t in texts) <= 1 for i in range(8))
-    assert "Postgres job queue" in mem.search("Postgres job queue", scope=SCOPE)[0].text
+    assert "Postgres job queue" in mem.search("What about the Postgres job queue?", scope=SCOPE)[0].text
 
 
 def test_a_failed_capture_drops_nothing(mem: Memory) -> None:
