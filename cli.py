@@ -84,6 +84,7 @@ def _records_table(records: Sequence[Any], title: str | None = None,
                 head.insert(0, f"{scores[i]:.3f}")
             extra = "".join(f"\n{name}: {', '.join(v)}" for name, v in (("tags", rec.tags), ("sources", rec.sources))
                             if v)
+            extra += f"\nfrom: {rec.source}" if rec.kind == "document" and rec.source else ""  # index()
             status = "" if rec.superseded_by is None else " (superseded)"
             narrow.add_row(Text(" · ".join(head) + status + "\n" + rec.text + extra))
         return narrow
@@ -97,6 +98,8 @@ def _records_table(records: Sequence[Any], title: str | None = None,
         when = rec.event_time.strftime("%Y-%m-%d")
         status = "" if rec.superseded_by is None else " (superseded)"
         row = [rec.id, when, rec.kind, rec.text + status, ", ".join(rec.tags), ", ".join(rec.sources)]
+        if rec.kind == "document" and rec.source:  # index(): where the chunk is
+            row[3] += f"\n(from {rec.source})"
         if scores is not None:
             score = scores[i]
             row.insert(0, "" if score is None else f"{score:.3f}")
