@@ -214,7 +214,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         n = mem.export(args.file, scope=_scope(args))
-    _emit(args, {"exported": n, "path": str(args.file)}, lambda: out.print(f"exported {n} memories to {args.file}"))
+    _header(args)
+    _emit(args, {"exported": n, "path": str(args.file), "scope_read": _choice(args).as_dict()},
+          lambda: out.print(f"exported {n} memories to {args.file}"))
     return 0
 
 
@@ -392,7 +394,9 @@ def cmd_redact(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         data = mem.audit(scope=_scope(args))
-    _emit(args, data, lambda: out.print_json(data=data))
+    _header(args)
+    _emit(args, {**data, "scope_read": _choice(args).as_dict()} if isinstance(data, dict) else data,
+          lambda: out.print_json(data=data))
     return 0
 
 
