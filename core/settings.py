@@ -35,6 +35,9 @@ class Settings:
     tenant_quota: int | None = None  # most memories a tenant may hold; checked atomically on every write path
     thread_gap_minutes: float = 30.0  # dated notes of one scope this close in event time are one thread (0: off)
     kinds: tuple[str, ...] = ()  # kinds this store accepts beyond the built-in ones (remem.core.types.KINDS)
+    entities: bool = True  # entities linked as memories are written, and used by recall (remem.core.entities)
+    entity_recall: bool = True  # recall raises the memories linked to the entities a question names
+    entity_unknown_empty: bool = True  # a question naming only entities never heard of recalls nothing
 
     def __post_init__(self) -> None:
         if self.decay is None:

@@ -4,8 +4,13 @@ folder, in the background, so a user who only ran ``/plugin install`` gets memor
 Runs with whatever ``python3`` the machine has (3.10+) and imports nothing from remem: the launcher calls it as a
 script when it finds no remem, and again when the plugin was updated (its stamp no longer matches the venv's).
 
-    python3 hooks/bootstrap.py ensure --stamp S [--event EVENT]  # start the setup if needed; say so once
+    python3 hooks/bootstrap.py ensure --stamp S [--event EVENT] < hook JSON  # start the setup if needed; say so once
     python3 hooks/bootstrap.py install --stamp S                         # the detached worker (pip install)
+
+While it runs, every hook Claude Code starts still comes here: :func:`keep_pointer` keeps where the session's
+transcript is and how far it had got (a path and a byte count, never its text) under
+``$REMEM_HOME/hooks/pending/``, and the first hook that runs with remem captures those turns
+(:mod:`remem.hooks.pending`), so what was said while remem set itself up is not lost.
 
 State lives in ``${CLAUDE_PLUGIN_DATA}`` (0700, every file 0600): ``venv/`` with ``venv/remem-stamp``,
 ``setup.json`` (what was said and when), ``setup.log`` (the steps, without paths, and pip's output through remem's
@@ -62,7 +67,7 @@ def _read(path: Path) -> dict:
 
 
 _STAMP = re.compile(r"[0-9 |]{1,80}")
-_SAID = re.compile(r"(python|(start|failed):[0-9 |]{1,80})")
+_SAID = re.compile(r"(python|(start|failed|ready):[0-9 |]{1,80})")
 _STATUS = ("running", "ready", "failed")
 
 
@@ -141,8 +146,14 @@ def _alive(pid: object) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- ensure
-def ensure(stamp: str, event: str = "") -> str:
-    """Start the setup when the venv is missing or stale; returns what to tell the session (maybe "")."""
+def ensure(stamp: str, event: str = "", payload: dict | None = None) -> str:
+    """Start the setup when the venv is missing or stale; returns what to tell the person (maybe ""). A hook's
+    ``payload`` leaves a pointer to its session's transcript (:func:`keep_pointer`) while remem is not there."""
+    if payload:
+        try:
+            keep_pointer(payload, event)
+        except OSError:
+            pass
     data = data_dir()
     if data is None:
         return ("remem is not installed and CLAUDE_PLUGIN_DATA is not set, so it cannot set itself up; "
@@ -159,7 +170,7 @@ def ensure(stamp: str, event: str = "") -> str:
     if state.get("stamp") == stamp and state.get("status") == "failed":
         return _say_once(data, f"failed:{stamp}", f"remem could not set up its Python environment "
                          f"(see {data / 'setup.log'}); the session continues without memory.", event)
-    updating = (data / "venv").exists()
+    updating = (data / "venv" / STAMP_FILE).exists()
     if not running:
         pid = _spawn_install(stamp)
         state = {"stamp": stamp, "pid": pid, "started": time.time(), "status": "running",
@@ -167,7 +178,77 @@ def ensure(stamp: str, event: str = "") -> str:
         _write(data / "setup.json", state)
     kind = "updating" if updating else "setting up"
     return _say_once(data, f"start:{stamp}", f"remem is {kind} its Python environment in the background "
-                     f"({data / 'venv'}, about a minute); memory works from the next prompt after that.", event)
+                     f"({data / 'venv'}, about a minute; progress in {data / 'setup.log'}). What you say meanwhile "
+                     f"is kept and remembered once it is ready.", event)
+
+
+def ready_notice(data: Path | None) -> str:
+    """Once, at the first prompt after a setup this person was told about finished: that memory is on now (or,
+    for a setup that failed, where its log is). Called by the hooks once remem runs (:mod:`remem.hooks.main`)."""
+    if data is None:
+        return ""
+    state = _read(data / "setup.json")
+    stamp = state.get("stamp")
+    if not isinstance(stamp, str) or f"start:{stamp}" not in state.get("said", []):
+        return ""
+    if state.get("status") == "ready" and installed_stamp(data) == stamp:
+        return _say_once(data, f"ready:{stamp}", "remem is ready: this project's memory is on from this prompt "
+                         "(/remem:memory shows what it recalled; /remem:memory status, how it is set up).", SAY_AT)
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------- pointers
+POINTER_EVENTS = ("UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
+_SESSION = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+def pending_dir() -> Path:
+    """``$REMEM_HOME/hooks/pending`` (default ``~/.remem``), as remem.hooks.common.hooks_dir has it."""
+    home = os.environ.get("REMEM_HOME", "").strip()
+    return Path(os.path.expanduser(home or "~/.remem")) / "hooks" / "pending"
+
+
+def _private_dirs(path: Path) -> None:
+    """``path`` and the folders above it that do not exist yet, each 0700 (as remem's private_dir)."""
+    missing = []
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+    os.chmod(path, 0o700)
+
+
+def keep_pointer(payload: dict, event: str) -> Path | None:
+    """Where the session's transcript is and its size now (the turn's position), for the first hook that runs
+    with remem to capture. No text: the session id, the transcript's and the project's paths, a byte count and
+    times. One file per session (its latest position; the first time it was seen orders them); fsynced."""
+    session, transcript, cwd = (payload.get(k) for k in ("session_id", "transcript_path", "cwd"))
+    if event not in POINTER_EVENTS or not isinstance(session, str) or not _SESSION.fullmatch(session) \
+            or not isinstance(transcript, str) or not os.path.isabs(transcript) or not isinstance(cwd, str):
+        return None
+    folder = pending_dir()
+    _private_dirs(folder)
+    path = folder / f"{session}.json"
+    try:
+        size = os.stat(transcript).st_size
+    except OSError:
+        size = 0
+    first = _read(path).get("first_seen")
+    pointer = {"session": session, "transcript": transcript, "cwd": cwd, "event": event, "offset": size,
+               "first_seen": first if isinstance(first, (int, float)) else time.time(), "seen": time.time()}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = _private_file(tmp)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(pointer, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
 
 
 def _say_once(data: Path, key: str, message: str, event: str) -> str:
@@ -262,22 +343,24 @@ def install(stamp: str) -> int:
     try:
         if installed_stamp(data) == stamp:
             return 0
-        fresh = not venv_python(venv).exists()
-        target = data / "venv.new" if fresh else venv
+        # built where it lives, so every script's #! line names the venv's own python (a venv built elsewhere
+        # and renamed kept the old folder there); it counts only once it has its stamp, written last
+        fresh = not (venv / STAMP_FILE).exists()
         if fresh:
-            shutil.rmtree(target, ignore_errors=True)
-            _run([sys.executable, "-m", "venv", str(target)], "python -m venv venv.new")
+            shutil.rmtree(venv, ignore_errors=True)  # nothing, or a build that died half-way
+            _run([sys.executable, "-m", "venv", str(venv)], "python -m venv venv")
+        shutil.rmtree(data / "venv.new", ignore_errors=True)  # where an earlier version built it
         source = _source_copy(root, data / "src")
         try:
-            _pip(venv_python(target), ["install", "--disable-pip-version-check", "--quiet", "--upgrade",
-                                       f"{source}[{EXTRAS}]"])
+            _pip(venv_python(venv), ["install", "--disable-pip-version-check", "--quiet", "--upgrade",
+                                     f"{source}[{EXTRAS}]"])
         finally:
             shutil.rmtree(source, ignore_errors=True)
-        with os.fdopen(_private_file(target / STAMP_FILE), "w", encoding="utf-8") as fh:
+        fixed = fix_shebangs(venv)
+        if fixed:
+            print(f"fixed the #! line of {fixed} scripts", flush=True)
+        with os.fdopen(_private_file(venv / STAMP_FILE), "w", encoding="utf-8") as fh:
             fh.write(stamp + "\n")  # checksums only (see main)
-        if fresh:
-            shutil.rmtree(venv, ignore_errors=True)  # a broken leftover without a python
-            os.replace(target, venv)
         state = _read(state_path)
         state.update(status="ready", finished=time.time(), pid=None)
         _write(state_path, state)
@@ -295,6 +378,33 @@ def install(stamp: str) -> int:
             lock.close()
 
 
+def fix_shebangs(venv: Path) -> int:
+    """Point every script in ``venv/bin`` whose ``#!`` names another folder's python (a venv an earlier
+    version built as ``venv.new`` and renamed) at this venv's; returns how many were fixed."""
+    fixed = 0
+    own = str(venv / "bin")
+    for script in (venv / "bin").iterdir() if (venv / "bin").is_dir() else ():
+        try:
+            if script.is_symlink() or not script.is_file() or script.stat().st_size > 1_000_000:
+                continue
+            head = script.read_bytes()
+        except OSError:
+            continue
+        first, sep, rest = head.partition(b"\n")
+        m = re.fullmatch(rb"#!(\S*)/bin/(python[0-9.]*)(\s.*)?", first)
+        if not m or m.group(1).decode("utf-8", "replace") == str(venv) or not sep:
+            continue
+        if not m.group(1).endswith(b"/venv.new"):
+            continue
+        line = f"#!{own}/{m.group(2).decode()}".encode() + (m.group(3) or b"")
+        tmp = script.with_name(f".{script.name}.tmp")
+        tmp.write_bytes(line + b"\n" + rest)
+        os.chmod(tmp, script.stat().st_mode & 0o7777)
+        os.replace(tmp, script)
+        fixed += 1
+    return fixed
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="bootstrap.py")
     p.add_argument("action", choices=["ensure", "install"])
@@ -308,17 +418,31 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "install":
         return install(args.stamp)
     try:
-        message = ensure(args.stamp, args.event)
+        message = ensure(args.stamp, args.event, _payload())
     except Exception as exc:  # noqa: BLE001 - setup trouble must never break the session
         sys.stderr.write(f"remem setup: {type(exc).__name__}: {exc}\n")
         return 0
     if message and args.event == SAY_AT:
-        sys.stdout.write(json.dumps({"systemMessage": message,
-                                     "hookSpecificOutput": {"hookEventName": SAY_AT,
-                                                            "additionalContext": message}}) + "\n")
+        # for the person, not the model: Claude Code shows a systemMessage to the user only
+        sys.stdout.write(json.dumps({"systemMessage": message}) + "\n")
     elif message:
         sys.stderr.write(message + "\n")
     return 0
+
+
+MAX_STDIN_BYTES = 4_000_000
+
+
+def _payload() -> dict | None:
+    """The hook's JSON on stdin, if there is one (only its session, transcript path and folder are used)."""
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return None
+    try:
+        data = json.loads(stream.buffer.read(MAX_STDIN_BYTES) or b"null")
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 if __name__ == "__main__":

@@ -64,15 +64,19 @@ def answer(event_arg: str | None, raw: str, background: bool = False) -> str:
         return ""
     out = ""
     try:
+        _take_up_pending(event)
         if event == "UserPromptSubmit":
             from .recall import recall
 
             text, message = recall(inp)
-            if text or message:
-                payload: dict = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
-                                                        "additionalContext": text or message}}
-                if message:
-                    payload["systemMessage"] = message  # shown to the user, not only to Claude
+            message = "\n".join(m for m in (setup_notice(), message) if m)
+            text = _without(text, message)
+            payload: dict = {}
+            if text:
+                payload["hookSpecificOutput"] = {"hookEventName": "UserPromptSubmit", "additionalContext": text}
+            if message:
+                payload["systemMessage"] = message  # for the person: Claude Code shows it to the user only
+            if payload:
                 out = _json_line(payload)
         elif event == "SessionStart":
             from .session_start import session_start
@@ -99,6 +103,46 @@ def answer(event_arg: str | None, raw: str, background: bool = False) -> str:
         # its ms: this hook's whole time until its answer is out (bench_claude_code reads it)
         after.defer(log, event.lower(), "done", ms=round(elapsed() * 1000, 1))
     return out
+
+
+def _take_up_pending(event: str) -> None:
+    """Turns kept while remem set itself up (:mod:`remem.hooks.pending`): a capture takes them up first, in
+    order; a prompt or a session start after its answer is out (never on the prompt's path)."""
+    from . import pending
+
+    if not pending.waiting():
+        return
+    if event in ("Stop", "PreCompact", "SessionEnd"):
+        pending.take_up()
+    else:
+        from .after import defer
+
+        defer(pending.take_up)
+
+
+def setup_notice() -> str:
+    """Once after the plugin's own setup finished: say so to the person (:func:`remem.hooks.bootstrap.ready_notice`)."""
+    from pathlib import Path
+
+    from .callenv import getenv
+
+    data = (getenv("CLAUDE_PLUGIN_DATA") or "").strip()
+    if not data:
+        return ""
+    try:
+        from .bootstrap import ready_notice
+
+        return ready_notice(Path(data))
+    except Exception:  # noqa: BLE001 - a notice is never worth a broken prompt
+        return ""
+
+
+def _without(context: str, message: str) -> str:
+    """The model's context without what is meant for the person only (an offer, a setup notice)."""
+    for line in message.splitlines():
+        if line and line in context:
+            context = context.replace(line, "")
+    return context.strip() and context.strip("\n")
 
 
 def _json_line(payload: dict) -> str:
@@ -149,6 +193,11 @@ def dispatch(argv: Sequence[str]) -> int:
         from .memory_cmd import main as memory_main
 
         return memory_main(list(argv[1:]))
+    if cmd == "pending":
+        from .pending import take_up
+
+        take_up()
+        return 0
     if cmd == "mcp":
         return run_mcp(argv[1:])
     return run_hook(cmd or None, background="--background" in argv[1:])

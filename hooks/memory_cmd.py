@@ -13,7 +13,8 @@ from typing import Sequence
 
 from .common import env_flag, project_tenant, scope_label
 
-USAGE = "remem-hook memory {last | search QUERY | save TEXT [--kind K] | forget ID | list [N] | import}"
+USAGE = ("remem-hook memory {last | search QUERY | save TEXT [--kind K] | forget ID | list [N] | import | status | "
+         "index PATH... | ask QUESTION}")
 
 
 def _open():  # noqa: ANN202
@@ -35,10 +36,59 @@ def cmd_last(tenant: str | None) -> str:
     return f"{head}\n{body}"
 
 
+def cmd_forget(mem, text: str, scope) -> str:  # noqa: ANN001
+    """Forget by id; words that are no id of this project's: the memories they match, to choose an id from
+    (nothing is forgotten on a guess)."""
+    from remem.core.tooling import run_memory_forget, run_memory_search
+
+    if " " not in text:
+        try:
+            if mem.get(text, scope=scope) is not None:
+                return run_memory_forget(mem, text, scope)
+        except Exception:  # noqa: BLE001 - not an id: search below
+            pass
+    found = run_memory_search(mem, text, scope, limit=5)
+    return (f"No memory has the id {text!r}; nothing was forgotten. These match it; forget one with "
+            f"/remem:memory forget <id>:\n{found}")
+
+
+def cmd_status(tenant: str) -> str:
+    """How remem runs here: the Python and remem, the store and its service, this project's tenant, the
+    plugin's data folder and setup, and what is waiting to be captured."""
+    import os
+    import sys
+
+    import remem
+
+    from .callenv import getenv
+    from .common import hooks_dir, remem_home, service_running, store_folder, uses_service
+    from .pending import pending_dir
+
+    data = (getenv("CLAUDE_PLUGIN_DATA") or "").strip()
+    lines = [f"remem {getattr(remem, '__version__', '?')} on Python {sys.version.split()[0]} ({sys.executable})",
+             f"project (tenant): {tenant}",
+             f"store: {store_folder()}",
+             "service: " + ("running" if service_running() else "not running (starts with the next prompt)")
+             if uses_service() else "service: off (REMEM_SERVICE / REMEM_URL)",
+             f"hook log: {remem_home() / 'logs' / 'hooks.log'}"]
+    if data:
+        from pathlib import Path
+
+        from .common import read_json
+
+        state = read_json(Path(data) / "setup.json")
+        status = state.get("status", "?") if isinstance(state, dict) else "none"
+        lines.append(f"plugin data: {data} (setup: {status}, log {os.path.join(data, 'setup.log')})")
+    waiting = len(list(pending_dir().glob("*.json"))) if pending_dir().is_dir() else 0
+    spooled = len(list((hooks_dir() / "spool").glob("*.json"))) if (hooks_dir() / "spool").is_dir() else 0
+    lines.append(f"waiting to be captured: {waiting} session(s) from before setup, {spooled} spooled turn(s)")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="remem-hook memory", usage=USAGE)
-    p.add_argument("action", choices=["last", "search", "save", "forget", "list", "import"], nargs="?",
-                   default="last")
+    p.add_argument("action", choices=["last", "search", "save", "forget", "list", "import", "status", "index", "ask"],
+                   nargs="?", default="last")
     p.add_argument("rest", nargs="*")
     p.add_argument("--kind", default="note")
     p.add_argument("--limit", type=int, default=8)
@@ -52,11 +102,14 @@ def main(argv: Sequence[str]) -> int:
         from remem.cli import main as cli_main
 
         return cli_main(["import", "claude-code", *args.rest])
+    if args.action == "status":
+        print(cmd_status(tenant))
+        return 0
     from remem import Scope
     from remem.core.tooling import run_memory_forget, run_memory_save, run_memory_search
 
     scope = Scope(tenant=tenant)
-    if args.action in ("search", "save", "forget") and not text:
+    if args.action in ("search", "save", "forget", "index", "ask") and not text:
         print(f"usage: {USAGE}")
         return 2
     from remem.core.types import RememError
@@ -85,7 +138,15 @@ def main(argv: Sequence[str]) -> int:
             print(run_memory_save(mem, configured(env_flag("REMEM_HOOK_PII", True)).redact(text).text, scope,
                                   kind=args.kind))
         elif args.action == "forget":
-            print(run_memory_forget(mem, text, scope))
+            print(cmd_forget(mem, text, scope))
+        elif args.action == "index":  # the project's docs as document memories (re-runs write only what changed)
+            done = mem.index(args.rest, scope=scope)
+            print(f"{done.files} files: {done.added} chunks added, {done.unchanged} unchanged, {done.removed} removed"
+                  + "".join(f"\nskipped {path}: {why}" for path, why in done.skipped.items()))
+        elif args.action == "ask":
+            from remem.core.tooling import run_memory_answer
+
+            print(run_memory_answer(mem, text, scope))
         else:
             limit = int(text) if text.isdigit() else args.limit
             from remem.core.tooling import format_hits

@@ -562,7 +562,7 @@ def test_plugin_manifests_wire_every_hook_to_the_launcher() -> None:
     assert mcp["command"] == "${CLAUDE_PLUGIN_ROOT}/hooks/remem-hook" and mcp["args"] == ["mcp"]
     assert os.access(LAUNCHER, os.X_OK)
     command = (ROOT / "commands" / "memory.md").read_text()
-    assert command.startswith("---\ndescription:") and "remem-hook\" memory last" in command
+    assert command.startswith("---\ndescription:") and '/hooks/remem-hook" slash "${CLAUDE_PLUGIN_DATA}" $ARGUMENTS' in command
 
 
 def test_the_first_prompt_offers_once_to_import_earlier_claude_code_sessions(plugin: Plugin) -> None:
@@ -574,7 +574,8 @@ def test_the_first_prompt_offers_once_to_import_earlier_claude_code_sessions(plu
     first = plugin.run("UserPromptSubmit", {"session_id": "o1", "cwd": str(proj), "prompt": "hello, what is here?"})
     out = json.loads(first.stdout)
     assert "3 earlier Claude Code sessions can be imported" in out["systemMessage"]   # shown to the user
-    assert "/remem:memory import" in out["hookSpecificOutput"]["additionalContext"]   # and Claude knows the way
+    assert "/remem:memory import" in out["systemMessage"]
+    assert "imported" not in json.dumps(out.get("hookSpecificOutput", {}))            # the model sees memories only
     again = plugin.run("UserPromptSubmit", {"session_id": "o2", "cwd": str(proj), "prompt": "hello, what is here?"})
     assert b"can be imported" not in again.stdout                                      # offered once
 

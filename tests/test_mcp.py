@@ -19,13 +19,14 @@ pytest.importorskip("mcp")
 import httpx  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+from remem.core.recall.fencing import fenced_lines
 from remem import Memory, Scope  # noqa: E402
 from remem.core.service.client import start_service, stop_service  # noqa: E402
 from remem.core.types import RememError  # noqa: E402
 from remem.mcp_server import Limits, Token, build_server, http_app, install_config, parse_tokens  # noqa: E402
 
 TOOLS = {"memory_search", "memory_save", "memory_get", "memory_update", "memory_supersede", "memory_forget",
-         "memory_recent", "memory_stats"}
+         "memory_recent", "memory_stats", "memory_answer", "memory_about", "memory_entities"}
 
 
 def _saved_id(text: str) -> str:
@@ -345,7 +346,7 @@ async def test_search_shows_a_passage_message_by_message_with_ids_and_sources(me
     async with Client(build_server(mem, scope=scope)) as c:
         text = (await c.call_tool("memory_search", {"query": "Priya's wedding in Lisbon", "kind": "episode"})
                 ).content[0].text
-    lines = text.splitlines()
+    lines = fenced_lines(text)
     ep = {e.sources[0]: e.id for e in res.episodes}
     assert lines[0].startswith("- [2024-06-01 · user] My sister Priya")
     assert f"(id: {ep['u1']}; sources: u1)" in lines[0]

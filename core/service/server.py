@@ -50,6 +50,9 @@ CLOSE_WAIT = 5.0  # seconds closing the store may take at exit
 # requests answered by code above the core, loaded when first asked for: the Claude Code plugin's hooks, served
 # warm so that a hook process needs nothing but the standard library (remem/hooks/fast.py)
 EXTENSIONS = {"_hook": "remem.hooks.served"}
+# work a killed service acknowledged and did not finish, journaled in a folder of the store: the module whose
+# ``resume(service)`` takes it up when the next service starts (loaded only when that folder holds something)
+JOURNALS = {"hook-journal": "remem.hooks.served"}
 
 
 def idle_from_env() -> float:
@@ -325,6 +328,27 @@ def _unlink_state_if_ours(paths: ServicePaths) -> None:
         unlink_own(paths)
 
 
+def _resume_journals(svc: Service) -> None:
+    """Start taking up what a killed predecessor acknowledged and left in its journals (see :data:`JOURNALS`)."""
+    import importlib
+
+    for folder, module in JOURNALS.items():
+        try:
+            if not any((svc.paths.folder / folder).glob("*.json")):
+                continue
+        except OSError:
+            continue
+
+        def resume(module: str = module) -> None:
+            try:
+                done = importlib.import_module(module).resume(svc)
+                log.info("took up %d journaled request(s) a previous service acknowledged", done)
+            except Exception:  # noqa: BLE001 - left in the journal for the next start
+                log.warning("taking up the journal failed:\n%s", traceback.format_exc())
+
+        threading.Thread(target=resume, name="remem-resume", daemon=True).start()
+
+
 def _serve(engine: Any, paths: ServicePaths, idle: float) -> int:
     svc = Service(engine, paths, idle_timeout=idle, kind=transport())
     server = bind(svc)
@@ -339,6 +363,7 @@ def _serve(engine: Any, paths: ServicePaths, idle: float) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     threading.Thread(target=svc.warm_up, name="remem-warm", daemon=True).start()
     threading.Thread(target=svc.watch_idle, name="remem-idle", daemon=True).start()
+    _resume_journals(svc)
     retry_every = float(os.environ.get("REMEM_PENDING_RETRY") or 300)
     threading.Thread(target=svc.retry_pending, args=(retry_every,), name="remem-pending", daemon=True).start()
     try:

@@ -356,6 +356,9 @@ class Engine:
         query = query.strip()
         if not query:
             return []
+        entity_ident, unknown = self.entity_recall(query, scope)
+        if unknown:  # the question names only what this scope never heard of: nothing is better than the nearest
+            return []
         qvec = yield EmbedQuery(query)
         now_ts = time.time()
 
@@ -366,13 +369,19 @@ class Engine:
                 return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
                         for f in self.backend.newest(newest, n)]
             return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked,
-                                    self._shared.drops, getattr(self.embedder, "relevance_floor", None))
+                                    self._shared.drops, getattr(self.embedder, "relevance_floor", None),
+                                    extra_ident=entity_ident)
 
         hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
         hits = fit_hits(hits, token_budget) if token_budget is not None else hits
         if hits and (self.settings.reinforce if reinforce is None else reinforce):
             self._reinforce(hits, now_ts)
         return hits
+
+    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
+        """What entities add to a search (``ident`` terms of the entities the question names) and whether it
+        names only entities the scope never heard of; none here (see :mod:`remem.core.entities`)."""
+        return None, False
 
     def _reinforce(self, hits: Sequence[SearchHit], now_ts: float) -> None:
         """Count a recall: read and write each count under the write lock, so concurrent searches add up."""

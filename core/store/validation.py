@@ -20,6 +20,7 @@ import re
 import uuid
 from typing import Any, Iterable, Mapping
 
+from ..recall.fencing import unsafe_char
 from ..redact.redactor import Redactor, configured
 from ..types import INTERNAL_KINDS, KINDS
 
@@ -172,6 +173,9 @@ class Validator:
             if not isinstance(tag, str) or not tag.strip():
                 raise ValueError(f"tags must be non-empty strings, got {tag!r}")
             unicode_text("a tag", tag)
+            if (bad := unsafe_char(tag)) is not None:  # a tag is shown on a memory's line: it may not break it
+                raise ValueError(f"a tag may not hold control, line-break or invisible characters (found "
+                                 f"U+{ord(bad):04X} in {tag[:40]!r})")
             if len(tag) > MAX_TAG_CHARS:
                 raise ValueError(f"a tag is {len(tag)} characters; the limit is {MAX_TAG_CHARS}")
             tag = self.redact(tag.strip()) or tag.strip()
