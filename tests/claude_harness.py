@@ -89,6 +89,7 @@ class ClaudeMachine:
         self.remem_home = self.tmp / "remem-home"
         self.home.mkdir(parents=True, exist_ok=True)
         self.runs = 0
+        self.owner = os.environ.get("REMEM_TEST_ID", "")  # conftest: the processes it starts are this owner's
 
     @property
     def env(self) -> dict[str, str]:
@@ -99,6 +100,8 @@ class ClaudeMachine:
         env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})  # the package index pip uses here
         if self.python:
             env["REMEM_PYTHON"] = self.python
+        if self.owner:
+            env["REMEM_TEST_ID"] = self.owner
         env.update(self.extra_env)
         return env
 
