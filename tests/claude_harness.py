@@ -68,6 +68,21 @@ class Run:
         return out
 
 
+def export_checkout(dest: Path) -> Path:
+    """The checkout as a user's fresh ``git clone`` has it: tracked and new files (``git ls-files``), not a
+    developer's .venv, build/ or caches (Claude Code copies a local marketplace folder whole)."""
+    import shutil
+
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard", "-z"],
+                            capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, (n.decode() for n in listed)):
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
 def _stamp(line: str) -> float | None:
     m = _TS.match(line)
     if not m:
@@ -111,13 +126,16 @@ class ClaudeMachine:
         return path.resolve()
 
     def run(self, prompt: str, project: Path, *, allowed: Sequence[str] = (), builtin: Sequence[str] = (),
-            extra: Sequence[str] = (), plugin_dir: Path = ROOT, timeout: float = 180) -> Run:
+            extra: Sequence[str] = (), plugin_dir: Path | None = ROOT, timeout: float = 180) -> Run:
         """``allowed``: remem's MCP tools the model may call; ``builtin``: Claude Code's own (``Glob``, ...);
-        ``extra``: more CLI arguments (``--continue``, ...)."""
+        ``extra``: more CLI arguments (``--continue``, ...); ``plugin_dir`` None: the plugins installed in this
+        HOME (:meth:`install`)."""
         self.runs += 1
         debug = self.tmp / f"debug-{self.runs}.txt"
         before = len(self.api.requests())
-        args = [self.claude, "-p", prompt, "--debug-file", str(debug), "--plugin-dir", str(plugin_dir)]
+        args = [self.claude, "-p", prompt, "--debug-file", str(debug)]
+        if plugin_dir is not None:
+            args += ["--plugin-dir", str(plugin_dir)]
         if allowed or builtin:
             args += ["--allowedTools", " ".join([MCP_PREFIX + a for a in allowed] + list(builtin))]
         args += list(extra)
@@ -126,6 +144,15 @@ class ClaudeMachine:
         wall = (time.perf_counter() - t0) * 1000
         assert proc.returncode == 0, f"claude failed ({proc.returncode}): {proc.stderr[-2000:]}"
         return Run(proc, self.api.requests()[before:], debug, wall)
+
+    def install(self, checkout: Path) -> Path:
+        """What docs/claude-code.md tells a user to run: ``claude plugin marketplace add <checkout>`` and
+        ``claude plugin install remem@remem``, in this HOME. Returns the plugin's data folder (Claude Code's)."""
+        for args in (["plugin", "marketplace", "add", str(checkout)], ["plugin", "install", "remem@remem"]):
+            proc = subprocess.run([self.claude, *args], env=self.env, cwd=self.tmp, capture_output=True, text=True,
+                                  timeout=180)
+            assert proc.returncode == 0, f"claude {' '.join(args)}: {proc.stdout}{proc.stderr}"
+        return self.home / ".claude" / "plugins" / "data" / "remem-remem"
 
     # ------------------------------------------------------------------ what remem did in the background
     def hook_log(self) -> list[dict[str, Any]]:
