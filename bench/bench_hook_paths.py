@@ -8,7 +8,7 @@ with this Python's remem (the venv as a symlinked interpreter with the plugin's 
 script whose ``#!`` names this Python, python3 as a script on PATH that runs it), and the same recall prompt is timed from
 spawning the launcher to its exit, the paths in rotation so machine load hits all alike. The baseline of the same
 run: the full hook in its own process (``REMEM_HOOK_THIN=0``), which is what the pipx path cost before it used the
-thin client.
+thin client. CPU time (the hook's processes, from ``getrusage``) is the part machine load does not inflate.
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
     envs = paths(tmp, base)
     times: dict[str, list[float]] = {name: [] for name in envs}
+    cpus: dict[str, list[float]] = {name: [] for name in envs}
     injected = {name: 0 for name in envs}
     try:
         start_service(home / "store", embedder="none")
@@ -85,17 +86,20 @@ def main(argv: list[str] | None = None) -> int:
             for name, env in envs.items():
                 payload = {"session_id": f"{name}-{i}", "transcript_path": "", "cwd": str(project),
                            "prompt": PROMPTS[i % len(PROMPTS)]}
-                ms, _, proc = run_hook("UserPromptSubmit", payload, env)
+                ms, cpu, proc = run_hook("UserPromptSubmit", payload, env)
                 times[name].append(ms)
+                cpus[name].append(cpu)
                 injected[name] += b"additionalContext" in proc.stdout
     finally:
         stop_service(home / "store")
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"prompt hook (warm recall, {args.memories} memories), launcher spawn to exit, {args.runs} runs per path "
           f"in rotation; cpus={os.cpu_count()}, load average={os.getloadavg()[0]:.1f}")
-    print(f"{'install path':40} {'p50 ms':>7} {'p95 ms':>7} {'injected':>9}")
+    print("| install path | wall p50 ms | wall p95 ms | CPU p50 ms | CPU p95 ms | injected |")
+    print("|---|---|---|---|---|---|")
     for name, values in times.items():
-        print(f"{name:40} {pct(values, .5):7.1f} {pct(values, .95):7.1f} {injected[name]:5d}/{len(values)}")
+        print(f"| {name} | {pct(values, .5):.1f} | {pct(values, .95):.1f} | {pct(cpus[name], .5):.1f} | "
+              f"{pct(cpus[name], .95):.1f} | {injected[name]}/{len(values)} |")
     assert LAUNCHER.exists()
     return 0
 

@@ -146,7 +146,8 @@ def test_the_first_hour_installed_through_the_marketplace(tmp_path: Path) -> Non
                 assert proc.returncode == 0, (script, proc.stderr[-500:])
 
             api.reply(text("Hello."))
-            machine.run("Hello again.", app, plugin_dir=None)  # the first working hooks take the first turn up
+            hello = machine.run("Hello again.", app, plugin_dir=None)  # the first working hooks take turn 1 up
+            assert "remem is ready" in hello.debug.read_text() and "remem is ready" not in said_to_model(hello)
             deadline = time.monotonic() + 120
             while not any("fly.io" in r.text for r in machine.records(app)):
                 assert time.monotonic() < deadline, machine.hook_log()[-5:]
