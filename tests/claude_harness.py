@@ -145,6 +145,63 @@ class ClaudeMachine:
         assert proc.returncode == 0, f"claude failed ({proc.returncode}): {proc.stderr[-2000:]}"
         return Run(proc, self.api.requests()[before:], debug, wall)
 
+    def interactive(self, typed: str, project: Path, timeout: float = 90) -> list[dict[str, Any]]:
+        """Type ``typed`` into an interactive ``claude`` session (a pseudo-terminal: the TUI a person uses) and
+        return the API requests it made for it. The onboarding, the folder trust and the API key prompts are
+        answered in ~/.claude.json first, as a person would have answered them once."""
+        import pty
+        import select
+        import signal
+
+        config_path = self.home / ".claude.json"
+        config = json.loads(config_path.read_text()) if config_path.exists() else {}
+        config.update(hasCompletedOnboarding=True, theme="dark",
+                      customApiKeyResponses={"approved": [self.env["ANTHROPIC_API_KEY"][-20:]], "rejected": []})
+        config.setdefault("projects", {}).setdefault(str(project), {})["hasTrustDialogAccepted"] = True
+        config_path.write_text(json.dumps(config))
+        before = len(self.api.requests())
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: claude on the terminal
+            os.chdir(project)
+            os.execve(self.claude, [self.claude], {**self.env, "TERM": "xterm-256color"})
+        screen = b""
+
+        def read_until(done: Any, seconds: float) -> bool:
+            nonlocal screen
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                if done():
+                    return True
+                ready, _, _ = select.select([fd], [], [], 0.1)
+                if ready:
+                    try:
+                        screen += os.read(fd, 65536)
+                    except OSError:
+                        return done()
+            return done()
+
+        try:
+            assert read_until(lambda: b"shortcuts" in screen, timeout), screen[-2000:]  # the prompt is ready
+            for ch in typed:
+                os.write(fd, ch.encode())
+                time.sleep(0.02)
+            read_until(lambda: False, 1.0)
+            os.write(fd, b"\r")
+            assert read_until(lambda: len(self.api.requests()) > before, timeout), screen[-2000:]
+            read_until(lambda: False, 2.0)  # the Stop hook
+            return self.api.requests()[before:]
+        finally:
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and os.waitpid(pid, os.WNOHANG) == (0, 0):
+                read_until(lambda: False, 0.2)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (OSError, ChildProcessError):
+                pass
+            os.close(fd)
+
     def install(self, checkout: Path) -> Path:
         """What docs/claude-code.md tells a user to run: ``claude plugin marketplace add <checkout>`` and
         ``claude plugin install remem@remem``, in this HOME. Returns the plugin's data folder (Claude Code's)."""

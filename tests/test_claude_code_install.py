@@ -161,6 +161,9 @@ def test_the_first_hour_installed_through_the_marketplace(tmp_path: Path) -> Non
             assert "fly.io" in listed and "(id: " in listed
             api.reply(text("Found."))
             assert "fly.io" in said_to_model(machine.run("/remem:memory search deploy branch", app, plugin_dir=None))
+            api.reply(text("Shown."))  # the same command typed into the interactive CLI
+            typed = "\n".join(request_text(r) for r in machine.interactive("/remem:memory list", app))
+            assert "remem's answer to `/remem:memory list`" in typed and "fly.io" in typed
             api.reply(text("Status."))
             status = said_to_model(machine.run("/remem:memory status", app, plugin_dir=None))
             assert f"plugin data: {data}" in status and "setup: ready" in status and f"project (tenant): {app}" in status
