@@ -80,3 +80,22 @@ def test_scripts_of_a_venv_built_elsewhere_and_renamed_are_pointed_at_the_venv(t
     assert (venv / "bin" / "other").read_text() == scripts["other"]
     assert os.access(venv / "bin" / "remem", os.X_OK)
     assert ROOT.exists()
+
+
+def test_a_failed_setup_is_told_to_the_person_once_with_its_log_and_never_to_the_model(tmp_path: Path) -> None:
+    import json
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "setup.json").write_text(json.dumps({"stamp": plugin_stamp(), "status": "failed", "pid": None,
+                                                 "said": []}))
+    env = {"PATH": SYSTEM_PATH, "HOME": str(tmp_path), "REMEM_HOME": str(tmp_path / ".remem"),
+           "CLAUDE_PLUGIN_DATA": str(data), "CLAUDE_PLUGIN_ROOT": str(ROOT)}
+    payload = json.dumps({"session_id": "s1", "prompt": "hi", "cwd": str(tmp_path)}).encode()
+    outs = [subprocess.run([sys.executable, str(ROOT / "hooks" / "bootstrap.py"), "ensure", "--stamp", plugin_stamp(),
+                            "--event", "UserPromptSubmit"], input=payload, capture_output=True, env=env, timeout=60)
+            for _ in range(2)]
+    said = json.loads(outs[0].stdout)
+    assert set(said) == {"systemMessage"}  # no hookSpecificOutput: nothing reaches the model
+    assert "could not set up" in said["systemMessage"] and str(data / "setup.log") in said["systemMessage"]
+    assert outs[1].stdout == b""  # once
