@@ -31,6 +31,17 @@ def plugin_stamp() -> str:
                           check=True).stdout
 
 
+def pipx_bin(folder: Path) -> Path:
+    """A folder with ``remem-hook`` as pipx / uv tool install it: a script whose ``#!`` names the tool venv's
+    python (here, this one)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    hook = folder / "remem-hook"
+    hook.write_text(f"#!{sys.executable}\nimport sys\nsys.path[:1] = []\nfrom remem.hooks.main import main\n"
+                    "sys.exit(main())\n")
+    hook.chmod(0o755)
+    return folder
+
+
 def paths(tmp: Path, base: dict[str, str]) -> dict[str, dict[str, str]]:
     """name -> the hook environment of that install path."""
     system = "/usr/bin:/bin"
@@ -38,12 +49,7 @@ def paths(tmp: Path, base: dict[str, str]) -> dict[str, dict[str, str]]:
     (data / "venv" / "bin").mkdir(parents=True)
     (data / "venv" / "bin" / "python").symlink_to(sys.executable)
     (data / "venv" / "remem-stamp").write_text(plugin_stamp())
-    tool = tmp / "pipx-bin"
-    tool.mkdir()
-    hook = tool / "remem-hook"
-    hook.write_text(f"#!{sys.executable}\nimport sys\nsys.path[:1] = []\nfrom remem.hooks.main import main\n"
-                    "sys.exit(main())\n")
-    hook.chmod(0o755)
+    tool = pipx_bin(tmp / "pipx-bin")
     py3 = tmp / "python3-bin"
     py3.mkdir()
     (py3 / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')  # (a symlink would lose the venv)

@@ -69,18 +69,12 @@ class Run:
 
 
 def export_checkout(dest: Path) -> Path:
-    """The checkout as a user's fresh ``git clone`` has it: tracked and new files (``git ls-files``), not a
-    developer's .venv, build/ or caches (Claude Code copies a local marketplace folder whole)."""
-    import shutil
+    """The checkout as a user's fresh ``git clone`` has it: tracked and new files, not a developer's .venv,
+    build/ or caches (Claude Code copies a local marketplace folder whole)."""
+    from remem.bench.bench_claude_code import export_plugin
 
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard", "-z"],
-                            capture_output=True, check=True).stdout.split(b"\0")
-    for name in filter(None, (n.decode() for n in listed)):
-        src = ROOT / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
-    return dest
+    dest.mkdir(parents=True, exist_ok=True)
+    return export_plugin(dest)
 
 
 def _stamp(line: str) -> float | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from remem.bench.bench_hook_paths import pipx_bin
 from remem.hooks import fast
 from test_hooks import LAUNCHER, Plugin
 
@@ -113,12 +114,7 @@ def test_a_pipx_install_answers_prompts_through_the_service(tmp_path: Path, stor
     """remem installed with pipx / uv tool (``remem-hook`` on PATH, no REMEM_PYTHON, no plugin venv): the thin
     client runs with the tool venv's python from remem-hook's ``#!`` line and the warm service answers."""
     plugin = Plugin(tmp_path, store_factory("none"))
-    tool_bin = tmp_path / "tool-bin"
-    tool_bin.mkdir()
-    hook = tool_bin / "remem-hook"
-    hook.write_text(f"#!{sys.executable}\nimport sys\nsys.path[:1] = []\nfrom remem.hooks.main import main\n"
-                    "sys.exit(main())\n")
-    hook.chmod(0o755)
+    tool_bin = pipx_bin(tmp_path / "tool-bin")
     env = {k: v for k, v in plugin.env.items() if k != "REMEM_PYTHON"}
     env.update(PATH=f"{tool_bin}:/usr/bin:/bin", REMEM_SERVICE="auto", REMEM_HOOK_DETACH="1")
     plugin.env = env
