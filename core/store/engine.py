@@ -373,7 +373,7 @@ class Engine:
                         for f in self.backend.newest(newest, n)]
             return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked,
                                     self._shared.drops, getattr(self.embedder, "relevance_floor", None),
-                                    extra_ident=entity_ident)
+                                    extra_ident=entity_ident, extra_weight=self.settings.entity_weight)
 
         hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
         hits = fit_hits(hits, token_budget) if token_budget is not None else hits
