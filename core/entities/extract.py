@@ -119,7 +119,7 @@ def _name_kind(words: list[str], before: str) -> tuple[str, bool]:
         return "product", False  # ClickHouse, PostgreSQL, iPhone-like, S3
     if len(words) == 1 and w0.isupper() and len(w0) <= 6:
         return "org", True  # an acronym: NASA, IBM (a guess)
-    if before.casefold().rstrip().split(" ")[-1:] and before.casefold().rstrip().split(" ")[-1] in lexicon.PERSON_TITLES:
+    if before.casefold().rstrip().rpartition(" ")[2] in lexicon.PERSON_TITLES:
         return "person", False
     if len(words) <= 3 and all(part[:1].isupper() and part[1:].islower() for w in words
                                if w.casefold() not in _NAME_JOINERS for part in re.split(r"[-'’]", w) if part):

@@ -84,7 +84,7 @@ class DropRate:
 def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[float] | None, flt: FilterSpec,
            limit: int, now_ts: float | None = None, valid_ts: float | None = None,
            drops: DropRate | None = None, floor: float | None = None,
-           extra_ident: SparseVec | None = None, extra_weight: float = 1.0) -> list[SearchHit]:
+           extra_ident: SparseVec | None = None) -> list[SearchHit]:
     """Up to ``limit`` hits for ``query`` under ``flt``, best first by decayed score; with ``valid_ts``, only
     records valid then (``flt`` holding no validity condition of its own). ``drops``: the store's recent drop
     share, which sets the spare and learns from this search. ``floor``: the embedder's relevance floor
@@ -104,8 +104,9 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
     ident = lexical.ident_vector(query)
     if ident[0]:
         prefetches.append(PrefetchSpec("ident", ident, depth))
-    if extra_ident and extra_ident[0] and extra_weight > 0:  # the entities the question names (core.entities)
-        prefetches.append(PrefetchSpec("ident", extra_ident, depth, weight=extra_weight))
+    weight = float(getattr(settings, "entity_weight", 1.0))
+    if extra_ident and extra_ident[0] and weight > 0:  # the entities the question names (core.entities)
+        prefetches.append(PrefetchSpec("ident", extra_ident, depth, weight=weight))
     prefetches = [p for p in prefetches if not isinstance(p.vector, tuple) or p.vector[0]]
     if not prefetches:
         return []
