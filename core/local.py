@@ -122,6 +122,16 @@ class LocalMemory(Engine):
 
         return profile.list_entities(self, scope=scope, query=query, kind=kind, limit=limit)
 
+    def merge_entities(self, keep: str, other: str, *, scope: Any = None) -> Any:
+        from .entities import merging
+
+        return merging.merge(self, keep, other, scope=scope)
+
+    def split_entity(self, entity_id: str, name: str, *, scope: Any = None) -> Any:
+        from .entities import merging
+
+        return merging.split(self, entity_id, name, scope=scope)
+
     def link_entities(self, *, scope: Any = None, progress: Callable[[int], None] | None = None) -> int:
         from .entities import rebuild
 

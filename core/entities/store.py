@@ -174,32 +174,36 @@ class EntityIndex:
     def known(self, scope: Scope | None, keys: Sequence[str], *, own: bool = True) -> list[Known]:
         if not keys:
             return []
+        pairs: list[tuple[Found, Found]] = []  # (the record a key found, the entity it stands for)
         if self._cached and scope is not None:
             with self._lock:
                 t = self._tenant(scope.stored_tenant)
                 ids = set().union(*(t.by_key.get(k, ()) for k in keys))
-                found = [Found(id=i, payload=t.records[i]) for i in sorted(ids)
-                         if _visible(t.records[i], scope, own)]
-                targets = {f.id: t.records.get(f.payload["merged_into"]) for f in found
-                           if f.payload.get("merged_into")}
-                found = [Found(id=f.payload["merged_into"], payload=targets[f.id]) if f.id in targets else f
-                         for f in found if f.id not in targets or targets[f.id] is not None]
+                for i in sorted(ids):
+                    p = t.records[i]
+                    if not _visible(p, scope, own):
+                        continue
+                    target = p.get("merged_into")
+                    if target and t.records.get(target) is None:
+                        continue
+                    pairs.append((Found(id=i, payload=p),
+                                  Found(id=target, payload=t.records[target]) if target else Found(id=i, payload=p)))
         else:
             flt = scope_filter(scope, own=own)
             flt.must.append(Cond("names", any_of=tuple(keys)))
             found, _ = self.backend.scroll(flt, limit=64)
-            resolved = []
             for f in found:
                 target = f.payload.get("merged_into")
                 if target:  # merged: its names lead to the entity it was merged into
                     got = self.backend.retrieve([target])
-                    if not got:
-                        continue
-                    f = got[0]
-                resolved.append(f)
-            found = resolved
-        out = [Known(id=f.id, kind=f.payload.get("kind", ""), name=f.payload.get("name", ""),
-                     keys=set(f.payload.get("names") or ()), guessed=bool(f.payload.get("guessed"))) for f in found]
+                    if got:
+                        pairs.append((f, got[0]))
+                else:
+                    pairs.append((f, f))
+        out = [Known(id=e.id, kind=e.payload.get("kind", ""), name=e.payload.get("name", ""),
+                     keys=set(e.payload.get("names") or ()) | set(f.payload.get("names") or ()),
+                     guessed=bool(e.payload.get("guessed")), refused=set(e.payload.get("refused") or ()))
+               for f, e in pairs]
         return list({k.id: k for k in out}.values())
 
     def get(self, ids: Sequence[str]) -> list[Found]:
@@ -281,6 +285,14 @@ class EntityIndex:
             self.backend.set_payload([match.id], change)
             self._wrote(match.id, {**p, **change})
         return match.id
+
+    def update(self, eid: str, payload: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
+        """Write ``change`` to the record ``eid`` (whose payload was ``payload``), its keys recomputed."""
+        new = {**payload, **change}
+        new["names"] = sorted(stored_keys(new.get("name", ""), new.get("kind", ""), new.get("aliases") or ()))
+        self.backend.set_payload([eid], {**change, "names": new["names"]})
+        self._wrote(eid, new)
+        return new
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
