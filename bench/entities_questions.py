@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         mem = Memory(path=Path(tmp) / "store", embedder=args.embedder, service="off")
         load(mem, data)
-        variants = {"entities on": mem, "entity recall off (same store)": mem.with_settings(entity_recall=False)}
+        variants = {"default (boost off, unknown-name rule on)": mem,
+                    "boost on (entity_weight=0.5)": mem.with_settings(entity_weight=0.5),
+                    "entity recall off (same store)": mem.with_settings(entity_recall=False)}
         results = {name: score(m, data) for name, m in variants.items()}
         mem.close()
     table = Table(title=f"entity questions via remember() -> context() at {BUDGET} tokens ({args.embedder})")

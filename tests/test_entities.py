@@ -254,3 +254,32 @@ def test_export_import_carries_the_entities(memory_factory, tmp_path: Path) -> N
     assert b.entity is not None and (b.entity.id, b.entity.name, b.entity.aliases) == \
         (a.entity.id, a.entity.name, a.entity.aliases)
     assert {e.name: e.mentions for e in dst.entities(scope=ACME)} == {e.name: e.mentions for e in src.entities(scope=ACME)}
+
+
+def test_a_question_about_a_never_mentioned_entity_recalls_nothing(any_mem: Memory) -> None:
+    _story(any_mem)
+    any_mem.add("Lunch with the team was pasta at noon.", scope=ACME)
+    assert any_mem.search("What does Priscilla Vandermeer think of lunch?", scope=ACME) == []
+    assert any_mem.context("What does Priscilla Vandermeer think of lunch?", scope=ACME) == ""
+    # the same-run baseline: without entities, the nearest memories fill the budget
+    assert any_mem.with_settings(entities=False).search("What does Priscilla Vandermeer think of lunch?", scope=ACME)
+    # a name the memories hold, even lowercase or unlinked, is not unknown
+    any_mem.add("we ordered from vandermeer catering", scope=ACME)
+    assert any_mem.search("What did Vandermeer cater?", scope=ACME)
+
+
+def test_the_entity_boost_follows_aliases_and_one_hop(any_mem: Memory) -> None:
+    boosted = any_mem.with_settings(entity_weight=0.5)
+    any_mem.add("Dana Whitfield maintains the ingest worker.", scope=ACME)
+    any_mem.add("The ingest worker moved to Redis Streams.", scope=ACME)
+    any_mem.add("ClickHouse (aka CHouse) is where events land.", scope=ACME)
+    any_mem.add("ClickHouse disk usage reached 80 percent.", scope=ACME)
+    for i in range(30):
+        any_mem.add(f"Standup note {i}: what does everyone run today, how full is the board?", scope=ACME)
+    question = "What does the service Dana maintains run on now?"  # no word of the answer: one hop finds it
+    top = [h.record.text for h in boosted.search(question, scope=ACME, limit=3)]
+    assert "The ingest worker moved to Redis Streams." in top
+    assert "The ingest worker moved to Redis Streams." not in [
+        h.record.text for h in any_mem.search(question, scope=ACME, limit=3)]  # the default: boost off
+    top = [h.record.text for h in boosted.search("How full is CHouse?", scope=ACME, limit=3)]
+    assert "ClickHouse disk usage reached 80 percent." in top

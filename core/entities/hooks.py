@@ -226,8 +226,8 @@ def recall_terms(engine: "Engine", question: str, scope: Any) -> tuple[SparseVec
         return None, False
     try:
         known, unknown = known_in_question(engine, question, scope)
-        if not known:
-            return None, bool(unknown) and getattr(settings, "entity_unknown_empty", True) \
+        if not known or float(getattr(settings, "entity_weight", 0.0)) <= 0:
+            return None, not known and bool(unknown) and getattr(settings, "entity_unknown_empty", True) \
                 and _nowhere(engine, unknown, scope)
         idx = index(engine)
         hub = float(getattr(settings, "entity_hub_share", 1.0))
