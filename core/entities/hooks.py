@@ -214,6 +214,7 @@ def known_in_question(engine: "Engine", question: str, scope: Any) -> tuple[list
 HOP_WEIGHT = 0.3  # an entity one hop away (named beside the one asked about) counts this much of it
 HOP_READ = 20  # memories of an asked entity read for its neighbours
 HOPS = 3  # neighbours followed, at most
+HUB_MIN_MEMORIES = 200  # scopes smaller than this have no hubs (a team's 20 notes all name its service)
 
 
 def recall_terms(engine: "Engine", question: str, scope: Any) -> tuple[SparseVec | None, bool]:
@@ -232,6 +233,7 @@ def recall_terms(engine: "Engine", question: str, scope: Any) -> tuple[SparseVec
         idx = index(engine)
         hub = float(getattr(settings, "entity_hub_share", 1.0))
         total = engine.backend.count(engine.filter(scope)) if hub < 1.0 else 0
+        total = total if total >= HUB_MIN_MEMORIES else 0  # in a small scope every entity is "frequent"
         group: dict[str, float] = {}
         for f in (idx.get(known) if idx is not None else []):
             ids = [f.id, *(f.payload.get("merged") or ())]
@@ -265,17 +267,19 @@ def _linked_count(engine: "Engine", scope: Any, ids: Sequence[str]) -> int:
 
 
 def _nowhere(engine: "Engine", unknown: Sequence[Any], scope: Any) -> bool:
-    """Whether no memory of ``scope`` has the words of the unknown names at all (BM25): a name the memories
-    wrote lowercase, or inside a word the extractor did not take for a name, is not unknown."""
+    """Whether one of the unknown names (a service's common words aside) has no word in any memory of
+    ``scope`` (BM25): a name the memories wrote lowercase, or the extractor did not link, is not unknown."""
     from ..recall import lexical
     from ..store.backends.base import PrefetchSpec
 
     flt = engine.filter(scope)
     for m in unknown:
+        if m.kind == "service" and m.name.islower():  # "the deploy pipeline": common words, no evidence
+            continue
         vec = lexical.bm25_query(m.name)
-        if vec[0] and engine.backend.query([PrefetchSpec("bm25", vec, 1)], flt, 1, engine.settings.rrf_k):
-            return False
-    return True
+        if vec[0] and not engine.backend.query([PrefetchSpec("bm25", vec, 1)], flt, 1, engine.settings.rrf_k):
+            return True  # a name no memory has a word of: what is asked about it cannot be there
+    return False
 
 
 __all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
