@@ -16,7 +16,7 @@ Columns: ``evidence@10`` (share of questions with an evidence turn in the top 10
 InMemoryStore's top 10 also returned), put ms per item (batches of 64) and search p50/p95 ms (the stores take
 turns question by question, so load on the machine weighs on them alike).
 
-    python -m remem.bench.bench_langgraph_store [--convs 2]
+    python -m remem.bench.bench_langgraph_store [--convs 2] [--data locomo10.json]
 """
 
 from __future__ import annotations
@@ -38,8 +38,6 @@ from rich.table import Table
 from remem.bench import locomo_remember as lr
 from remem.core.providers.minilm import MiniLMEmbedder
 from remem.integrations.langgraph import RememStore
-
-DATA = Path("/work/shared/data/locomo10.json")
 
 
 class MiniLMEmbeddings(Embeddings):
@@ -81,8 +79,9 @@ def ask(stores: list[BaseStore], convs: list[dict[str, Any]]) -> list[tuple[list
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--convs", type=int, default=2, help="LoCoMo conversations to load (default 2)")
+    ap.add_argument("--data", type=Path, default=lr.DEFAULT_DATA)
     args = ap.parse_args(argv)
-    convs = json.loads(DATA.read_text())[:args.convs]
+    convs = json.loads(args.data.read_text())[:args.convs]
     evidence = [q["evidence"] for conv in convs for q in lr.questions_of(conv)]
     emb = MiniLMEmbeddings()
     index = {"embed": emb, "dims": 384, "fields": ["text"]}
