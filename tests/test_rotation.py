@@ -163,3 +163,15 @@ def test_with_memory_middleware_what_was_rotated_out_is_recalled_when_asked_abou
     assert not any(m.content == said(0) for m in sent)  # turn 0 is no longer in the thread...
     system = next(m.content for m in sent if isinstance(m, SystemMessage))
     assert "Turn 0: let us talk about the Postgres job queue" in system  # ...but recall brings it back
+
+
+async def test_async_agent_rotates_through_an_async_memory(mem: Memory) -> None:
+    from remem import AsyncMemory
+
+    rotation = ContextRotation(AsyncMemory(memory=mem), scope=SCOPE, max_tokens=600, target_tokens=300,
+                               keep_last=2)
+    agent = create_agent(Talker(calls=[]), tools=[], middleware=[rotation], checkpointer=InMemorySaver())
+    state: dict[str, Any] = {}
+    for i in range(8):
+        state = await agent.ainvoke({"messages": [HumanMessage(said(i))]}, {"configurable": {"thread_id": "t6"}})
+    assert is_digest(state["messages"][0]) and episodes(mem)
