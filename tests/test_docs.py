@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 VARIABLE = re.compile(r"\bREMEM_[A-Z0-9]+(?:_[A-Z0-9]+)*\b")
 NOT_SETTINGS = {"REMEM_MARK"}  # a constant's name, not an environment variable
@@ -41,3 +43,23 @@ def test_the_readme_is_short_and_runs_what_ci_runs() -> None:
     assert 'pip install -q -e ".[dev]" && python -m pytest -q' in ci
     for link in re.findall(r"\]\(([^)#]+)\)", readme):
         assert link.startswith("http") or (ROOT / link).exists(), link
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
+def test_the_python_a_newcomer_copies_runs_as_written(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Every ```python block of the page, in order, in one namespace, on a fresh embedded store."""
+    monkeypatch.setenv("REMEM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("REMEM_SERVICE", "off")
+    monkeypatch.setenv("REMEM_EMBEDDER", "none")
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / page).read_text("utf-8"), re.S)
+    assert blocks
+    namespace: dict[str, object] = {}
+    try:
+        for block in blocks:
+            exec(compile(block, page, "exec"), namespace)  # noqa: S102 - the page's own example
+    finally:
+        mem = namespace.get("mem")
+        if mem is not None:
+            mem.close()  # type: ignore[attr-defined]
+    assert "Alice prefers green tea" in capsys.readouterr().out  # what the example prints is what it promises
