@@ -9,7 +9,7 @@ pasted without a helpful variable name, followed by prose punctuation. Secrets a
 seeded RNG in the provider's shape. Negatives are ordinary prose that talks *about* passwords, headers and
 keys, plus every turn of the LoCoMo development conversations (people chatting: nothing there is a secret).
 
-``before`` is ``core/redact`` at ``--before`` (default: the merge base with main), loaded from git into a
+``before`` is ``core/redact`` at ``--before`` (default :data:`BEFORE_REV`), loaded from git into a
 temporary package in this process; ``after`` is the working tree. A positive is a hit when every labelled
 secret is gone; a negative that changes at all is a false positive.
 """
@@ -23,10 +23,12 @@ import importlib
 import json
 import random
 import shutil
+import statistics
 import string
 import subprocess
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -365,9 +367,7 @@ def build(seed: int = 4401) -> list[Probe]:
 
 
 # ------------------------------------------------------------------------------------------ before / after
-def merge_base() -> str:
-    out = subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True)
-    return out.stdout.strip() or "HEAD"
+BEFORE_REV = "2df540c"  # core/redact before plain-word passwords, any-scheme headers and the New Relic rules
 
 
 def load_before(rev: str) -> Any:
@@ -400,12 +400,11 @@ def score(probes: list[Probe], redactors: dict[str, Any]) -> dict[str, dict[str,
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m remem.bench.redaction_probes", description=__doc__)
     ap.add_argument("-v", "--verbose", action="store_true", help="list what the new rules still miss or change")
-    ap.add_argument("--before", default=None, help="git revision of the rules to compare with (default: merge "
-                                                   "base with main)")
+    ap.add_argument("--before", default=BEFORE_REV, help="git revision of the rules to compare with")
     args = ap.parse_args(argv)
     from remem.core.redact.redactor import Redactor
 
-    rev = args.before or merge_base()
+    rev = args.before
     redactors = {f"before ({rev[:7]})": load_before(rev).Redactor(), "after": Redactor()}
     probes = build()
     table = score(probes, redactors)
@@ -425,6 +424,18 @@ def main(argv: list[str] | None = None) -> int:
     n = next(iter(totals.values()))[1]
     print(f"{'secrets recall (all)':<28}{n:>6}" + "".join(f"{totals[k][0]:>14} ({100 * totals[k][0] / n:5.1f}%)"[-20:]
                                                           for k in names))
+    texts = [p.text for p in probes]
+    mb = sum(len(t.encode()) for t in texts) / 1e6
+    speeds = []
+    for k in names:
+        runs = []
+        for _ in range(5):
+            t0 = time.process_time()
+            for t in texts:
+                redactors[k].redact(t)
+            runs.append(time.process_time() - t0)
+        speeds.append(f"{mb / statistics.median(runs):>14.2f} MB/s")
+    print(f"{'speed (CPU, median of 5)':<28}{len(texts):>6}" + "".join(f"{x:>20}" for x in speeds))
     if args.verbose:
         after = redactors["after"]
         for p in probes:

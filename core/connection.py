@@ -182,7 +182,15 @@ def open_backend(path: Any = None, url: str | None = None, api_key: str | None =
                  collection: str | None = None) -> Any:
     url = url or (os.environ.get("REMEM_URL") if path is None else None)
     if url:
-        from .store.backends.qdrant import QdrantClientBackend
+        try:
+            from .store.backends.qdrant import QdrantClientBackend
+        except ModuleNotFoundError as exc:
+            if exc.name != "qdrant_client":
+                raise
+            from .types import RememError
+
+            raise RememError("a Qdrant server or cluster (url=... / REMEM_URL) needs qdrant-client: "
+                             "pip install 'remem[qdrant]'") from None
 
         return QdrantClientBackend(url, api_key=api_key or os.environ.get("REMEM_API_KEY"),
                                    collection=collection or os.environ.get("REMEM_COLLECTION") or "remem")

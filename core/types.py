@@ -6,7 +6,7 @@ import datetime as _dt
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Mapping
 
-KINDS: tuple[str, ...] = ("fact", "preference", "decision", "event", "lesson", "summary", "note")
+KINDS: tuple[str, ...] = ("fact", "preference", "decision", "event", "lesson", "summary", "note", "document")
 """The kinds a memory may have: a closed set, so a typo (``"preferance"``) is an error instead of a new category
 no filter finds. A store opened with ``Memory(kinds=[...])`` (or ``REMEM_KINDS=a,b``) accepts those too."""
 

@@ -56,9 +56,15 @@ def build(mem: Memory) -> Any:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--path", default=os.path.join(tempfile.mkdtemp(prefix="remem-chat-"), "store"))
+    parser.add_argument("--path", help="the store folder (default: a temporary one, removed at the end; its local "
+                        "service sees that and exits at once)")
     args = parser.parse_args()
-    with Memory(path=args.path, embedder="none") as mem:
+    with tempfile.TemporaryDirectory(prefix="remem-chat-") as folder:
+        chat(args.path or os.path.join(folder, "store"))
+
+
+def chat(path: str) -> None:
+    with Memory(path=path, embedder="none") as mem:
         app = build(mem)
         user = {"user_id": "alice"}
         say = "I'm vegetarian and I'm allergic to peanuts. My sister Ana lives in Porto."

@@ -61,7 +61,12 @@ def offline_llm() -> OfflineLLM:
 
 
 async def main() -> None:
-    mem = Memory(path=tempfile.mkdtemp(prefix="remem-li-") + "/store", embedder="none")  # BM25 only: instant
+    # a store in a temporary folder, removed at the end (its local service sees that and exits at once)
+    with tempfile.TemporaryDirectory(prefix="remem-li-") as folder:
+        await session(Memory(path=folder + "/store", embedder="none"))  # BM25 only: instant
+
+
+async def session(mem: Memory) -> None:
     block = RememMemoryBlock(memory=mem, scope=ALICE, token_budget=400)
     agent = memory_agent(offline_llm(), mem, ALICE)
 

@@ -63,16 +63,34 @@ def store_folder(env: dict[str, str]) -> str:
 
 
 def socket_path(env: dict[str, str]) -> tuple[str, bool]:
-    """(the service's socket for this environment's store, whether it lives outside the store folder)."""
+    """(the service's socket for this environment's store, whether it lives outside the store folder), exactly
+    as :func:`remem.core.service.paths.service_paths` places it (a test holds the two together)."""
     folder = store_folder(env)
     sock = os.path.join(folder, "service.sock")
     if len(os.fsencode(sock)) <= MAX_SOCKET_PATH:
         return sock, False
+    return socket_candidates(env, folder)[0], True
+
+
+def socket_candidates(env: dict[str, str], folder: str | None = None) -> list[str]:
+    """Where a store path too long for AF_UNIX puts its socket, the service's choice first
+    (:func:`remem.core.service.paths.fallback_socket_dir`): ``$XDG_RUNTIME_DIR``, else ``~/.remem-run`` when that
+    path is short enough, else ``/tmp/remem-<uid>``. The others follow: a service started from another
+    environment (without the hook's ``XDG_RUNTIME_DIR``, or with the usual ``/run/user/<uid>``) is still found."""
     import hashlib
 
-    digest = hashlib.sha1(folder.encode()).hexdigest()[:16]
-    base = env.get("XDG_RUNTIME_DIR") or f"/tmp/remem-{os.getuid()}"
-    return os.path.join(base, f"{digest}.sock"), True
+    folder = folder or store_folder(env)
+    name = hashlib.sha1(folder.encode()).hexdigest()[:16] + ".sock"
+    runtime = env.get("XDG_RUNTIME_DIR") or ""
+    home = env.get("HOME") or os.path.expanduser("~")
+    run = os.path.join(home, ".remem-run") if home and os.path.isdir(home) else ""
+    fits = bool(run) and len(os.fsencode(os.path.join(run, name))) <= MAX_SOCKET_PATH
+    seen: list[str] = []
+    for base in (runtime, run if fits else "", f"/tmp/remem-{os.getuid()}", f"/run/user/{os.getuid()}"):
+        path = os.path.join(base, name)
+        if base and path not in seen:
+            seen.append(path)
+    return seen
 
 
 def _private_folder(folder: str) -> bool:
@@ -102,6 +120,17 @@ def connect(env: dict[str, str]) -> _socket.socket:
             or (env.get("REMEM_SERVICE_TRANSPORT") or "").strip().lower() == "tcp":
         raise NoService("the local service is not used here")
     path, elsewhere = socket_path(env)
+    paths = socket_candidates(env) if elsewhere else [path]
+    last: Exception | None = None
+    for path in paths:
+        try:
+            return _connect(path, elsewhere)
+        except NoService as exc:
+            last = exc
+    raise NoService(str(last))
+
+
+def _connect(path: str, elsewhere: bool) -> _socket.socket:
     if elsewhere and not _private_folder(os.path.dirname(path)):
         raise NoService("the socket folder is not private")
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)

@@ -68,6 +68,15 @@ class Run:
         return out
 
 
+def export_checkout(dest: Path) -> Path:
+    """The checkout as a user's fresh ``git clone`` has it: tracked and new files, not a developer's .venv,
+    build/ or caches (Claude Code copies a local marketplace folder whole)."""
+    from remem.bench.bench_claude_code import export_plugin
+
+    dest.mkdir(parents=True, exist_ok=True)
+    return export_plugin(dest)
+
+
 def _stamp(line: str) -> float | None:
     m = _TS.match(line)
     if not m:
@@ -89,6 +98,7 @@ class ClaudeMachine:
         self.remem_home = self.tmp / "remem-home"
         self.home.mkdir(parents=True, exist_ok=True)
         self.runs = 0
+        self.owner = os.environ.get("REMEM_TEST_ID", "")  # conftest: the processes it starts are this owner's
 
     @property
     def env(self) -> dict[str, str]:
@@ -99,6 +109,8 @@ class ClaudeMachine:
         env.update({k: v for k, v in os.environ.items() if k.startswith("PIP_")})  # the package index pip uses here
         if self.python:
             env["REMEM_PYTHON"] = self.python
+        if self.owner:
+            env["REMEM_TEST_ID"] = self.owner
         env.update(self.extra_env)
         return env
 
@@ -108,13 +120,16 @@ class ClaudeMachine:
         return path.resolve()
 
     def run(self, prompt: str, project: Path, *, allowed: Sequence[str] = (), builtin: Sequence[str] = (),
-            extra: Sequence[str] = (), plugin_dir: Path = ROOT, timeout: float = 180) -> Run:
+            extra: Sequence[str] = (), plugin_dir: Path | None = ROOT, timeout: float = 180) -> Run:
         """``allowed``: remem's MCP tools the model may call; ``builtin``: Claude Code's own (``Glob``, ...);
-        ``extra``: more CLI arguments (``--continue``, ...)."""
+        ``extra``: more CLI arguments (``--continue``, ...); ``plugin_dir`` None: the plugins installed in this
+        HOME (:meth:`install`)."""
         self.runs += 1
         debug = self.tmp / f"debug-{self.runs}.txt"
         before = len(self.api.requests())
-        args = [self.claude, "-p", prompt, "--debug-file", str(debug), "--plugin-dir", str(plugin_dir)]
+        args = [self.claude, "-p", prompt, "--debug-file", str(debug)]
+        if plugin_dir is not None:
+            args += ["--plugin-dir", str(plugin_dir)]
         if allowed or builtin:
             args += ["--allowedTools", " ".join([MCP_PREFIX + a for a in allowed] + list(builtin))]
         args += list(extra)
@@ -123,6 +138,72 @@ class ClaudeMachine:
         wall = (time.perf_counter() - t0) * 1000
         assert proc.returncode == 0, f"claude failed ({proc.returncode}): {proc.stderr[-2000:]}"
         return Run(proc, self.api.requests()[before:], debug, wall)
+
+    def interactive(self, typed: str, project: Path, timeout: float = 90) -> list[dict[str, Any]]:
+        """Type ``typed`` into an interactive ``claude`` session (a pseudo-terminal: the TUI a person uses) and
+        return the API requests it made for it. The onboarding, the folder trust and the API key prompts are
+        answered in ~/.claude.json first, as a person would have answered them once."""
+        import pty
+        import select
+        import signal
+
+        config_path = self.home / ".claude.json"
+        config = json.loads(config_path.read_text()) if config_path.exists() else {}
+        config.update(hasCompletedOnboarding=True, theme="dark",
+                      customApiKeyResponses={"approved": [self.env["ANTHROPIC_API_KEY"][-20:]], "rejected": []})
+        config.setdefault("projects", {}).setdefault(str(project), {})["hasTrustDialogAccepted"] = True
+        config_path.write_text(json.dumps(config))
+        before = len(self.api.requests())
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: claude on the terminal
+            os.chdir(project)
+            os.execve(self.claude, [self.claude], {**self.env, "TERM": "xterm-256color"})
+        screen = b""
+
+        def read_until(done: Any, seconds: float) -> bool:
+            nonlocal screen
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                if done():
+                    return True
+                ready, _, _ = select.select([fd], [], [], 0.1)
+                if ready:
+                    try:
+                        screen += os.read(fd, 65536)
+                    except OSError:
+                        return done()
+            return done()
+
+        try:
+            assert read_until(lambda: b"shortcuts" in screen, timeout), screen[-2000:]  # the prompt is ready
+            for ch in typed:
+                os.write(fd, ch.encode())
+                time.sleep(0.02)
+            read_until(lambda: False, 1.0)
+            os.write(fd, b"\r")
+            assert read_until(lambda: len(self.api.requests()) > before, timeout), screen[-2000:]
+            read_until(lambda: False, 2.0)  # the Stop hook
+            return self.api.requests()[before:]
+        finally:
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and os.waitpid(pid, os.WNOHANG) == (0, 0):
+                read_until(lambda: False, 0.2)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (OSError, ChildProcessError):
+                pass
+            os.close(fd)
+
+    def install(self, checkout: Path) -> Path:
+        """What docs/claude-code.md tells a user to run: ``claude plugin marketplace add <checkout>`` and
+        ``claude plugin install remem@remem``, in this HOME. Returns the plugin's data folder (Claude Code's)."""
+        for args in (["plugin", "marketplace", "add", str(checkout)], ["plugin", "install", "remem@remem"]):
+            proc = subprocess.run([self.claude, *args], env=self.env, cwd=self.tmp, capture_output=True, text=True,
+                                  timeout=180)
+            assert proc.returncode == 0, f"claude {' '.join(args)}: {proc.stdout}{proc.stderr}"
+        return self.home / ".claude" / "plugins" / "data" / "remem-remem"
 
     # ------------------------------------------------------------------ what remem did in the background
     def hook_log(self) -> list[dict[str, Any]]:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
+import uuid
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -23,6 +26,71 @@ from remem.core.tooling import BackgroundCapture  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from openai_server import OpenAIServer  # noqa: E402
+
+
+# ---------------------------------------------------------------------------------------------- no leaked processes
+# Every process a test starts carries REMEM_TEST_ID (inherited from os.environ, or passed on by the harnesses
+# that build an environment from scratch); remem processes still running after the test (a service, a hook, an
+# MCP server, a setup worker) fail it, and are ended. A module's shared fixtures (a Claude machine used by every
+# test of a file) are held to the end of the module instead.
+TEST_ID = "REMEM_TEST_ID"
+REMEM_PROCESSES = (b"remem.core.service", b"remem-hook", b"mcp_stdio", b"remem.hooks.main", b"hooks/fast.py",
+                   b"hooks/bootstrap.py", b"remem.cli", b"remem.mcp_server")
+LEAK_GRACE = float(os.environ.get("REMEM_TEST_LEAK_GRACE") or 20)  # a detached capture may still be finishing
+
+
+def processes_of(owner: str) -> list[tuple[int, str]]:
+    """(pid, command line) of every remem process that carries ``REMEM_TEST_ID=owner`` (Linux /proc)."""
+    mark = f"{TEST_ID}={owner}".encode()
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+            if not any(name in cmd for name in REMEM_PROCESSES) or int(proc.name) == os.getpid():
+                continue
+            if mark in (proc / "environ").read_bytes().split(b"\0"):
+                if b"State:\tZ" in (proc / "status").read_bytes():
+                    continue  # a zombie: gone, waiting for its parent to read its status
+                found.append((int(proc.name), cmd.replace(b"\0", b" ").decode("utf-8", "replace")[:200]))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _leaks(owner: str) -> list[tuple[int, str]]:
+    deadline = time.monotonic() + LEAK_GRACE
+    while (left := processes_of(owner)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid, _ in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return left
+
+
+def _owned(owner: str) -> Iterator[None]:
+    before = os.environ.get(TEST_ID)
+    os.environ[TEST_ID] = owner
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(TEST_ID, None)
+        else:
+            os.environ[TEST_ID] = before
+    if sys.platform.startswith("linux") and (left := _leaks(owner)):
+        pytest.fail(f"left {len(left)} remem process(es) running (ended now): {left}", pytrace=False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_leaked_processes_per_module() -> Iterator[None]:
+    yield from _owned(f"m-{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_processes(_no_leaked_processes_per_module: None) -> Iterator[None]:
+    yield from _owned(f"t-{uuid.uuid4().hex[:12]}")
 
 
 @pytest.fixture(scope="session")

@@ -95,3 +95,20 @@ def test_an_import_spread_over_a_tenants_users_is_counted_for_the_tenant(memory_
     with pytest.raises(QuotaExceededError, match="quota of tenant 'acme' is full"):
         target.import_(dump, scope=ALL_TENANTS)
     assert _records(target) == 0, "an import past the quota stores nothing"
+
+
+async def test_repeating_a_memory_with_new_tags_cannot_grow_it_without_end(mem: Memory) -> None:
+    """A duplicate merges into the memory it repeats (no new record, so the count quota does not see it): its
+    tags and metadata must stay within one write's limits, or repeats would grow one record without bound."""
+    from remem.core.store.validation import MAX_METADATA_BYTES, MAX_TAGS
+
+    async with Client(build_server(mem, scope=ACME, limits=Limits(quota=3))) as c:
+        for i in range(12):
+            r = await c.call_tool("memory_save", {"text": "The deploy window is Monday 09:00",
+                                                  "tags": [f"round{i}-tag{j}" for j in range(20)]})
+            assert not r.is_error, r.content[0].text
+    (rec,) = mem.list(scope=ACME)
+    assert rec.merged_count == 11 and len(rec.tags) == MAX_TAGS
+    for i in range(30):
+        mem.add("The deploy window is Monday 09:00", scope=ACME, metadata={f"note{i}": "x" * 3000})
+    assert len(json.dumps(mem.get(rec.id, scope=ACME).metadata)) <= MAX_METADATA_BYTES

@@ -20,6 +20,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from remem import Memory, NotFoundError, Scope
+from remem.hooks.recall import RECALL_PREAMBLE
 from remem.ui.app import create_app
 from remem.ui.headless import missing_reason
 
@@ -248,7 +249,8 @@ def test_recall_page_shows_what_the_hook_injects(mem: Memory, home: Path, store_
         html = client.get("/search", params={"t": "acme", "q": prompt}).text
         shown = unescape(re.search(r'<pre class="injected" id="injected"[^>]*>(.*?)</pre>', html, re.S).group(1))
         recorded = json.loads(next((home / "hooks" / "last_recall").glob("*.json")).read_text())["context"]
-        assert shown == recorded and shown in injected and "Stripe" in shown  # fenced, preamble inside
+        assert shown == recorded and shown in injected and "Stripe" in shown
+        assert shown.startswith("<remem-memories>\n" + RECALL_PREAMBLE) and shown.count(RECALL_PREAMBLE) == 1
         assert "\n  [" in shown  # a passage: its later messages indented under the first, in the hook and here
         digest = re.search(r'<pre class="injected" id="digest"[^>]*>(.*?)</pre>', html, re.S)
         if digest:  # this was the session's first prompt: the hook injected the digest first
@@ -549,3 +551,20 @@ def test_remem_ui_opens_a_real_browser_without_its_token_on_any_command_line(sto
     assert report["file_after"] is False, "the sign-in file is removed once used"
     assert "served by the CLI" not in report["again"]
     assert not list((home / "ui").glob("*.html"))
+
+
+def test_the_signin_file_never_lands_in_a_folder_others_may_write(app: Any, tmp_path: Path) -> None:
+    from remem.ui.launch import write_signin_file
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # e.g. a REMEM_HOME under a world-writable folder: another account could swap the page
+    page = write_signin_file(app.state.inspector.guard, shared)
+    try:
+        assert page.parent != shared and page.parent.stat().st_mode & 0o777 == 0o700
+        assert page.stat().st_mode & 0o777 == 0o600
+    finally:
+        from remem.ui.launch import remove
+
+        remove(page)
+    assert not page.parent.exists()

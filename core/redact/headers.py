@@ -17,7 +17,9 @@ from .assignments import is_placeholder
 from .rule import Rule
 
 # the header's name, then what separates it from its value in each notation: `: `, `=`, `': '`, `", "`
-_NAME = r"(?i)(?<![\w\-])(?:proxy-)?authorization[\"'`]?(?:[ \t]*[:=][ \t]*|[ \t]*,[ \t]*|[ \t]+(?=[\"'`]))[\"'`]?"
+# (a quote may come escaped, as in a JSON string inside a log line: {\"Authorization\":\"Splunk ...\"})
+_NAME = (r"(?i)(?<![\w\-])(?:proxy-)?authorization(?:\\?[\"'`])?"
+         r"(?:[ \t]*[:=][ \t]*|[ \t]*,[ \t]*|[ \t]+(?=\\?[\"'`]))(?:\\?[\"'`])?")
 _SCHEME = r"(?P<scheme>[A-Za-z][A-Za-z0-9_\-]{1,40})"
 _PARAM = r"[A-Za-z][\w\-]{0,40}[ \t]*=[ \t]*(?:\"[^\"\n]{0,500}\"|[^\s,\"'`]{1,500})"
 PARAMS = _NAME + _SCHEME + rf"[ \t]+(?P<v>{_PARAM}(?:[ \t]*,[ \t]*{_PARAM}){{0,30}})"

@@ -71,7 +71,7 @@ def _known() -> "functools._lru_cache_wrapper[bool] | None":
         import simplemma
     except ImportError:  # without the dictionary, no single word is taken for a password (no false alarm)
         return None
-    return functools.lru_cache(maxsize=4096)(lambda w: bool(simplemma.is_known(w, lang="en")))
+    return functools.lru_cache(maxsize=4096)(lambda w: bool(simplemma.is_known(w, lang="en", low_memory=True)))
 
 
 _AFFIXES = re.compile(r"^(?:auto|un|re|pre|non|over|under|multi|self|super|sub|counter|mis|out)|"
