@@ -33,7 +33,8 @@ from .locomo_remember import DEFAULT_DATA, load_remember
 
 
 def size_of(folder: Path) -> int:
-    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    """Bytes on disk (Edge's files are sparse: their apparent size is what they may grow to)."""
+    return sum(f.stat().st_blocks * 512 for f in folder.rglob("*") if f.is_file())
 
 
 def add_many_rate(path: Path, n: int, entities: bool) -> tuple[float, int]:
@@ -62,10 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--convs", type=int, default=2)
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of the write measures")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo (locomo10.json)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     console = Console(width=150)
-    convs = json.loads(DEFAULT_DATA.read_text("utf-8"))[: args.convs] if DEFAULT_DATA.exists() else []
+    convs = json.loads(args.data.read_text("utf-8"))[: args.convs] if args.data.exists() else []
     rates: dict[bool, list[float]] = {True: [], False: []}
     sizes: dict[bool, int] = {}
     rem: dict[bool, list[float]] = {True: [], False: []}

@@ -64,7 +64,7 @@ _ALIAS = re.compile(r"\b(?:aka|a\.k\.a\.|also known as|also called|known as|nick
 _PLACEHOLDER = re.compile(r"\[REDACTED:[^\]]{0,64}\]|\[(?:EMAIL|PHONE|PERSON|IP|CARD|IBAN|SSN)[^\]]{0,32}\]")
 _TOKEN = re.compile(r"[^\W_][\w'’&.-]*[\w]|[^\W_]", re.UNICODE)
 _SENTENCE_END = re.compile(r"[.!?:;\n]\s*$|^\s*$")
-_NAME_JOINERS = frozenset({"of", "de", "del", "da", "van", "von", "der", "la", "le", "di", "du", "&", "and"})
+_NAME_JOINERS = frozenset({"of", "de", "del", "da", "van", "von", "der", "la", "le", "di", "du", "&"})  # not "and": two people
 _PERSON_VERBS = frozenset("""
 is was has had said says told asked went goes got will would wants wanted likes liked loves loved thinks thought
 works worked lives lived moved just also recently started finished joined left maintains maintained owns owned
