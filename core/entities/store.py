@@ -215,13 +215,10 @@ class EntityIndex:
         return self.backend.retrieve(list(ids)) if ids else []
 
     def scan(self, flt: FilterSpec) -> Iterator[Found]:
+        from ..store.engine import Engine
+
         self.flush()
-        offset = None
-        while True:
-            found, offset = self.backend.scroll(flt, limit=PAGE, offset=offset)
-            yield from found
-            if offset is None or not found:
-                return
+        yield from Engine.scan(self, flt, PAGE)  # type: ignore[arg-type]  # the engine's paging reads .backend only
 
     # ------------------------------------------------------------------ writing
     def new_id(self, scope: Scope, kind: str, key: str) -> str:
