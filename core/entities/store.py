@@ -145,6 +145,7 @@ class EntityIndex:
         self._tenants: dict[str, _TenantCache] = {}
         self._lock = threading.RLock()
         self._pending: dict[str, dict[str, Any]] = {}  # records written, not yet flushed (cached mode)
+        self._memo: dict[tuple[Any, ...], str] = {}  # (scope, kind, key, guessed) -> entity, for exact names
         self._pending_since = 0.0
 
     def _tenant(self, tenant: str) -> _TenantCache:
@@ -232,12 +233,34 @@ class EntityIndex:
         scope = entity_scope(scope)
         ids: list[str] = []
         for m in mentions:
+            memo = (scope.stored_tenant, scope.user, scope.agent, m.kind, m.key, m.guessed)
+            fast = self._again(memo, m, when)
+            if fast is not None:
+                ids.append(fast)
+                continue
             cands = self.known(scope, lookup_keys(m))
             match = resolve(m, cands)
             if match is None and m.tentative:
                 continue
-            ids.append(self._record(scope, m, match, cands, when))
+            eid = self._record(scope, m, match, cands, when)
+            if self._cached and (match is None or match.rule in ("key", "alias")):
+                self._memo[memo] = eid  # stable: an exact name; a first name's match may change as names come
+            ids.append(eid)
         return list(dict.fromkeys(ids))
+
+    def _again(self, memo: tuple[Any, ...], m: Mention, when: float) -> str | None:
+        """The entity an exact name of a plain mention was linked to before, when linking it again would write
+        nothing (no alias, version, type or time to add): most mentions repeat a name."""
+        if not self._cached or m.aliases or m.version:
+            return None
+        with self._lock:
+            eid = self._memo.get(memo)
+            t = self._tenants.get(memo[0])
+            p = t.records.get(eid) if eid is not None and t is not None else None
+        if p is None or p.get("guessed") and not m.guessed:
+            return None
+        last, first = float(p.get("last_ts") or 0), float(p.get("first_ts") or when)
+        return eid if first <= when <= last + LAST_SEEN_STEP else None
 
     def _record(self, scope: Scope, m: Mention, match: Match | None, cands: Sequence[Known], when: float) -> str:
         tenant = scope.stored_tenant
@@ -288,7 +311,9 @@ class EntityIndex:
         return match.id
 
     def update(self, eid: str, payload: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
-        """Write ``change`` to the record ``eid`` (whose payload was ``payload``), its keys recomputed."""
+        """Write ``change`` to the record ``eid`` (whose payload was ``payload``), its keys recomputed (a merge
+        or a split: what names resolved to before may have changed)."""
+        self._memo.clear()
         new = {**payload, **change}
         new["names"] = sorted(stored_keys(new.get("name", ""), new.get("kind", ""), new.get("aliases") or ()))
         self._write(eid, new, {**change, "names": new["names"]})
@@ -322,6 +347,7 @@ class EntityIndex:
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
+            self._memo.clear()
             self.flush()
             self.backend.delete(list(ids))
             for i in ids:
