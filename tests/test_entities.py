@@ -283,3 +283,29 @@ def test_the_entity_boost_follows_aliases_and_one_hop(any_mem: Memory) -> None:
         h.record.text for h in any_mem.search(question, scope=ACME, limit=3)]  # the default: boost off
     top = [h.record.text for h in boosted.search("How full is CHouse?", scope=ACME, limit=3)]
     assert "ClickHouse disk usage reached 80 percent." in top
+
+
+async def test_entity_operations_through_the_service_and_async_memory(store_factory, monkeypatch) -> None:
+    from remem import AsyncMemory
+    from remem.core.service.client import stop_service
+
+    monkeypatch.setenv("REMEM_SERVICE_IDLE", "60")  # a leaked service still goes away by itself
+    path = store_factory("none")
+    try:
+        with Memory(path=path, embedder="none", service="require") as mem:
+            assert mem.remote
+            ids = _story(mem)
+            p = mem.about("Dana", scope=ACME)
+            assert p.entity.name == "Dana Whitfield" and {x.memory_id for x in p.current} == {ids["maint"], ids["tabs"]}
+            assert p.current[0].sources == () and "ingest worker" in p.text
+            assert {e.name for e in mem.entities(scope=ACME, kind="service")} == {"ingest worker"}
+        amem = AsyncMemory(path=path, embedder="none", service="require")
+        try:
+            prof = await amem.about("ingest worker", scope=ACME)
+            assert [x.memory_id for x in prof.changed] == [ids["kafka"]]
+            assert (await amem.entities(scope=ACME, query="kafka"))[0].name == "Kafka"
+            assert (await amem.about("Nobody Known", scope=ACME)).entity is None
+        finally:
+            await amem.close()
+    finally:
+        stop_service(path, timeout=5, wait=False)

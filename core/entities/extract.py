@@ -64,7 +64,7 @@ _ALIAS = re.compile(r"\b(?:aka|a\.k\.a\.|also known as|also called|known as|nick
 _PLACEHOLDER = re.compile(r"\[REDACTED:[^\]]{0,64}\]|\[(?:EMAIL|PHONE|PERSON|IP|CARD|IBAN|SSN)[^\]]{0,32}\]")
 _TOKEN = re.compile(r"[^\W_][\w'’&.-]*[\w]|[^\W_]", re.UNICODE)
 _SENTENCE_END = re.compile(r"[.!?:;\n]\s*$|^\s*$")
-_NAME_JOINERS = frozenset({"of", "de", "del", "da", "van", "von", "der", "la", "le", "di", "du", "&", "and"})
+_NAME_JOINERS = frozenset({"of", "de", "del", "da", "van", "von", "der", "la", "le", "di", "du", "&"})  # not "and": two people
 _PERSON_VERBS = frozenset("""
 is was has had said says told asked went goes got will would wants wanted likes liked loves loved thinks thought
 works worked lives lived moved just also recently started finished joined left maintains maintained owns owned
@@ -152,7 +152,9 @@ def extract(text: str) -> list[Mention]:
         elif extra.get("version") and not found[slot].version:
             found[slot] = Mention(name=found[slot].name, kind=kind, key=k, version=str(extra["version"]))
 
-    for m in _URL.finditer(text):
+    has_dot, has_dash, has_slash = "." in text, "-" in text, "/" in text  # cheap checks before each pattern
+    has_digit = any(c.isdigit() for c in text)
+    for m in (_URL.finditer(text) if "://" in text else ()):
         host = m.group(1).split("@")[-1].split(":")[0].lower()
         path = m.group(2) or ""
         repo = _FORGE_REPO.match(path) if host.endswith(("github.com", "gitlab.com", "bitbucket.org")) else None
@@ -160,29 +162,29 @@ def extract(text: str) -> list[Mention]:
             add(f"{repo.group(1)}/{repo.group(2)}", "repo", m.start(), m.end())
         elif host and "." in host:
             add(host, "host", m.start(), m.end())
-    for m in _ISSUE_KEY.finditer(text):
+    for m in (_ISSUE_KEY.finditer(text) if has_dash and has_digit else ()):
         if _span_free(taken, m.start(), m.end()) and not m.group(1).startswith(("UTF-", "ISO-", "SHA-", "RFC-")):
             add(m.group(1), "issue", m.start(), m.end())
-    for m in _ISSUE_REF.finditer(text):
+    for m in (_ISSUE_REF.finditer(text) if "#" in text else ()):
         ref = m.group(1)
         if _span_free(taken, m.start(), m.end()) and ("/" in ref or _ISSUE_WORD.search(text[:m.start()])):
             add(ref, "issue", m.start(), m.end())
-    for m in _FILE.finditer(text):
+    for m in (_FILE.finditer(text) if has_dot else ()):
         if _span_free(taken, m.start(), m.end()):
             add(m.group(1), "file", m.start(), m.end())
-    for m in _HOST.finditer(text):
+    for m in (_HOST.finditer(text) if has_dot else ()):
         if _span_free(taken, m.start(), m.end()) and not m.group(1)[0].isdigit():
             add(m.group(1).lower(), "host", m.start(), m.end())
-    for m in _HOSTNAME.finditer(text):
+    for m in (_HOSTNAME.finditer(text) if has_dash else ()):
         if _span_free(taken, m.start(), m.end()):
             add(m.group(1), "host", m.start(), m.end())
-    for m in _REPO.finditer(text):
+    for m in (_REPO.finditer(text) if has_slash else ()):
         a, _, b = m.group(1).partition("/")
         shaped = any(c in m.group(1) for c in "-_.") or any(c.isdigit() for c in a + b)
         if (_span_free(taken, m.start(), m.end()) and a[0].isalpha() and b[0].isalpha()
                 and (_REPO_WORD.search(text[:m.start()]) or shaped and a.islower() and b.islower())):
             add(m.group(1), "repo", m.start(), m.end())
-    for m in _VERSIONED.finditer(text):
+    for m in (_VERSIONED.finditer(text) if has_digit else ()):
         name, version = m.group(1), m.group(2)
         low = name.casefold()
         if (not _span_free(taken, m.start(), m.end()) or low in lexicon.NOT_NAMES or _MONTH_ONLY.match(name)

@@ -135,6 +135,7 @@ def compact(engine: "Engine") -> None:
     if idx is None:
         return
     collect_unlinked(engine)
+    idx.flush()
     rewrite = getattr(idx.backend, "rewrite", None)
     if rewrite is None:
         return
@@ -180,6 +181,7 @@ def _close(engine: "Engine") -> None:
     idx = getattr(engine._shared, "entity_index", None)
     if idx is not None:
         try:
+            idx.flush()
             idx.backend.close()
         except Exception:  # noqa: BLE001 - closing: what cannot be closed is repaired at the next open
             pass
