@@ -26,6 +26,7 @@ _EXPORTS = {
     "SearchHit": "remem.core.types",
     "ForgetResult": "remem.core.types",
     "Stats": "remem.core.types",
+    "Answer": "remem.core.answer.result",
     "RememError": "remem.core.types",
     "ScopeError": "remem.core.types",
     "NotFoundError": "remem.core.types",
@@ -42,6 +43,7 @@ __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:
     from .core.aio import AsyncMemory
+    from .core.answer.result import Answer
     from .core.service.client import ServiceError, ServiceTimeoutError
     from .core.memory import Memory
     from .core.scope import ALL_TENANTS

@@ -5,8 +5,8 @@ HTTP with bearer tokens. The store is opened through the local service like ever
 the server, hooks and the CLI share one store.
 
 Scope never comes from the model: it is the server's configuration (``--tenant/--user/--project`` or
-REMEM_TENANT/REMEM_USER/REMEM_PROJECT); the default tenant is the project (git root of the working directory,
-else the directory itself). Over HTTP a client may pick a tenant with the ``X-Remem-Tenant`` header, and a
+REMEM_TENANT/REMEM_USER/REMEM_PROJECT); the default tenant is the project (the git repository of the working
+directory, shared by all its worktrees), else the global space: the same rule as the CLI and the hooks. Over HTTP a client may pick a tenant with the ``X-Remem-Tenant`` header, and a
 token pinned to tenants may only use those.
 
 Tokens: REMEM_MCP_TOKENS or ``--tokens-file``; entries separated by commas or newlines, each ``TOKEN`` or
@@ -19,7 +19,6 @@ import asyncio
 import json
 import logging
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -30,6 +29,10 @@ from typing import Annotated, Any, Awaitable, Callable, Mapping
 from .core.config import write_private
 from .core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, TurnTimeoutError, awithin_turn,
                            did_not_run, format_hits, record_line, turn_timeout)
+from .core.tooling import ANSWER_DESCRIPTION, answer_timeout, format_answer  # memory_answer
+from .core.tooling import ABOUT_DESCRIPTION, ENTITIES_DESCRIPTION, about_text, format_entities
+from .core.recall.fencing import one_line
+from .core.tooling import format_records, saved_note
 from .core.types import NotFoundError, RememError, Scope, StoreLockedError
 from .mcp_http import (AuthMiddleware, FailedAuth, Identity, Limits, Token, default_token, http_app, identity_of,
                        load_tokens, parse_tokens)
@@ -44,29 +47,25 @@ INSTRUCTIONS = (
 
 
 # ---------------------------------------------------------------------------------------------- configuration
-def project_root(cwd: str | os.PathLike[str] | None = None) -> str:
-    """The git root of ``cwd`` (default: the working directory), else the directory itself."""
-    here = Path(cwd or os.getcwd()).resolve()
-    try:
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True,
-                             timeout=5)
-        if out.returncode == 0 and out.stdout.strip():
-            return str(Path(out.stdout.strip()).resolve())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    for parent in (here, *here.parents):  # git not installed: look for the folder ourselves
-        if (parent / ".git").exists():
-            return str(parent)
-    return str(here)
+def project_root(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The tenant of the git repository ``cwd`` (default: the working directory) is in, shared by all its
+    worktrees and subfolders (:func:`remem.core.scope.find_project`); None outside a repository."""
+    from .core.scope import find_project
+
+    project = find_project(cwd)
+    return project.tenant if project is not None else None
 
 
 def server_scope(tenant: str | None = None, user: str | None = None, project: str | None = None,
-                 agent: str | None = None) -> Scope:
-    """The scope every tool call uses: explicit settings, else env, else tenant = the current project."""
-    tenant = tenant or os.environ.get("REMEM_TENANT")
-    project = project or os.environ.get("REMEM_PROJECT")
-    return Scope(tenant=tenant or project or project_root(), user=user or os.environ.get("REMEM_USER") or None,
-                 agent=agent or os.environ.get("REMEM_AGENT") or None)
+                 agent: str | None = None, *, global_space: bool = False) -> Scope:
+    """The scope every tool call uses: remem's one default scope rule (:func:`remem.core.scope.default_scope`):
+    ``--tenant``/``--project``, else ``--global``, else REMEM_TENANT/REMEM_PROJECT, else the project of the
+    working directory, else the global space; user and agent from the flags or REMEM_USER/REMEM_AGENT."""
+    from .core.scope import default_scope
+
+    chosen = default_scope(tenant=tenant or project, user=user, agent=agent, global_space=global_space).scope
+    assert isinstance(chosen, Scope)
+    return chosen
 
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -140,6 +139,22 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                 amem = opened
             return amem
 
+    quota_views: dict[int, AsyncMemory] = {}
+
+    async def writer() -> AsyncMemory:
+        """The store for writes that may grow a tenant. The quota travels as the handle's ``tenant_quota``
+        setting, so the store counts the tenant and writes under one hold of its write lock (in the local
+        service: one lock for every process that shares it); a count read here first would let parallel saves
+        all pass, and a supersede that skipped it would add records past the quota."""
+        mem = await store()
+        if not limits.quota:
+            return mem
+        with lock:
+            view = quota_views.get(id(mem))
+            if view is None:
+                view = quota_views[id(mem)] = mem.with_settings(tenant_quota=limits.quota)
+            return view
+
     def scope_for(ctx: Context | None) -> Scope:
         """The configured scope; over HTTP, the tenant and user the auth middleware resolved for the request
         (X-Remem-Tenant within the token's tenants, X-Remem-User within its user pin, and within the server's
@@ -159,7 +174,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
 
     async def guarded(action: str, fn: Callable[[], Awaitable[str]], memory_id: str | None = None) -> str:
         try:  # a hung store costs a tool call the turn timeout, not the client's 30 s (stats scans: no limit)
-            return await (fn() if action == "stats" else awithin_turn(fn()))
+            return await (fn() if action in ("stats", "answer") else awithin_turn(fn()))  # answer: own limit
         except ToolError:
             raise
         except TurnTimeoutError as exc:  # the store is not even open yet: say that, not "did not answer"
@@ -207,17 +222,12 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                           tags: Tags = None, importance: Annotated[int, Field(ge=1, le=10)] = 5,
                           valid_from: When = None, ctx: Context | None = None) -> str:
         async def run() -> str:
-            sc, mem = scope_for(ctx), await store()
-            if limits.quota:
-                count = await mem.count(scope=Scope(tenant=sc.tenant))
-                if count >= limits.quota:
-                    raise ToolError(did_not_run("save", f"the memory quota of tenant {sc.tenant!r} is full "
-                                                        f"({count} of {limits.quota}); forget something first"))
+            sc, mem = scope_for(ctx), await writer()
             rec = await mem.add(text, scope=sc, kind=kind or "note", tags=tags or None, importance=importance,
                                 valid_from=valid_from, source="mcp")
             if rec.merged_count:
-                return f"Already known; merged into memory {rec.id}: {rec.text}"
-            return f"Saved memory {rec.id}: {rec.text}"
+                return saved_note("Already known; merged into memory", rec)
+            return saved_note("Saved memory", rec)
         return await guarded("save", run)
 
     @server.tool(description="Read one memory in full (text, kind, tags, dates, what it superseded) by its id.")
@@ -237,9 +247,9 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                             ctx: Context | None = None) -> str:
         async def run() -> str:
             sc = scope_for(ctx)
-            rec = await (await store()).update(memory_id, scope=sc, text=text, tags=tags, importance=importance,
+            rec = await (await writer()).update(memory_id, scope=sc, text=text, tags=tags, importance=importance,
                                                kind=kind)
-            return f"Updated memory {rec.id}: {rec.text}"
+            return saved_note("Updated memory", rec)
         return await guarded("update", run, memory_id)
 
     @server.tool(description="Record that a saved memory stopped being true and what replaced it (e.g. the user "
@@ -249,17 +259,16 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
                                valid_from: When = None, ctx: Context | None = None) -> str:
         async def run() -> str:
             sc = scope_for(ctx)
-            rec = await (await store()).supersede(memory_id, new_text, scope=sc, valid_from=valid_from)
-            return f"Memory {memory_id} superseded by {rec.id}: {rec.text}"
+            rec = await (await writer()).supersede(memory_id, new_text, scope=sc, valid_from=valid_from)
+            return saved_note(f"Memory {one_line(memory_id)} superseded by", rec)
         return await guarded("supersede", run, memory_id)
 
     @server.tool(description=FORGET_DESCRIPTION)
     async def memory_forget(memory_id: MemoryId, ctx: Context | None = None) -> str:
         async def run() -> str:
             sc = scope_for(ctx)
-            existed = await (await store()).forget(memory_id, scope=sc)
-            return (f"Forgot memory {memory_id}." if existed
-                    else f"No memory {memory_id} in this scope; nothing forgotten.")
+            await (await store()).forget(memory_id, scope=sc)  # a missing id: NotFoundError, answered as for get
+            return f"Forgot memory {memory_id}."
         return await guarded("forget", run, memory_id)
 
     @server.tool(description="The most recently saved memories, newest first (what happened lately; a quick "
@@ -271,7 +280,7 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
             recs = await (await store()).list(scope=sc, limit=limit, kind=kind or None, include_superseded=False)
             if not recs:
                 return "No memories yet."
-            return "\n".join(record_line(r) for r in recs)
+            return format_records(recs)
         return await guarded("recent", run)
 
     @server.tool(description="How many memories this scope holds, by kind, and the date range they cover.")
@@ -285,6 +294,42 @@ def build_server(memory: Any = None, *, scope: Scope | None = None, tokens: Mapp
             return json.dumps(data, ensure_ascii=False)
         return await guarded("stats", run)
 
+    @server.tool(description=ANSWER_DESCRIPTION)
+    async def memory_answer(question: Annotated[str, Field(description="the question, in plain words")],
+                            as_of: When = None, ctx: Context | None = None) -> str:
+        async def run() -> str:
+            if not question.strip():
+                raise ValueError("the question is empty")
+            sc = scope_for(ctx)
+            try:
+                found = await asyncio.wait_for((await store()).answer(question, scope=sc, as_of=as_of),
+                                               answer_timeout())
+            except asyncio.TimeoutError:
+                raise TurnTimeoutError(f"no answer within {answer_timeout():g} s") from None
+            return format_answer(found)
+        return await guarded("answer", run)
+    @server.tool(description=ABOUT_DESCRIPTION)
+    async def memory_about(name: Annotated[str, Field(description="a name, alias or identifier, e.g. 'Dana', "
+                                                                  "'the ingest worker', 'PROJ-12'")],
+                           as_of: When = None, ctx: Context | None = None) -> str:
+        async def run() -> str:
+            if not name.strip():
+                raise ValueError("the name is empty")
+            profile = await (await store()).about(name, scope=scope_for(ctx), as_of=as_of, token_budget=1200)
+            return about_text(profile, name)
+        return await guarded("about", run)
+
+    @server.tool(description=ENTITIES_DESCRIPTION)
+    async def memory_entities(query: Annotated[str | None, Field(description="part of a name")] = None,
+                              kind: Annotated[str | None, Field(description="person, org, place, product, service, "
+                                                                            "repo, file, issue or host")] = None,
+                              limit: Annotated[int, Field(ge=1, le=200)] = 20, ctx: Context | None = None) -> str:
+        async def run() -> str:
+            found = await (await store()).entities(scope=scope_for(ctx), query=query or None, kind=kind or None,
+                                                   limit=limit)
+            return format_entities(found)
+        return await guarded("entities", run)
+
     server.remem_scope = base_scope  # type: ignore[attr-defined]
     return server
 
@@ -297,15 +342,19 @@ def install_config(target: str = "project", *, cwd: str | os.PathLike[str] | Non
     every other server and setting in the file; a ``REMEM_HOME`` set now goes with it."""
     import shutil
 
-    root = project_root(cwd)
+    from .core.scope import find_project
+
+    here = Path(os.path.realpath(cwd or os.getcwd()))
+    project = find_project(here)
+    folder, tenant = (project.folder, project.tenant) if project is not None else (here, None)
     if config_path is None:
-        config_path = Path(root) / ".mcp.json" if target == "project" else claude_desktop_config_path()
+        config_path = folder / ".mcp.json" if target == "project" else claude_desktop_config_path()
     path = Path(config_path)
     exe = shutil.which("remem")
     command, args = (exe, ["mcp"]) if exe else (sys.executable, ["-m", "remem.cli", "mcp"])
     args = [*args, *(server_args or [])]
-    if target != "project" and "--project" not in args and "--tenant" not in args:
-        args += ["--project", root]  # Desktop starts servers outside the project: pin it
+    if target != "project" and "--project" not in args and "--tenant" not in args and tenant is not None:
+        args += ["--project", tenant]  # Desktop starts servers outside the project: pin it
     data: dict[str, Any] = {}
     if path.exists() and path.read_text("utf-8").strip():
         data = json.loads(path.read_text("utf-8"))
@@ -370,7 +419,8 @@ def mcp_main(args: argparse.Namespace) -> int:
         path = install_config(get("target") or "project", server_args=fwd)
         print(json.dumps({"written": str(path)}) if get("json") else f"remem MCP server added to {path}")
         return 0
-    scope = server_scope(tenant=get("tenant"), user=get("user"), project=get("project"), agent=get("agent"))
+    scope = server_scope(tenant=get("tenant"), user=get("user"), project=get("project"), agent=get("agent"),
+                         global_space=bool(get("global_space")))
     if get("url"):
         from .core.memory import Memory
 

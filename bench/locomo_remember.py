@@ -340,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="feed each session to remember() N new messages at a time, as the hooks do (default: whole)")
     ap.add_argument("--older", action="store_true",
                     help="store remember()'s episodes as an older remem did, then measure again after reembed")
+    ap.add_argument("--entity-variants", action="store_true",
+                    help="remember(): also measure the same store with entity recall off, and without the "
+                    "unknown-entity rule (core/entities), as same-run baselines")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     console = Console(width=170)
@@ -371,6 +374,20 @@ def main(argv: list[str] | None = None) -> int:
                     s2, extra2 = evaluate(mem, convs, args.context_limit)
                     results.append((f"{label}, after reembed", s2,
                                     {**extra2, "index_s": time.perf_counter() - started, "kinds": load["kinds"]}))
+                if args.entity_variants and method == "remember":
+                    for variant, changes in (("entity recall off", {"entity_recall": False}),
+                                             ("no unknown-entity rule", {"entity_unknown_empty": False}),
+                                             ("no hop", {"hop": 0.0})):
+                        from remem.core.entities import hooks as entity_hooks
+
+                        hop = entity_hooks.HOP_WEIGHT
+                        if "hop" in changes:
+                            entity_hooks.HOP_WEIGHT = changes.pop("hop")
+                        try:
+                            sv, extra_v = evaluate(mem.with_settings(**changes), convs, args.context_limit)
+                        finally:
+                            entity_hooks.HOP_WEIGHT = hop
+                        results.append((f"{label}, {variant}", sv, extra_v))
                 if singles is not None:
                     results.append((f"{label}, the same ranking as single hits, as many as its 10 hits showed",
                                     singles, {}))
@@ -380,7 +397,8 @@ def main(argv: list[str] | None = None) -> int:
             report[name] = {"n_questions": s.n, **{m: s.mean(m) for m in ("any5", "all5", "frac5", "any10", "all10",
                                                                            "frac10", "ans", "full", "t_any10")},
                             **{f"any10_{v}": s.mean("any10", k) for k, v in CATEGORIES.items()},
-                            **{f"ans_{v}": s.mean("ans", k) for k, v in CATEGORIES.items()}, **extra}
+                            **{f"ans_{v}": s.mean("ans", k) for k, v in CATEGORIES.items()},
+                            **{f"all10_{v}": s.mean("all10", k) for k, v in CATEGORIES.items()}, **extra}
     for t in tables(rows):
         console.print(t)
     cost = Table(title="cost")

@@ -127,8 +127,11 @@ class ServiceConnection:
         sent = dict(arguments)
         kept = {k: sent.pop(k) for k in op.local if k in sent}
         for key in op.paths:
-            if sent.get(key) is not None:
-                sent[key] = Path(sent[key]).expanduser().resolve()
+            value = sent.get(key)
+            if isinstance(value, (list, tuple)):  # several paths (index)
+                sent[key] = [Path(v).expanduser().resolve() for v in value]
+            elif value is not None:
+                sent[key] = Path(value).expanduser().resolve()
         return sent, kept
 
     def _done(self, op: Operation, result: Any, kept: Mapping[str, Any]) -> Any:

@@ -44,6 +44,9 @@ class LocalMemory(Engine):
         return (yield from migration.reembed_plan(self, pending_only=pending_only, progress=progress))
 
     def compact(self, *, progress: Callable[[int], None] | None = None, prune_backups: bool = True) -> int:
+        from .entities import hooks as entity_hooks
+
+        entity_hooks.compact(self)  # unlinked entities gone, their names out of the entity shard's files
         return compaction.compact(self, progress=progress, prune_backups=prune_backups)
 
     def prune_stale_backups(self) -> list[Path]:
@@ -79,6 +82,50 @@ class LocalMemory(Engine):
             forgotten.scrub_queued(self, gone)
         except Exception as exc:  # noqa: BLE001 - the store forgot; the drain still skips what the note names
             log.warning("could not take forgotten messages out of the pending queue: %s", type(exc).__name__)
+        from .entities import hooks as entity_hooks
+
+        entity_hooks.after_forget(self, gone)
+
+    # ------------------------------------------------------------------ entities (remem.core.entities)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if kwargs.get("_shared") is None and self.settings.entities:
+            from .entities import hooks as entity_hooks
+
+            entity_hooks.warm(self)
+
+    def point(self, rec: MemoryRecord, dense: list[float] | None) -> Any:
+        from .entities import hooks as entity_hooks
+
+        return entity_hooks.linked(self, super().point(rec, dense), rec)
+
+    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
+        from .entities import hooks as entity_hooks
+
+        return entity_hooks.recall_terms(self, query, scope)
+
+    def close(self) -> None:
+        from .entities import hooks as entity_hooks
+
+        with self.write_lock:
+            entity_hooks.close(self)
+        super().close()
+
+    def about(self, name: str, *, scope: Any = None, as_of: Any = None, token_budget: int = 600) -> Any:
+        from .entities import profile
+
+        return profile.about(self, name, scope=scope, as_of=as_of, token_budget=token_budget)
+
+    def entities(self, *, scope: Any = None, query: str | None = None, kind: str | None = None,
+                 limit: int = 50) -> Any:
+        from .entities import profile
+
+        return profile.list_entities(self, scope=scope, query=query, kind=kind, limit=limit)
+
+    def link_entities(self, *, scope: Any = None, progress: Callable[[int], None] | None = None) -> int:
+        from .entities import rebuild
+
+        return rebuild.link_all(self, scope=scope, progress=progress)
 
     def audit(self, *, scope: Any = None) -> dict[str, Any]:
         from .distill import pipeline
@@ -97,10 +144,22 @@ class LocalMemory(Engine):
 
     def rescan_redactions(self, *, scope: Any = None, pii: bool = False, dry_run: bool = True) -> dict[str, Any]:
         from .redact.redactor import configured
-        from .redact.rescan import redact_store
+        from .store.rescan import redact_store
 
         with self.write_lock:
             return redact_store(self, configured(pii), scope=scope, dry_run=dry_run)
+
+    def answer(self, question: str, *, scope: Any = None, token_budget: int = 2000, as_of: Any = None,
+               llm: str | None = None) -> Any:
+        from .answer.answering import answer
+
+        return answer(self, question, scope=scope, token_budget=token_budget, as_of=as_of, llm=llm)
+
+    def index(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, scope: Any = None,
+              prune: bool = True, progress: Callable[[int], None] | None = None) -> Any:
+        from .documents.indexer import index
+
+        return index(self, paths, scope=scope, prune=prune, progress=progress)
 
 
 MAX_CAPTURE_CHARS = 2_000_000  # one capture; a 10 MB paste would hold a shared service's CPU for seconds

@@ -11,13 +11,13 @@ import logging
 import os
 import threading
 from concurrent.futures import Future, wait
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 from .connection import Connection, LocalConnection, ServiceConnection, connect
 from .operations import OPERATIONS, MemoryOperations, Operation
 from .providers.embedders import Embedder
 from .recall.decay import DecayPolicy
-from .settings import Settings
+from .settings import Settings, configured_kinds
 from .types import RememError
 
 log = logging.getLogger("remem.memory")
@@ -61,6 +61,13 @@ class Memory(MemoryOperations):
     ``tenant_quota`` caps the memories of each tenant, checked atomically with every write.
     ``thread_gap_minutes``: notes ``add()``ed with an ``occurred_at`` this close to each other in one scope are
     read as one conversation (each recalled with its neighbours; ``0`` turns it off).
+    ``kinds``: kinds this store accepts beyond the built-in closed set (:data:`~remem.core.types.KINDS`);
+    default ``$REMEM_KINDS`` (comma-separated). Any other kind is a ``ValueError`` that names the known ones.
+    ``entities=False``: no entities linked on write nor used by recall (a same-run baseline; ``about()`` then
+    knows only what was linked before).
+
+    ``scope=None`` in every call is the global space: a library is not run "in" a project. (The CLI, the MCP
+    server and the Claude Code hooks default to the project of their folder: :func:`remem.core.scope.default_scope`.)
     """
 
     def __init__(
@@ -81,6 +88,8 @@ class Memory(MemoryOperations):
         pii: bool = False,
         tenant_quota: int | None = None,
         thread_gap_minutes: float = 30.0,
+        kinds: Iterable[str] | None = None,
+        entities: bool = True,
         backend: Any = None,
         service: ServiceMode | None = None,
         timeout: float | None = None,
@@ -88,7 +97,8 @@ class Memory(MemoryOperations):
         settings = Settings(rrf_k=rrf_k, dedupe_threshold=dedupe_threshold, decay=decay or DecayPolicy(),
                             on_embed_error=on_embed_error, on_embedder_mismatch=on_embedder_mismatch,
                             reinforce=reinforce, redact=redact, pii=pii, tenant_quota=tenant_quota,
-                            thread_gap_minutes=thread_gap_minutes)
+                            thread_gap_minutes=thread_gap_minutes, kinds=tuple(configured_kinds(kinds)),
+                            entities=entities)
         self._attach(connect(path, url=url, api_key=api_key, collection=collection, embedder=embedder,
                              settings=settings, backend=backend, service=service, timeout=timeout), _Activity())
 

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from .answer.result import Answer
+from .documents.result import IndexResult
+from .entities.types import Entity, EntityProfile
 from .types import ForgetResult, MemoryRecord, SearchHit, Stats
 
 
@@ -96,7 +99,8 @@ class MemoryOperations:
     def forget(self, memory_id: str | None = None, *, scope: Any = None, where: Mapping[str, Any] | None = None,
                dry_run: bool = True, kind: str | None = None, tags: Iterable[str] | None = None,
                before: Any = None) -> ForgetResult | bool:
-        """``forget(id)`` deletes one memory of ``scope`` (returns whether it existed there). ``forget(scope=...,
+        """``forget(id)`` deletes one memory of ``scope`` and returns True; an id that is not there (or belongs to
+        another scope) raises :class:`NotFoundError`, as ``get`` does. ``forget(scope=...,
         ...)`` deletes many, as a dry run unless ``dry_run=False``; it refuses to run without a scope. A forgotten
         message takes with it the memories distilled from its words, and its words in the session summary."""
         raise NotImplementedError
@@ -153,6 +157,52 @@ class MemoryOperations:
     @operation(retryable=True, slow=True)
     def iter_records(self, scope: Any = None) -> Iterator[MemoryRecord]:
         """Every record of ``scope`` (through the service: a list)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ answers (core/answer)
+    @operation(slow=True, retryable=True)
+    def answer(self, question: str, *, scope: Any = None, token_budget: int = 2000, as_of: Any = None,
+               llm: str | None = None) -> Answer:
+        """A short answer from memory, citing the ids of the memories and messages it rests on, with a
+        confidence (0-1); ``found=False`` (and no guess) when memory does not hold one. With an LLM configured
+        (``REMEM_LLM_MODEL`` / ``REMEM_LLM_API_KEY``, or ``llm="llm"`` / a model name) the model answers from the
+        recalled context and must cite it; keyless (``llm="keyless"``, or nothing configured) it is the
+        sentence of the recalled memories that answers. "How many" / "list" questions read every matching
+        memory of the scope, not the top k. ``as_of``: what memory held then."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ documents (core/documents)
+    @operation(slow=True, local=("progress",), paths=("paths",))
+    def index(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, scope: Any = None,
+              prune: bool = True, progress: Callable[[int], None] | None = None) -> IndexResult:
+        """Keep Markdown, reStructuredText and plain-text files as memories of kind ``document``: each file cut
+        into chunks by its headings (within a size limit), each chunk's ``source`` naming the file, heading and
+        lines. Folders are walked as git sees them (``.gitignore`` honoured, binaries skipped); redaction applies.
+        Running it again writes only what changed: an unchanged chunk is not written or embedded again, an
+        edited file's old chunks are replaced, and (``prune``) a deleted file's chunks are forgotten.
+        ``progress(n)``: n more files read."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ entities (remem.core.entities)
+    @operation(retryable=True)
+    def about(self, name: str, *, scope: Any = None, as_of: Any = None, token_budget: int = 600) -> EntityProfile:
+        """What ``scope`` knows about the entity ``name`` names (any alias; a first name when only one full name
+        has it): its aliases and type, what is true at ``as_of`` (default now), what changed before it (with
+        dates), the entities named with it, and each line's memory and messages; ``.text`` is all that for a
+        prompt, within ``token_budget`` tokens. A name the scope never heard of: ``entity`` None, ``text`` ""."""
+        raise NotImplementedError
+
+    @operation(retryable=True)
+    def entities(self, *, scope: Any = None, query: str | None = None, kind: str | None = None,
+                 limit: int = 50) -> list[Entity]:
+        """The entities ``scope``'s memories name, most mentioned first; ``query`` matches names and aliases,
+        ``kind`` one type (person, org, place, product, service, repo, file, issue, host)."""
+        raise NotImplementedError
+
+    @operation(slow=True, local=("progress",))
+    def link_entities(self, *, scope: Any = None, progress: Callable[[int], None] | None = None) -> int:
+        """Find the entities of memories stored before remem linked them (or with ``entities=False``), in
+        place (nothing is embedded again); returns how many memories were read."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ administration

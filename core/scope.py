@@ -11,6 +11,9 @@ call", and the memory tools then answer "memory ... did not run" instead of usin
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping, Union
 
 from .types import MemoryRecord, Scope, ScopeError
@@ -95,5 +98,144 @@ def check_scope_spec(spec: Any) -> ScopeSpec:
     return Scope.coerce(spec)
 
 
-__all__ = ["ALL_TENANTS", "AllTenants", "ScopeLike", "ScopeSpec", "check_scope_spec", "coerce_scope", "in_scope",
+# ---------------------------------------------------------------------------------------------- default scope
+@dataclass(frozen=True)
+class Project:
+    """The git repository a folder is in. ``tenant`` is the same for the main checkout, every linked worktree
+    and every subfolder of them (it is derived from the repository's common git dir); ``folder`` is the
+    checkout the folder is in (a worktree's own root), for paths relative to it."""
+
+    tenant: str
+    folder: Path
+
+
+def _read_gitdir(dot_git: Path) -> Path | None:
+    """The git dir a ``.git`` file points at (``gitdir: <path>``, relative to the file's folder), else None."""
+    try:
+        line = dot_git.read_text("utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    target = Path(line[len("gitdir:"):].strip())
+    return Path(os.path.realpath(dot_git.parent / target))
+
+
+def _common_dir(gitdir: Path) -> Path:
+    """The repository's common dir: a linked worktree's git dir (``<common>/worktrees/<name>``) names it in its
+    ``commondir`` file; every other git dir is its own."""
+    try:
+        rel = (gitdir / "commondir").read_text("utf-8", errors="replace").strip()
+    except OSError:
+        return gitdir
+    return Path(os.path.realpath(gitdir / rel)) if rel else gitdir
+
+
+def find_project(start: str | os.PathLike[str] | None = None) -> Project | None:
+    """The git repository ``start`` (default: the working directory) is in, or None outside one.
+
+    Walks the file system instead of spawning ``git`` (a Claude Code hook pays for every process it starts).
+    The tenant is the folder that holds the repository's common ``.git`` directory (the main checkout), so a
+    plain repository keeps the tenant it always had and its worktrees join it; a bare repository or a
+    submodule, whose common dir is not called ``.git``, is keyed by the common dir itself."""
+    here = Path(os.path.realpath(os.path.expanduser(str(start if start is not None else os.getcwd()))))
+    for folder in (here, *here.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            gitdir: Path | None = dot_git
+        elif dot_git.is_file():
+            gitdir = _read_gitdir(dot_git)
+            if gitdir is None:  # not a gitdir pointer we can read: the checkout is the project
+                return Project(tenant=str(folder), folder=folder)
+        else:
+            continue
+        common = _common_dir(gitdir)
+        tenant = common.parent if common.name == ".git" else common
+        return Project(tenant=str(tenant), folder=folder)
+    return None
+
+
+TENANT_VARIABLES = ("REMEM_TENANT", "REMEM_PROJECT")
+"""Environment variables that set the tenant of the CLI, the MCP server and the hooks, first one set wins."""
+HOOK_TENANT_VARIABLE = "REMEM_HOOK_TENANT"
+"""Set in Claude Code's environment, it wins over :data:`TENANT_VARIABLES` for the plugin's hooks and server."""
+
+
+@dataclass(frozen=True)
+class ScopeChoice:
+    """The scope a command reads and writes when the caller did not pass one, and why (``source``: the flag or
+    variable that chose it, ``"project"`` for the git repository of the folder, ``"global"`` otherwise)."""
+
+    scope: Scope | AllTenants
+    source: str
+
+    @property
+    def all_tenants(self) -> bool:
+        return isinstance(self.scope, AllTenants)
+
+    def describe(self) -> str:
+        """One short line for a person: which scope was read, and why."""
+        if isinstance(self.scope, AllTenants):
+            return "scope: every tenant (--all-tenants)"
+        sc = self.scope
+        narrow = "".join(f", {k} {getattr(sc, k)}" for k in ("user", "agent", "session") if getattr(sc, k))
+        if sc.tenant is None:
+            where = "the global space " + ("(not in a git repository)" if self.source == "global"
+                                           else f"({self.source})")
+        elif self.source == "project":
+            where = f"project {sc.tenant}"
+        else:
+            where = f"tenant {sc.tenant} ({self.source})"
+        return f"scope: {where}{narrow}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The same for ``--json``: the scope's fields (``all_tenants`` instead when it is every tenant)."""
+        if isinstance(self.scope, AllTenants):
+            return {"all_tenants": True, "source": self.source}
+        return {**self.scope.as_dict(), "source": self.source}
+
+
+def default_scope(*, tenant: str | None = None, user: str | None = None, agent: str | None = None,
+                  session: str | None = None, global_space: bool = False, all_tenants: bool = False,
+                  cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
+                  hook: bool = False) -> ScopeChoice:
+    """The one default scope rule of the CLI, the MCP server and the Claude Code hooks.
+
+    First match wins: ``all_tenants`` (``--all-tenants``); ``tenant`` (``--tenant``/``--project``);
+    ``global_space`` (``--global``); for the hooks, ``REMEM_HOOK_TENANT``; ``REMEM_TENANT``; ``REMEM_PROJECT``;
+    the git repository ``cwd`` is in (:func:`find_project`: every worktree and subfolder share it); else the
+    global space. ``user``/``agent`` default to ``REMEM_USER``/``REMEM_AGENT``.
+
+    The library itself never calls this: ``Memory(...).add(text)`` with no scope is the global space, since a
+    library is not run "in" a project."""
+    env = os.environ if env is None else env
+
+    def var(name: str) -> str | None:
+        value = (env.get(name) or "").strip()
+        return value or None
+
+    if all_tenants:
+        if tenant or user or agent or session or global_space:
+            raise ScopeError("--all-tenants cannot be combined with --tenant/--user/--agent/--session/--global")
+        return ScopeChoice(ALL_TENANTS, "--all-tenants")
+    user, agent = user or var("REMEM_USER"), agent or var("REMEM_AGENT")
+
+    def chosen(value: str | None, source: str) -> ScopeChoice:
+        return ScopeChoice(Scope(tenant=value, user=user, agent=agent, session=session), source)
+
+    if tenant:
+        return chosen(tenant, "--tenant")
+    if global_space:
+        return chosen(None, "--global")
+    for name in ((HOOK_TENANT_VARIABLE,) if hook else ()) + TENANT_VARIABLES:
+        if var(name):
+            return chosen(var(name), name)
+    project = find_project(cwd)
+    if project is not None:
+        return chosen(project.tenant, "project")
+    return chosen(None, "global")
+
+
+__all__ = ["ALL_TENANTS", "AllTenants", "HOOK_TENANT_VARIABLE", "Project", "ScopeChoice", "ScopeLike", "ScopeSpec",
+           "TENANT_VARIABLES", "check_scope_spec", "coerce_scope", "default_scope", "find_project", "in_scope",
            "own_records", "resolve_scope"]

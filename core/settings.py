@@ -6,10 +6,13 @@ only the fields that differ from the defaults, and the service applies them to i
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, Mapping
 
 from .recall.decay import DecayPolicy
+
+_KIND_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")  # as a stored kind must look
 
 
 @dataclass(frozen=True)
@@ -18,7 +21,7 @@ class Settings:
     new memory merges into an existing one; ``on_embed_error``: keep a write without its vector (fixed later by
     ``reembed(pending_only=True)``) or refuse it; ``redact``/``pii``: redaction on every write path;
     ``thread_gap_minutes``: dated notes of one scope this close in event time are read as one conversation
-    (:mod:`remem.core.store.threads`)."""
+    (:mod:`remem.core.store.threads`); ``kinds``: kinds accepted beyond the built-in closed set."""
 
     rrf_k: int = 5
     prefetch: int = 50
@@ -31,6 +34,10 @@ class Settings:
     pii: bool = False
     tenant_quota: int | None = None  # most memories a tenant may hold; checked atomically on every write path
     thread_gap_minutes: float = 30.0  # dated notes of one scope this close in event time are one thread (0: off)
+    kinds: tuple[str, ...] = ()  # kinds this store accepts beyond the built-in ones (remem.core.types.KINDS)
+    entities: bool = True  # entities linked as memories are written, and used by recall (remem.core.entities)
+    entity_recall: bool = True  # recall raises the memories linked to the entities a question names
+    entity_unknown_empty: bool = True  # a question naming only entities never heard of recalls nothing
 
     def __post_init__(self) -> None:
         if self.decay is None:
@@ -47,6 +54,12 @@ class Settings:
                 or not 0 <= self.thread_gap_minutes <= 60 * 24 * 7:
             raise ValueError(f"thread_gap_minutes must be a number of minutes from 0 to a week, "
                              f"got {self.thread_gap_minutes!r}")
+        kinds = (self.kinds,) if isinstance(self.kinds, str) else tuple(self.kinds or ())
+        bad = [k for k in kinds if not isinstance(k, str) or not _KIND_RE.match(k)]
+        if bad:
+            raise ValueError(f"kinds must be short lowercase identifiers (a letter, then letters, digits, - or _), "
+                             f"got {bad!r}")
+        object.__setattr__(self, "kinds", tuple(dict.fromkeys(kinds)))
         if not 0.0 < float(self.dedupe_threshold) <= 1.0:
             raise ValueError(f"dedupe_threshold must be in (0, 1], got {self.dedupe_threshold!r}")
 
@@ -65,4 +78,14 @@ class Settings:
         return asdict(self)
 
 
-__all__ = ["Settings"]
+def configured_kinds(kinds: Any = None, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The extra kinds a store accepts: ``kinds`` when given, else ``$REMEM_KINDS`` (comma-separated)."""
+    import os
+
+    if kinds is None:
+        raw = (os.environ if env is None else env).get("REMEM_KINDS") or ""
+        kinds = [k.strip() for k in raw.split(",") if k.strip()]
+    return (kinds,) if isinstance(kinds, str) else tuple(kinds)
+
+
+__all__ = ["Settings", "configured_kinds"]

@@ -16,9 +16,10 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
 
+from .recall.fencing import fence, fence_overhead, one_line
 from .recall.rendering import fit_hits, hit_line, hit_lines
 from .scope import ScopeSpec, resolve_scope
-from .types import MemoryRecord, RememError, Scope, SearchHit
+from .types import MemoryRecord, NotFoundError, RememError, Scope, SearchHit
 
 log = logging.getLogger("remem.tools")
 
@@ -121,16 +122,26 @@ def did_not_run(action: str, reason: str) -> str:
 def record_line(rec: MemoryRecord, *, lead: str = "- ", dated: bool = True) -> str:
     """A record as a tool shows it: its rendered line, its id (to forget it by) and its provenance (the ids of
     the messages it came from; an episode's is its own message)."""
-    src = f"; sources: {', '.join(' '.join(s.split()) for s in rec.sources)}" if rec.sources else ""  # one line
-    return f"{hit_line(rec, lead=lead, dated=dated)} (id: {rec.id}{src})"
+    src = f"; sources: {', '.join(rec.sources)}" if rec.sources else ""
+    return hit_line(rec, lead=lead, dated=dated, extra=[f"(id: {rec.id}{src})"])  # one line, every field cleaned
 
 
 def format_hits(hits: Sequence[SearchHit]) -> str:
-    """Search hits as a tool's answer: one line each; a passage's messages one per line, indented under the
-    first (:mod:`remem.core.recall.passages`)."""
+    """Search hits as a tool's answer, fenced as recalled data (:func:`~remem.core.recall.fencing.fence`): one
+    line each; a passage's messages one per line, indented under the first (:mod:`remem.core.recall.passages`)."""
     if not hits:
         return "No matching memories."
-    return "\n".join(hit_lines(h, record_line) for h in hits)
+    return fence(hit_lines(h, record_line) for h in hits)
+
+
+def format_records(records: Sequence[MemoryRecord]) -> str:
+    """Records listed for a model (newest first, say), one line each, fenced like :func:`format_hits`."""
+    return fence(record_line(r) for r in records)
+
+
+def saved_note(verb: str, rec: MemoryRecord) -> str:
+    """"Saved memory <id>: <text>": a write's answer to a model, its text on one line like any memory shown."""
+    return f"{verb} {one_line(rec.id)}: {one_line(rec.text)}"
 
 
 def _reason(exc: BaseException) -> str:
@@ -152,7 +163,7 @@ def run_memory_search(memory: Any, query: str, scope: Scope | None, *, limit: in
         hits = within_turn(lambda: memory.search(query, scope=scope, limit=max(1, min(int(limit), 50)),
                                                  kind=kind or None, tags=wanted))
         if token_budget is not None:  # fitted as shown here: each line also names its id and sources
-            hits = fit_hits(hits, token_budget, header="", line=record_line)
+            hits = fit_hits(hits, token_budget, header=fence_overhead(), line=record_line)
     except Exception as exc:  # noqa: BLE001 - a tool must answer, not crash the agent's turn
         log.warning("memory_search failed: %s", exc)
         return did_not_run("search", _reason(exc))
@@ -175,7 +186,7 @@ def run_memory_save(memory: Any, text: str, scope: Scope | None, *, kind: str = 
     except Exception as exc:  # noqa: BLE001
         log.warning("memory_save failed: %s", exc)
         return did_not_run("save", _reason(exc))
-    return f"Saved memory {rec.id}: {rec.text}"
+    return saved_note("Saved memory", rec)
 
 
 def run_memory_forget(memory: Any, memory_id: str, scope: Scope | None) -> str:
@@ -184,10 +195,67 @@ def run_memory_forget(memory: Any, memory_id: str, scope: Scope | None) -> str:
     if scope is None:
         return did_not_run("forget", NO_SCOPE)
     try:
-        existed = within_turn(lambda: memory.forget(memory_id, scope=scope))
+        within_turn(lambda: memory.forget(memory_id, scope=scope))
+    except NotFoundError:  # the same answer whether the id exists nowhere or in another scope
+        return f"No memory {memory_id} in this scope; nothing forgotten."
     except Exception as exc:  # noqa: BLE001
         return did_not_run("forget", _reason(exc))
-    return f"Forgot memory {memory_id}." if existed else f"No memory {memory_id} in this scope; nothing forgotten."
+    return f"Forgot memory {memory_id}."
+
+
+ABOUT_DESCRIPTION = ("What memory knows about one person, organisation, place, product, service, repository, file, "
+                     "issue or host, by any name it goes by: what is true now, what changed (with dates), related "
+                     "entities, each line with its memory id. Use it for 'tell me about X' / 'what do we know about "
+                     "X'; use memory_search for a question about a topic.")
+ENTITIES_DESCRIPTION = ("The entities (people, organisations, places, products, services, repositories, files, "
+                        "issues, hosts) memory knows in this scope, most mentioned first; query matches names and "
+                        "aliases, kind one type.")
+
+
+def format_entities(found: Sequence[Any]) -> str:
+    if not found:
+        return "No entities found."
+    lines = []
+    for e in found:
+        also = f" (also: {', '.join(e.aliases)})" if e.aliases else ""
+        seen = f", last {e.last_seen.date().isoformat()}" if e.last_seen else ""
+        lines.append(f"- {e.name} [{e.kind}]{also}: {e.mentions} memories{seen}")
+    return "\n".join(lines)
+
+
+def about_text(profile: Any, name: str) -> str:
+    return profile.text if profile.entity is not None and profile.text else \
+        f"Memory knows nothing about {name!r} in this scope."
+
+
+def run_memory_about(memory: Any, name: str, scope: Scope | None, *, token_budget: int = 600) -> str:
+    """The memory_about tool: an entity's profile, or why there is none. Never raises."""
+    if memory is None:
+        return did_not_run("about", "no memory store is attached")
+    if scope is None:
+        return did_not_run("about", NO_SCOPE)
+    if not isinstance(name, str) or not name.strip():
+        return did_not_run("about", "the name is empty")
+    try:
+        profile = within_turn(lambda: memory.about(name, scope=scope, token_budget=token_budget))
+    except Exception as exc:  # noqa: BLE001 - a tool must answer, not crash the agent's turn
+        return did_not_run("about", _reason(exc))
+    return about_text(profile, name)
+
+
+def run_memory_entities(memory: Any, scope: Scope | None, *, query: str | None = None, kind: str | None = None,
+                        limit: int = 20) -> str:
+    """The memory_entities tool: the scope's entities as lines. Never raises."""
+    if memory is None:
+        return did_not_run("entities", "no memory store is attached")
+    if scope is None:
+        return did_not_run("entities", NO_SCOPE)
+    try:
+        found = within_turn(lambda: memory.entities(scope=scope, query=query or None, kind=kind or None,
+                                                    limit=max(1, min(int(limit), 200))))
+    except Exception as exc:  # noqa: BLE001
+        return did_not_run("entities", _reason(exc))
+    return format_entities(found)
 
 
 RECALL_QUERY_CHARS = 1_500
@@ -267,3 +335,49 @@ def default_capture() -> BackgroundCapture:
     if _default_capture is None:
         _default_capture = BackgroundCapture()
     return _default_capture
+
+
+# ---------------------------------------------------------------------------------------------- memory_answer
+ANSWER_DESCRIPTION = (
+    "Answer a question from long-term memory: a short answer with the ids of the memories it rests on and a "
+    "confidence, or 'not found' when memory does not hold it (nothing is guessed). Use it for a direct question "
+    "about earlier conversations or indexed documents ('which database did we pick, and why?', 'how many times "
+    "did the deploy fail?'); use memory_search to browse."
+)
+DEFAULT_ANSWER_TIMEOUT = 30.0
+
+
+def answer_timeout() -> float:
+    """Seconds a memory_answer tool call may take (``REMEM_ANSWER_TIMEOUT``, 30 by default): longer than a
+    search, since with an LLM configured it makes one model call (a count question, a few)."""
+    try:
+        value = float(os.environ.get("REMEM_ANSWER_TIMEOUT") or DEFAULT_ANSWER_TIMEOUT)
+    except ValueError:
+        return DEFAULT_ANSWER_TIMEOUT
+    return value if value > 0 else DEFAULT_ANSWER_TIMEOUT
+
+
+def format_answer(answer: Any) -> str:
+    """An :class:`~remem.core.answer.Answer` as a tool shows it: the answer, then what it cites and how sure."""
+    if not answer.found:
+        return answer.text
+    cites = ", ".join(answer.citations) or "none"
+    return f"{answer.text}\n(citations: {cites}; confidence {answer.confidence:.2f}; {answer.method})"
+
+
+def run_memory_answer(memory: Any, question: str, scope: Scope | None, *, token_budget: int = 2000) -> str:
+    """The memory_answer tool: the answer with its citations, or an explicit did-not-run message. Never raises."""
+    if memory is None:
+        return did_not_run("answer", "no memory store is attached")
+    if scope is None:
+        return did_not_run("answer", NO_SCOPE)
+    if not isinstance(question, str) or not question.strip():
+        return did_not_run("answer", "the question is empty")
+    try:
+        found = call_within(lambda: memory.answer(question, scope=scope, token_budget=token_budget),
+                            answer_timeout(),
+                            lambda s: TurnTimeoutError(f"the memory store did not answer within {s:g} s"))
+    except Exception as exc:  # noqa: BLE001 - a tool must answer, not crash the agent's turn
+        log.warning("memory_answer failed: %s", exc)
+        return did_not_run("answer", _reason(exc))
+    return format_answer(found)

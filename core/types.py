@@ -6,8 +6,12 @@ import datetime as _dt
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Mapping
 
-KINDS: tuple[str, ...] = ("fact", "preference", "decision", "event", "lesson", "summary", "note")
-"""Built-in kinds. Any other lowercase identifier is accepted too: kinds are extensible."""
+KINDS: tuple[str, ...] = ("fact", "preference", "decision", "event", "lesson", "summary", "note", "document")
+"""The kinds a memory may have: a closed set, so a typo (``"preferance"``) is an error instead of a new category
+no filter finds. A store opened with ``Memory(kinds=[...])`` (or ``REMEM_KINDS=a,b``) accepts those too."""
+
+INTERNAL_KINDS: tuple[str, ...] = ("episode",)
+"""Kinds remem writes itself: ``episode`` is a message as it was said (``remember()`` keeps them)."""
 
 GLOBAL_TENANT = "__global__"
 """Stored tenant value for ``Scope(tenant=None)``: the global space is a partition of its own."""

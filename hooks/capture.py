@@ -151,7 +151,7 @@ def _read(inp: HookInput, offset: int, last_uuid: str | None,
                 raise
             time.sleep(0.05)
             continue
-        found = transcript.turns(result.entries, root=inp.tenant)
+        found = transcript.turns(result.entries, root=inp.folder)
         if not wait or any(transcript.normalize(t) == final for turn in found for t in turn.texts) \
                 or time.monotonic() >= deadline:
             return result, found
@@ -206,7 +206,7 @@ def capture(inp: HookInput) -> dict[str, Any]:
 
 
 def _save_state(path: Path, state: dict[str, Any], offset: int, last_uuid: str | None, final: str,
-                tenant: str) -> None:
+                tenant: str | None) -> None:
     state.update(offset=offset, last_uuid=last_uuid, final=final, tenant=tenant, updated=time.time())
     write_json(path, state)
 
@@ -247,7 +247,7 @@ def start_drainer() -> str:
         return "failed"
 
 
-def remember(mem: Any, messages: list[dict[str, str]], tenant: str, session: str) -> Any:
+def remember(mem: Any, messages: list[dict[str, str]], tenant: str | None, session: str) -> Any:
     """Distil one spooled capture into the project's memory (PII redacted unless REMEM_HOOK_PII=0).
 
     With ``REMEM_DISTILLER=claude-code`` the distiller runs here, in the detached drainer (a headless
@@ -383,7 +383,8 @@ def _drain_locked(folder: Path, deadline: float) -> tuple[int, bool]:
 
 
 def _valid(item: Any) -> bool:
-    return (isinstance(item, dict) and isinstance(item.get("tenant"), str) and item["tenant"]
+    return (isinstance(item, dict)  # tenant None: a session outside any git repository, the global space
+            and (item.get("tenant") is None or isinstance(item.get("tenant"), str) and item["tenant"])
             and isinstance(item.get("session"), str) and item["session"]
             and isinstance(item.get("messages"), list) and bool(item["messages"]))
 

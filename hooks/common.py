@@ -286,27 +286,29 @@ def open_memory(deadline: float) -> Any:
 
 # ---------------------------------------------------------------------------------------------- project
 def find_project_root(start: str | os.PathLike[str]) -> Path:
-    """The git root above ``start`` (a ``.git`` folder, or a ``.git`` file in a worktree), else ``start``.
+    """The checkout above ``start`` (the folder holding its ``.git`` folder, or a worktree's ``.git`` file), else
+    ``start``: what file paths in a transcript are relative to. (The tenant is :func:`project_tenant`.)"""
+    from remem.core.scope import find_project
 
-    Walks the file system instead of spawning ``git``: a hook pays for every process it starts.
-    """
-    here = Path(os.path.realpath(expand(str(start))))
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists():
-            return folder
-    return here
+    project = find_project(expand(str(start)))
+    return project.folder if project is not None else Path(os.path.realpath(expand(str(start))))
 
 
-def project_tenant(cwd: str | os.PathLike[str] | None = None) -> str:
-    """The memory tenant of a Claude Code project: its git root (else the folder) as an absolute path.
+def project_tenant(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The memory tenant of a Claude Code session: remem's one default scope rule
+    (:func:`remem.core.scope.default_scope`) for the session's folder. Every worktree and subfolder of a git
+    repository share its tenant; outside a repository it is None, the global space (as for ``remem list``
+    run there). ``REMEM_HOOK_TENANT``, then ``REMEM_TENANT``/``REMEM_PROJECT``, override it."""
+    from remem.core.scope import default_scope
 
-    ``REMEM_HOOK_TENANT`` overrides it (to share memory between checkouts, for example).
-    """
-    override = (getenv("REMEM_HOOK_TENANT") or "").strip()
-    if override:
-        return override
     start = cwd or getenv("CLAUDE_PROJECT_DIR") or getcwd()
-    return str(find_project_root(start))
+    env = environ()
+    return default_scope(cwd=expand(str(start)), env=os.environ if env is None else env, hook=True).scope.tenant
+
+
+def scope_label(tenant: str | None) -> str:
+    """How a message names a hook's tenant."""
+    return f"project {tenant}" if tenant is not None else "the global space"
 
 
 # ---------------------------------------------------------------------------------------------- payload
@@ -349,5 +351,10 @@ class HookInput:
                    stop_hook_active=data.get("stop_hook_active") is True, agent_id=s("agent_id"), raw=data)
 
     @property
-    def tenant(self) -> str:
+    def tenant(self) -> str | None:
         return project_tenant(self.cwd or None)
+
+    @property
+    def folder(self) -> Path:
+        """The checkout the session runs in (a worktree's own root): what transcript paths are relative to."""
+        return find_project_root(self.cwd or getenv("CLAUDE_PROJECT_DIR") or getcwd())

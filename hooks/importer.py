@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import transcript
-from .common import project_tenant, read_json, remem_home, write_json
+from .common import find_project_root, project_tenant, read_json, remem_home, write_json
 
 MAX_SESSION_BYTES = 64_000_000      # read at most this much of one transcript
 CHUNK_CHARS = 40_000                # one remember() call per this much conversation (as a capture would)
@@ -68,7 +68,7 @@ def read_session(path: Path, offset: int = 0, last_uuid: str | None = None) -> S
     session = next((e["sessionId"] for e in entries if isinstance(e.get("sessionId"), str) and e["sessionId"]),
                    path.stem)
     stamps = sorted(e["timestamp"] for e in entries if isinstance(e.get("timestamp"), str))
-    root = project_tenant(cwd) if cwd else None
+    root = find_project_root(cwd) if cwd else None
     messages = transcript.to_messages(transcript.turns(entries, root=root), with_time=True)
     return SessionFile(path, session, cwd, messages, stamps[0] if stamps else None,
                        stamps[-1] if stamps else None, result.offset, result.last_uuid, size)

@@ -159,7 +159,8 @@ def run_mcp(argv: Sequence[str]) -> int:
     if argv:  # extra options: the full command line
         from remem.cli import main as cli_main
 
-        return cli_main(["mcp", "--project", project_tenant(), *argv])
+        tenant = project_tenant()
+        return cli_main(["mcp", *(["--project", tenant] if tenant is not None else ["--global"]), *argv])
     from remem.mcp_stdio import serve
 
     return serve(mcp_server)
@@ -169,7 +170,8 @@ def mcp_server() -> object:
     """The SDK server scoped to this project's tenant."""
     from remem.mcp_server import build_server, server_scope
 
-    return build_server(scope=server_scope(project=project_tenant()))
+    tenant = project_tenant()
+    return build_server(scope=server_scope(project=tenant, global_space=tenant is None))
 
 
 def dispatch(argv: Sequence[str]) -> int:

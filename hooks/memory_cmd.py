@@ -11,9 +11,10 @@ import datetime as _dt
 import time
 from typing import Sequence
 
-from .common import env_flag, project_tenant
+from .common import env_flag, project_tenant, scope_label
 
-USAGE = "remem-hook memory {last | search QUERY | save TEXT [--kind K] | forget ID | list [N] | import | status}"
+USAGE = ("remem-hook memory {last | search QUERY | save TEXT [--kind K] | forget ID | list [N] | import | status | "
+         "index PATH... | ask QUESTION}")
 
 
 def _open():  # noqa: ANN202
@@ -22,14 +23,14 @@ def _open():  # noqa: ANN202
     return open_memory(time.monotonic() + 10)
 
 
-def cmd_last(tenant: str) -> str:
+def cmd_last(tenant: str | None) -> str:
     from .recall import last_recall
 
     data = last_recall(tenant)
     if not data:
-        return f"No prompt in project {tenant} has been through remem recall yet."
+        return f"No prompt in {scope_label(tenant)} has been through remem recall yet."
     when = _dt.datetime.fromtimestamp(float(data.get("at", 0))).strftime("%Y-%m-%d %H:%M:%S")
-    head = (f"Last recall in project {tenant} at {when} (session {data.get('session') or '?'}, "
+    head = (f"Last recall in {scope_label(tenant)} at {when} (session {data.get('session') or '?'}, "
             f"{data.get('ms', '?')} ms): status {data.get('status')}, {data.get('memories', 0)} memories injected.")
     body = data.get("context") or "(nothing was injected)"
     return f"{head}\n{body}"
@@ -86,8 +87,8 @@ def cmd_status(tenant: str) -> str:
 
 def main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="remem-hook memory", usage=USAGE)
-    p.add_argument("action", choices=["last", "search", "save", "forget", "list", "import", "status"], nargs="?",
-                   default="last")
+    p.add_argument("action", choices=["last", "search", "save", "forget", "list", "import", "status", "index", "ask"],
+                   nargs="?", default="last")
     p.add_argument("rest", nargs="*")
     p.add_argument("--kind", default="note")
     p.add_argument("--limit", type=int, default=8)
@@ -108,7 +109,7 @@ def main(argv: Sequence[str]) -> int:
     from remem.core.tooling import run_memory_forget, run_memory_save, run_memory_search
 
     scope = Scope(tenant=tenant)
-    if args.action in ("search", "save", "forget") and not text:
+    if args.action in ("search", "save", "forget", "index", "ask") and not text:
         print(f"usage: {USAGE}")
         return 2
     from remem.core.types import RememError
@@ -138,6 +139,14 @@ def main(argv: Sequence[str]) -> int:
                                   kind=args.kind))
         elif args.action == "forget":
             print(cmd_forget(mem, text, scope))
+        elif args.action == "index":  # the project's docs as document memories (re-runs write only what changed)
+            done = mem.index(args.rest, scope=scope)
+            print(f"{done.files} files: {done.added} chunks added, {done.unchanged} unchanged, {done.removed} removed"
+                  + "".join(f"\nskipped {path}: {why}" for path, why in done.skipped.items()))
+        elif args.action == "ask":
+            from remem.core.tooling import run_memory_answer
+
+            print(run_memory_answer(mem, text, scope))
         else:
             limit = int(text) if text.isdigit() else args.limit
             from remem.core.tooling import format_hits

@@ -17,7 +17,7 @@ def run(*args: str, store: Path, check: bool = True, stdin: str | None = None,
     env = {**os.environ, "REMEM_SERVICE": "off", "REMEM_EMBEDDER": "none", "REMEM_HOME": str(store.parent),
            **(env_extra or {})}
     proc = subprocess.run([sys.executable, "-m", "remem.cli", *args, "--path", str(store)], input=stdin,
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=120, cwd=store.parent)  # no git repo here
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -28,16 +28,18 @@ def test_cli_round_trip_with_json(store_factory, tmp_path: Path) -> None:
     added = json.loads(run("add", "We pinned stripe-python to v7.4.0", "--kind", "decision", "--tag", "deps",
                            "--tenant", "acme", "--json", store=store).stdout)
     assert added["kind"] == "decision" and added["tags"] == ["deps"]
-    hits = json.loads(run("search", "which stripe version", "--tenant", "acme", "--json", store=store).stdout)
+    hits = json.loads(run("search", "which stripe version", "--tenant", "acme", "--json", store=store).stdout)["hits"]
     assert hits[0]["record"]["id"] == added["id"]
-    assert json.loads(run("search", "stripe", "--tenant", "other", "--json", store=store).stdout) == []
-    listed = json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)
+    empty = json.loads(run("search", "stripe", "--tenant", "other", "--json", store=store).stdout)
+    assert empty["hits"] == [] and empty["elsewhere"] == 1  # and it says where the others are
+    assert empty["scope_read"] == {"tenant": "other", "user": None, "agent": None, "session": None, "source": "--tenant"}
+    listed = json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)["memories"]
     assert [r["id"] for r in listed] == [added["id"]]
     assert json.loads(run("get", added["id"], "--tenant", "acme", "--json", store=store).stdout)["text"].startswith("We pinned")
     # by id, too, a scope is a wall: another tenant (or the global space) does not see it
     for other in (["--tenant", "globex"], []):
         proc = subprocess.run([sys.executable, "-m", "remem.cli", "get", added["id"], *other, "--path", str(store),
-                               "--embedder", "none", "--json"], capture_output=True, text=True)
+                               "--embedder", "none", "--json"], capture_output=True, text=True, cwd=store.parent)
         assert proc.returncode != 0 and "We pinned" not in proc.stdout + proc.stderr
     assert json.loads(run("get", added["id"], "--all-tenants", "--json", store=store).stdout)["id"] == added["id"]
     stats = json.loads(run("stats", "--tenant", "acme", "--json", store=store).stdout)
@@ -50,16 +52,16 @@ def test_cli_round_trip_with_json(store_factory, tmp_path: Path) -> None:
     held = json.loads(run("backup", "--json", store=store).stdout)["path"]  # holds what is about to be forgotten
     run("forget", "--tenant", "acme", "--kind", "decision", "--yes", store=store)
     assert "1 backup(s) taken before the last forget" in run("doctor", store=store).stdout
-    assert json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout) == []
+    assert json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)["memories"] == []
     assert json.loads(run("import", str(out), "--tenant", "acme", "--json", store=store).stdout)["imported"] == 1
-    assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)) == 1
+    assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)["memories"]) == 1
     last = store.parent / "hooks" / "last_recall" / "acme.json"  # what the prompt hook injected last (a copy)
     last.parent.mkdir(parents=True, exist_ok=True)
     last.write_text(json.dumps({"tenant": "acme", "context": "We pinned stripe-python to v7.4.0"}))
     assert json.loads(run("compact", "--json", store=store).stdout) == {"compacted": 1, "backups_removed": [held]}
     assert not Path(held).exists() and "backups" not in run("doctor", store=store).stdout
     assert not last.exists()  # and the hooks' copy of what they showed
-    assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)) == 1
+    assert len(json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)["memories"]) == 1
 
 
 def test_cli_reads_stdin_and_reports_errors_clearly(store_factory) -> None:
@@ -70,7 +72,7 @@ def test_cli_reads_stdin_and_reports_errors_clearly(store_factory) -> None:
     assert bad.returncode == 2 and "importance" in bad.stderr
     wipe = run("forget", "--kind", "note", "--yes", store=store, check=False)
     assert wipe.returncode == 2 and "--tenant" in wipe.stderr
-    assert len(json.loads(run("list", "--global", "--json", store=store).stdout)) == 1
+    assert len(json.loads(run("list", "--global", "--json", store=store).stdout)["memories"]) == 1
     shown = run("list", "--global", store=store, env_extra={"COLUMNS": "80"}).stdout  # the id a user copies
     assert rec["id"] in shown and run("get", rec["id"], "--global", store=store).returncode == 0
 
@@ -109,7 +111,7 @@ def test_redact_store_leaves_no_copy_of_what_it_redacted_in_the_store_files_or_b
     assert report["changed"] == 1 and report["backups_removed"] == [held] and report["hook_files_rewritten"] == 1
     left = [p for p in store.parent.rglob("*") if p.is_file() and b"ZX-55-7713" in p.read_bytes()]
     assert left == []
-    [rec] = json.loads(run("list", "--tenant", "acme", "--json", store=store, env_extra=env).stdout)
+    [rec] = json.loads(run("list", "--tenant", "acme", "--json", store=store, env_extra=env).stdout)["memories"]
     assert rec["text"] == "the door code of the lab is [REDACTED:door_code]"
 
 
@@ -127,4 +129,4 @@ def test_forgetting_a_conversation_by_its_session_name(store_factory) -> None:
     gone = json.loads(run("forget", "--tenant", "acme", "--where", "meta.session=chat-42", "--yes", "--json",
                           store=store).stdout)
     assert gone["count"] >= 2 and not gone["dry_run"]  # the message and what was distilled from it
-    assert json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout) == []
+    assert json.loads(run("list", "--tenant", "acme", "--json", store=store).stdout)["memories"] == []

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from openai_server import OpenAIServer
+from remem.core.recall.fencing import fenced_lines
 from remem import Memory, Scope
 from remem.core.distill.pipeline import LLMDistiller
 
@@ -355,7 +356,7 @@ def test_message_ids_that_redaction_changes_stay_each_messages_own(memory_factor
     ids = [e.sources[0] for e in (*first.episodes, *later.episodes)]
     assert len(ids) == 5 and len(set(ids)) == 5 and not any("acme" in i for i in ids), ids
     hits = mem.search("quokkas wombats", scope=SCOPE)
-    assert hits and all(line.startswith(("- [", "  ")) for line in format_hits(hits).splitlines())
+    assert hits and all(line.startswith(("- [", "  ")) for line in fenced_lines(format_hits(hits)))
 
 
 def test_a_forget_by_message_id_reaches_whatever_the_summary_kept_of_it(memory_factory: Any) -> None:

@@ -25,6 +25,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine  # noqa: E402
 from llama_index.core.schema import MetadataMode  # noqa: E402
 from llama_index.core.tools import RetrieverTool  # noqa: E402
 
+from remem.core.recall.fencing import fenced_lines
 from remem import AsyncMemory, Memory, Scope  # noqa: E402
 from remem.core.recall.tokens import count_tokens  # noqa: E402
 from remem.core.tooling import BackgroundCapture  # noqa: E402
@@ -171,7 +172,9 @@ def test_block_recall_respects_its_token_budget_and_truncates_by_line(mem: Memor
     text = asyncio.run(block.aget([ChatMessage(role="user", content="alice tea blend")], session_id="s"))
     assert text and 100 < count_tokens(text) <= 150  # filled up to, never past, the budget
     shorter = asyncio.run(block.atruncate(text, 40))
-    assert shorter and count_tokens(shorter) <= count_tokens(text) - 40 and text.startswith(shorter)
+    kept = fenced_lines(shorter or "")  # the least relevant lines go; the fence stays whole
+    assert shorter and count_tokens(shorter) <= count_tokens(text) - 40 and shorter.endswith("</remem-memories>")
+    assert kept and kept == fenced_lines(text)[:len(kept)]
     assert asyncio.run(block.atruncate(text, 10_000)) is None  # the header alone is dropped
 
 

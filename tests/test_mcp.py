@@ -19,13 +19,14 @@ pytest.importorskip("mcp")
 import httpx  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+from remem.core.recall.fencing import fenced_lines
 from remem import Memory, Scope  # noqa: E402
 from remem.core.service.client import start_service, stop_service  # noqa: E402
 from remem.core.types import RememError  # noqa: E402
 from remem.mcp_server import Limits, Token, build_server, http_app, install_config, parse_tokens  # noqa: E402
 
 TOOLS = {"memory_search", "memory_save", "memory_get", "memory_update", "memory_supersede", "memory_forget",
-         "memory_recent", "memory_stats"}
+         "memory_recent", "memory_stats", "memory_answer", "memory_about", "memory_entities"}
 
 
 def _saved_id(text: str) -> str:
@@ -58,8 +59,9 @@ async def test_tools_round_trip_in_process_and_stay_in_the_configured_scope(mem:
         assert json.loads((await c.call_tool("memory_stats", {})).content[0].text)["count"] == 2
         # another tenant's server neither finds nor deletes acme's memories, even by id
         assert "No matching memories" in (await o.call_tool("memory_search", {"query": "deploy"})).content[0].text
-        r = await o.call_tool("memory_forget", {"memory_id": new_id})
-        assert "nothing forgotten" in r.content[0].text and mem.get(new_id, scope=Scope(tenant="acme", user="alice"))
+        r = await o.call_tool("memory_forget", {"memory_id": new_id})  # answered like memory_get
+        assert r.is_error and "no memory with id" in r.content[0].text
+        assert mem.get(new_id, scope=Scope(tenant="acme", user="alice"))
         r = await o.call_tool("memory_get", {"memory_id": new_id})
         assert r.is_error and "did not run" in r.content[0].text
         r = await c.call_tool("memory_forget", {"memory_id": new_id})
@@ -344,7 +346,7 @@ async def test_search_shows_a_passage_message_by_message_with_ids_and_sources(me
     async with Client(build_server(mem, scope=scope)) as c:
         text = (await c.call_tool("memory_search", {"query": "Priya's wedding in Lisbon", "kind": "episode"})
                 ).content[0].text
-    lines = text.splitlines()
+    lines = fenced_lines(text)
     ep = {e.sources[0]: e.id for e in res.episodes}
     assert lines[0].startswith("- [2024-06-01 · user] My sister Priya")
     assert f"(id: {ep['u1']}; sources: u1)" in lines[0]

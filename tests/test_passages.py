@@ -12,6 +12,7 @@ import datetime as dt
 import json
 from typing import Any
 
+from remem.core.recall.fencing import OPEN, fenced_lines
 from remem import ALL_TENANTS, Memory, Scope, SearchHit
 from remem.core.recall.passages import PASSAGE_MAX, join_passages
 from remem.core.recall.planner import recall, recall_context
@@ -154,7 +155,7 @@ def test_re_planning_over_passages_that_overlap_shows_each_message_once(mem: Mem
         assert len(ids) == len(set(ids)), ids
         context = recall_context(mem, "tahoe rental on June 2", scope=SCOPE, limit=limit, now=now,
                                  kind="episode", token_budget=400)
-        lines = [line.split("] ", 1)[1] for line in context.splitlines()[1:]]
+        lines = [line.split("] ", 1)[1] for line in fenced_lines(context)]
         assert len(lines) == len(set(lines)), context
 
 
@@ -175,7 +176,7 @@ def test_a_memory_its_passage_shows_is_dropped_and_a_skipped_message_is_marked(m
 def test_tools_show_every_message_of_a_passage_with_its_id_and_sources(mem: Memory) -> None:
     mem.remember(chat(), scope=SCOPE, session="s1")
     hits = mem.search("Priya's wedding in Lisbon", scope=SCOPE, limit=3)
-    lines = format_hits(hits).splitlines()
+    lines = fenced_lines(format_hits(hits))
     assert lines[0].startswith("- [2024-06-01 · user] My sister Priya") and "sources: u1" in lines[0]
     assert lines[1].startswith("  [assistant] Congratulations") and f"(id: {hits[0].passage[1].id}; " in lines[1]
     assert "sources: a1" in lines[1] and "sources: u2" in lines[2]
@@ -189,8 +190,8 @@ def test_the_prompt_hook_injects_a_passage_without_what_the_session_was_shown(me
     hits = mem.search("Priya's wedding in Lisbon", scope=SCOPE, limit=5, kind="episode")
     fresh = select(hits, Shown("s2"), 400)
     assert [r.sources[0] for r in fresh[0]] == ["u1", "a1", "u2"]
-    lines = render_chosen(fresh).splitlines()
-    assert lines[1].startswith("- [2024-06-01 · user] My sister Priya") and lines[2].startswith("  [assistant]")
+    lines = fenced_lines(render_chosen(fresh))
+    assert lines[0].startswith("- [2024-06-01 · user] My sister Priya") and lines[1].startswith("  [assistant]")
     seen = Shown("s2")
     seen.mark([fresh[0][1]])  # the answer was injected earlier in this session: the rest still comes
     assert [r.sources[0] for r in select(hits, seen, 400)[0]] == ["u1", "u2"]
@@ -234,7 +235,7 @@ def test_a_passage_too_long_for_the_budget_left_shows_its_best_message(mem: Memo
     from remem.hooks.injected import Shown
     from remem.hooks.recall import select
 
-    assert select([hit], Shown("s2"), 60) == [(hit.record,)]  # the prompt hook cuts it the same way
+    assert select([hit], Shown("s2"), 90) == [(hit.record,)]  # the prompt hook cuts it the same way
     assert select([hit], Shown("s2"), 900) == [hit.passage]
     seen = Shown("s3")
     seen.mark([hit.record])  # its best message was injected earlier: the next one left, if it fits
@@ -285,7 +286,7 @@ def test_every_reader_of_recall_keeps_its_token_budget_and_whole_characters(mem:
         assert "sources:" in answer and count_tokens(answer) <= budget, budget
     hits = mem.search("PostgreSQL MySQL", scope=SCOPE, limit=20)
     injected = render_chosen(select(hits, Shown("another-session"), 800))
-    assert injected.startswith(RECALL_HEADER) and count_tokens(injected) <= 800
+    assert injected.startswith(f"{OPEN}\n{RECALL_HEADER}") and count_tokens(injected) <= 800
     for i in range(12):  # what a coding agent's memories hold: hashes, uuids, numbers
         ids = " ".join(f"{(i * 7919 + k) * 2654435761 % 16**12:012x}" for k in range(12))
         mem.remember([said("user", f"h{i}", f"release build {i}: commits {ids} took {i * 937 + 4411} ms")],

@@ -27,7 +27,9 @@ def test_by_id_operations_cannot_cross_tenants(any_mem: Memory, tmp_path: Path) 
             any_mem.update(rec.id, text="hijacked", scope=other)
         with pytest.raises(NotFoundError):
             any_mem.supersede(rec.id, "hijacked", scope=other)
-        assert any_mem.forget(rec.id, scope=other) is False
+        with pytest.raises(NotFoundError) as gone:
+            any_mem.forget(rec.id, scope=other)
+        assert str(gone.value) == str(missing.value)  # forget answers like get
     assert any_mem.get(rec.id, scope=ACME).text == "Acme's deploy key rotates every Monday"
     assert any_mem.get(rec.id, scope=ALL_TENANTS).id == rec.id  # the explicit admin switch
 

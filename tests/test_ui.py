@@ -249,7 +249,8 @@ def test_recall_page_shows_what_the_hook_injects(mem: Memory, home: Path, store_
         html = client.get("/search", params={"t": "acme", "q": prompt}).text
         shown = unescape(re.search(r'<pre class="injected" id="injected"[^>]*>(.*?)</pre>', html, re.S).group(1))
         recorded = json.loads(next((home / "hooks" / "last_recall").glob("*.json")).read_text())["context"]
-        assert shown == f"{RECALL_PREAMBLE}\n{recorded}" and shown in injected and "Stripe" in shown
+        assert shown == recorded and shown in injected and "Stripe" in shown
+        assert shown.startswith("<remem-memories>\n" + RECALL_PREAMBLE) and shown.count(RECALL_PREAMBLE) == 1
         assert "\n  [" in shown  # a passage: its later messages indented under the first, in the hook and here
         digest = re.search(r'<pre class="injected" id="digest"[^>]*>(.*?)</pre>', html, re.S)
         if digest:  # this was the session's first prompt: the hook injected the digest first
@@ -441,3 +442,129 @@ def test_remem_ui_prints_a_loopback_link_that_signs_in_and_stops_on_ctrl_c(store
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 0
+
+
+# ---------------------------------------------------------------------------------------------- no token in argv
+def test_a_one_time_code_signs_in_once_and_expires(app: Any) -> None:
+    guard = app.state.inspector.guard
+    client = TestClient(app, base_url=BASE, follow_redirects=False)
+    code = guard.one_time_code()
+    # the request comes from a file:// page: a cross-site navigation, which the code alone must be enough for
+    resp = client.get(f"/signin?code={code}&next=/memories%3Ft%3Dacme", headers={"Sec-Fetch-Site": "cross-site"})
+    assert resp.status_code == 200 and 'content="0;url=/memories?t=acme"' in resp.text
+    assert "samesite=strict" in resp.headers["set-cookie"].lower() and code not in resp.headers["set-cookie"]
+    assert client.get("/memories?t=acme").status_code == 200
+    fresh = TestClient(app, base_url=BASE, follow_redirects=False)
+    assert fresh.get(f"/signin?code={code}").status_code == 403, "a used code is dead"
+    assert fresh.get(f"/signin?code={guard.one_time_code(ttl=0)}").status_code == 403, "an expired code is dead"
+    assert fresh.get(f"/signin?code={guard.token}").status_code == 403, "the token is not a code"
+    assert fresh.get("/").status_code == 403
+    other = guard.one_time_code()
+    assert fresh.get(f"/signin?code={other}", headers={"Host": "evil.example"}).status_code == 400
+    for target in ("//evil.example/x", "http://evil.example/", "/\\evil.example", "javascript:alert(1)"):
+        resp = fresh.get("/signin", params={"code": guard.one_time_code(), "next": target})
+        assert resp.status_code == 200 and 'content="0;url=/"' in resp.text, target
+
+
+def test_the_signin_file_is_owner_only_holds_no_token_and_goes_once_used(app: Any, tmp_path: Path) -> None:
+    from remem.ui.launch import write_signin_file
+
+    guard = app.state.inspector.guard
+    page = write_signin_file(guard, tmp_path / "ui", "/memories", t="acme")
+    assert (page.stat().st_mode & 0o777, page.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+    body = page.read_text()
+    assert guard.token not in body
+    link = unescape(re.search(r'url=([^"]+)"', body).group(1))  # type: ignore[union-attr]
+    client = TestClient(app, base_url=BASE, follow_redirects=False)
+    assert client.get(link.replace(BASE, "")).status_code == 200
+    assert not page.exists(), "the file goes once its code is used"
+
+
+BROWSER_WRAPPER = '''
+import json, os, sys, time
+from pathlib import Path
+from remem.ui.headless import Browser
+
+url, out = sys.argv[1], Path(sys.argv[2])
+report = {"argv": sys.argv[1:]}
+page = Path(url[len("file://"):]) if url.startswith("file://") else None
+if page is not None and page.exists():
+    report["mode"] = oct(page.stat().st_mode & 0o777)
+    report["file"] = page.read_text()
+with Browser() as b:
+    b.driver.get(url)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and "served by the CLI" not in b.driver.page_source:
+        time.sleep(0.1)
+    report["url"], report["text"] = b.driver.current_url, b.driver.find_element("tag name", "body").text
+    report["cmdlines"] = []  # every process's arguments, as any local account can read them, the browser's too
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            report["cmdlines"].append(Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace"))
+        except OSError:
+            pass
+    report["file_after"] = page.exists() if page is not None else None
+    b.driver.get(url)  # the same file (or its link) a second time: the code is spent
+    time.sleep(1)
+    report["again"] = b.driver.find_element("tag name", "body").text
+out.write_text(json.dumps(report))
+'''
+
+
+@needs_browser
+def test_remem_ui_opens_a_real_browser_without_its_token_on_any_command_line(store_factory: Any, home: Path,
+                                                                             tmp_path: Path) -> None:
+    """`remem ui` starts the browser $BROWSER names (as webbrowser does for every browser): a script that records
+    its arguments, then opens them in headless Chromium and lists every process's command line meanwhile."""
+    import signal
+    import time
+
+    path = store_factory("none")
+    with Memory(path=path, embedder="none") as seeded:
+        seeded.add("served by the CLI", scope=ACME)
+    wrapper, report_file = tmp_path / "browser.py", tmp_path / "report.json"
+    wrapper.write_text(BROWSER_WRAPPER)
+    env = {**os.environ, "REMEM_HOME": str(home), "REMEM_SERVICE": "off",
+           "BROWSER": f"{sys.executable} {wrapper} %s {report_file}"}
+    proc = subprocess.Popen([sys.executable, "-m", "remem.cli", "ui", "--port", "0", "--path", str(path),
+                             "--embedder", "none", "--tenant", "acme"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        token = ""
+        for line in proc.stdout:  # type: ignore[union-attr]
+            if "token=" in line:
+                token = line.strip().split("token=", 1)[1]
+                break
+        deadline = time.monotonic() + 90
+        while not report_file.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        report = json.loads(report_file.read_text())
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+    assert len(token) >= 40
+    assert report["argv"][0].startswith("file://") and report["mode"] == "0o600"
+    code = re.search(r"code=([\w-]+)", report["file"]).group(1)  # type: ignore[union-attr]
+    assert token not in report["file"]
+    assert not [c for c in report["cmdlines"] if token in c or code in c], "a secret is on a command line"
+    assert "served by the CLI" in report["text"] and "code=" not in report["url"] and "token=" not in report["url"]
+    assert report["file_after"] is False, "the sign-in file is removed once used"
+    assert "served by the CLI" not in report["again"]
+    assert not list((home / "ui").glob("*.html"))
+
+
+def test_the_signin_file_never_lands_in_a_folder_others_may_write(app: Any, tmp_path: Path) -> None:
+    from remem.ui.launch import write_signin_file
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # e.g. a REMEM_HOME under a world-writable folder: another account could swap the page
+    page = write_signin_file(app.state.inspector.guard, shared)
+    try:
+        assert page.parent != shared and page.parent.stat().st_mode & 0o777 == 0o700
+        assert page.stat().st_mode & 0o777 == 0o600
+    finally:
+        from remem.ui.launch import remove
+
+        remove(page)
+    assert not page.parent.exists()

@@ -43,12 +43,11 @@ def recall_preview(mem: Any, prompt: str, scope: Any) -> RecallPreview:
     """What the UserPromptSubmit hook would inject for ``prompt`` in this tenant, in a session that has been
     shown nothing yet: the hook's own query cut, search call, selection, rendering and preamble (its
     functions, not a copy), the digest a session's first prompt also gets, and the ranked hits with scores."""
-    from remem.hooks.common import DEFAULT_DIGEST_TOKENS, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, env_int
+    from remem.hooks.common import DEFAULT_DIGEST_TOKENS, DEFAULT_RECALL_TOKENS, env_int
     from remem.hooks.digest import build_digest
     from remem.hooks.injected import Shown
     from remem.core.tooling import RECALL_QUERY_CHARS
-    from remem.hooks.recall import (DIGEST_KINDS, RECALL_PREAMBLE, SEARCH_LIMIT, digest_keep, is_trivial,
-                                    render_chosen, select)
+    from remem.hooks.recall import DIGEST_KINDS, SEARCH_LIMIT, digest_keep, is_trivial, select, within_chars
 
     budget = env_int("REMEM_HOOK_RECALL_TOKENS", DEFAULT_RECALL_TOKENS)
     query = prompt.strip()[:RECALL_QUERY_CHARS]
@@ -57,12 +56,13 @@ def recall_preview(mem: Any, prompt: str, scope: Any) -> RecallPreview:
     fresh = Shown("")  # a session shown nothing yet
     groups = select(list(fitted), fresh, budget)
     ms = (time.perf_counter() - start) * 1000
-    text = render_chosen(groups)
     chosen = [rec for recs in groups for rec in recs]
-    injected = f"{RECALL_PREAMBLE}\n{text}"[:MAX_CONTEXT_CHARS] if text else ""
     records = mem.list(scope=scope, kind=DIGEST_KINDS, limit=100, include_superseded=False)
     digest, _ = build_digest(records, env_int("REMEM_HOOK_DIGEST_TOKENS", DEFAULT_DIGEST_TOKENS),
                              keep=digest_keep(chosen, fresh))
+    # the hook's own fit to Claude Code's cap: its fenced block (the preamble is inside the fence), whole
+    injected, digest = within_chars(groups, digest, "")
+    chosen = [rec for recs in groups for rec in recs]  # what the fit kept
     hits = mem.search(query, scope=scope, limit=SEARCH_LIMIT, reinforce=False)
     return RecallPreview(query, is_trivial(prompt), hits, [r.id for r in chosen], injected, digest, budget, ms)
 

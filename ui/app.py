@@ -21,7 +21,7 @@ from remem import NotFoundError, RememError
 from . import actions, charts, hooklog
 from .jobs import Jobs
 from .render import page, qs
-from .security import Guard, guarded
+from .security import SIGNIN_PATH, Guard, guarded, signin
 from .store import GLOBAL_KEY, ListQuery, detail, list_page, scope_of
 
 STATIC = Path(__file__).parent / "static"
@@ -187,6 +187,7 @@ def create_app(mem: Any, *, port: int, guard: Guard | None = None, export_dir: P
         route("/search", search_view), route("/recalls", recalls_view), route("/audit", audit_view),
         route("/export", export_view), route("/exports/{name}", download), route("/static/style.css", stylesheet),
         route("/audit/run", audit_run, ("POST",)), route("/do/{action}", change, ("POST",)),
+        Route(SIGNIN_PATH, signin(guard), methods=["GET"]),
     ]
     app = Starlette(routes=routes)
     app.state.inspector = st

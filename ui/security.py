@@ -3,6 +3,9 @@
 The page can read and change every memory, so it is guarded like a Jupyter server, only stricter:
 - a random token in the URL ``remem ui`` prints; the first load swaps it for an HttpOnly, SameSite=Strict
   session cookie and redirects to a URL without it (so it is not left in history or a Referer);
+- the browser ``remem ui`` opens never sees that token on its command line (any local account can read
+  ``/proc/*/cmdline``): it is given a 0600 file (:mod:`.launch`) whose link carries a one-time code, dead once
+  used and after :data:`CODE_TTL` seconds;
 - the Host header must name the loopback address we bound (a DNS-rebinding page reaches us with its own host);
 - a request that says it comes from another origin (Origin, or Sec-Fetch-Site: cross-site) is refused;
 - every change is a POST carrying a CSRF token bound to the session.
@@ -12,13 +15,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import html
 import secrets
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 from urllib.parse import urlencode, urlsplit
 
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 COOKIE_PREFIX = "remem_ui_"
 SECURITY_HEADERS = {
@@ -32,6 +38,8 @@ SECURITY_HEADERS = {
     "Cross-Origin-Resource-Policy": "same-origin",
 }
 SAFE_METHODS = ("GET", "HEAD")
+CODE_TTL = 120.0  # seconds a one-time sign-in code lives: long enough for a cold browser start
+SIGNIN_PATH = "/signin"
 
 
 @dataclass
@@ -42,6 +50,9 @@ class Guard:
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     _key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     _sessions: set[str] = field(default_factory=set)
+    # one-time sign-in code -> when it dies (monotonic), and what to clean up once it is used or dead
+    _codes: dict[str, tuple[float, Callable[[], None] | None]] = field(default_factory=dict)
+    _codes_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def cookie_name(self) -> str:
@@ -58,6 +69,34 @@ class Guard:
     def url(self, path: str = "/", **params: str) -> str:
         """The sign-in link: ``path`` with the token (and ``params``) in its query."""
         return f"http://127.0.0.1:{self.port}{path}?{urlencode({**params, 'token': self.token})}"
+
+    def one_time_code(self, ttl: float = CODE_TTL, on_spent: Callable[[], None] | None = None) -> str:
+        """A sign-in code good for one use within ``ttl`` seconds (for a link that may leave this process);
+        ``on_spent`` runs once it is used (or found expired), e.g. to delete the file that held it."""
+        code = secrets.token_urlsafe(32)
+        with self._codes_lock:
+            self._codes[code] = (time.monotonic() + ttl, on_spent)
+        return code
+
+    def signin_url(self, code: str, path: str = "/", **params: str) -> str:
+        """The link a one-time ``code`` signs in through, landing on ``path`` (with ``params``)."""
+        target = f"{path}?{urlencode(params)}" if params else path
+        return f"http://127.0.0.1:{self.port}{SIGNIN_PATH}?{urlencode({'code': code, 'next': target})}"
+
+    def redeem(self, code: str | None) -> bool:
+        """Use up ``code``: True once, if it was issued and has not expired; never again after."""
+        if not code:
+            return False
+        now = time.monotonic()
+        with self._codes_lock:
+            match = next((c for c in self._codes if hmac.compare_digest(c.encode(), code.encode())), None)
+            valid = match is not None and self._codes[match][0] > now
+            spent = [c for c in self._codes if c == match or self._codes[c][0] <= now]
+            cleanups = [self._codes.pop(c)[1] for c in spent]
+        for cleanup in cleanups:
+            if cleanup is not None:
+                cleanup()
+        return valid
 
     def new_session(self) -> str:
         sid = secrets.token_urlsafe(32)
@@ -109,6 +148,43 @@ def _refuse(status: int, message: str) -> Response:
 Handler = Callable[[Request], Awaitable[Response]]
 
 
+def local_path(target: str | None) -> str:
+    """``target`` if it is a path on this inspector (``/...``, not ``//host`` or a scheme), else ``/``."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or any(ord(ch) < 0x20 for ch in target):
+        return "/"
+    return target
+
+
+def signin(guard: Guard) -> Handler:
+    """``GET /signin?code=...&next=/path``: a one-time code becomes a session cookie, then the page moves on.
+
+    The link comes from a file the browser opened (``file://``), so the request is a cross-site navigation:
+    Sec-Fetch-Site is not checked here (the code is the proof, and it dies on first use), the Host still is.
+    A 303 would carry the navigation's cross-site origin on to the next page, where a browser does not send a
+    SameSite=Strict cookie; a page of ours that refreshes to the target starts a same-site navigation."""
+
+    async def run(request: Request) -> Response:
+        host = (request.headers.get("host") or "").lower()
+        if host not in guard.allowed_hosts:
+            return _refuse(400, "unexpected Host header: this inspector only answers on 127.0.0.1 (DNS rebinding?)")
+        if request.method not in SAFE_METHODS:
+            return _refuse(405, "sign in with GET")
+        if not guard.redeem(request.query_params.get("code")):
+            return _refuse(403, "this sign-in link was used already or has expired: open the link `remem ui` "
+                                "printed")
+        target = html.escape(local_path(request.query_params.get("next")), quote=True)
+        body = (f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={target}">'
+                f'<title>remem: signed in</title><p>Signed in. <a href="{target}">Open the inspector</a></p>\n')
+        resp = HTMLResponse(body, headers=SECURITY_HEADERS)
+        resp.set_cookie(guard.cookie_name, guard.new_session(), httponly=True, samesite="strict", path="/")
+        return resp
+
+    return run
+
+
 def guarded(guard: Guard, handler: Handler) -> Handler:
     """Wrap a route: host/origin checks, token-to-cookie login, session required, CSRF on every change."""
 
@@ -143,4 +219,4 @@ def guarded(guard: Guard, handler: Handler) -> Handler:
     return run
 
 
-__all__ = ["Guard", "SECURITY_HEADERS", "guarded"]
+__all__ = ["CODE_TTL", "Guard", "SECURITY_HEADERS", "SIGNIN_PATH", "guarded", "local_path", "signin"]

@@ -5,8 +5,11 @@ from __future__ import annotations
 import socket
 import threading
 import time
-import webbrowser
 from typing import Any
+
+from remem.hooks.common import remem_home
+
+from . import launch
 
 DEFAULT_PORT = 8767
 
@@ -72,6 +75,11 @@ class Inspector:
         self.stop()
 
 
+def _open_soon(page: Any) -> None:
+    time.sleep(0.5)  # the server is listening by then
+    launch.open_browser(page)
+
+
 def ui_main(args: Any, open_memory: Any) -> int:
     """Run until Ctrl-C. ``open_memory`` opens the store the CLI's --path/--url/--embedder name."""
     import uvicorn
@@ -91,11 +99,16 @@ def ui_main(args: Any, open_memory: Any) -> int:
         from .store import GLOBAL_KEY
 
         tenant = getattr(args, "tenant", None) or (GLOBAL_KEY if getattr(args, "global_space", False) else None)
-        url = guard.url("/memories", t=tenant) if tenant else guard.url()
+        where = ("/memories", {"t": tenant}) if tenant else ("/", {})
+        url = guard.url(where[0], **where[1])
         print(f"remem inspector for {app.state.inspector.store_label()}\n  {url}\n"
-              "Open this link (it carries the access token); Ctrl-C stops the inspector.", flush=True)
-        if not args.no_browser:
-            threading.Timer(0.5, lambda: webbrowser.open(url)).start()
+              "Open this link (it carries the access token; keep it to yourself); Ctrl-C stops the inspector.",
+              flush=True)
+        page = None
+        if not args.no_browser:  # the browser gets a file's path, never the token: its arguments are public
+            page = launch.write_signin_file(guard, remem_home() / "ui", where[0], **where[1])
+            # a daemon: a browser command that stays in the foreground must not keep `remem ui` from exiting
+            threading.Thread(target=_open_soon, args=(page,), name="remem-ui-browser", daemon=True).start()
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
         try:
             uvicorn.Server(config).run(sockets=[sock])
@@ -103,6 +116,7 @@ def ui_main(args: Any, open_memory: Any) -> int:
             pass
         finally:
             sock.close()
+            launch.remove(page)
     print("remem inspector stopped", flush=True)
     return 0
 

@@ -284,8 +284,10 @@ _MEMORY_TOOL_RE = re.compile(r"^(?:memory[_-]|remem)|_memory$", re.I)
 def strip_recalled(text: str) -> str:
     """Remove memory context that remem itself injected (``Memory.context`` blocks), so a capture never
     re-learns what was recalled into the prompt."""
+    from ..recall.fencing import unfence
     from ..recall.rendering import HEADER
 
+    text = unfence(text)  # a fenced block whole: its note, header and lines
     if HEADER not in text and "· " not in text and "Relevant memories (" not in text:
         return text
     return _RECALLED_LINE_RE.sub("", _RECALLED_HEADER_RE.sub("", text.replace(HEADER, ""))).strip()

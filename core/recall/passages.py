@@ -88,17 +88,19 @@ def label(rec: MemoryRecord) -> str:
     """A line's label: the record's kind; for a message, its role (reads better than "episode"), or nothing
     when its text starts with the speaker's name already ("Ana: ..." says who)."""
     if rec.kind != EPISODE_KIND:
-        return rec.kind
+        from .fencing import one_line  # a kind stored before kinds were checked may hold anything
+
+        return one_line(rec.kind)
     if rec.metadata.get("speaker"):
         return ""
     role = str(rec.metadata.get("role") or "said")
     return role if re.fullmatch(r"[a-z]{1,20}", role) else "said"
 
 
-def bracket(rec: MemoryRecord, dated: bool) -> str:
+def bracket(rec: MemoryRecord, dated: bool, labelled: bool = True) -> str:
     """A line's ``[date · label] `` prefix (empty when there is neither)."""
     parts = [f"{rec.event_time:%Y-%m-%d}"] if dated else []
-    if name := label(rec):
+    if labelled and (name := label(rec)):
         parts.append(name)
     return f"[{' · '.join(parts)}] " if parts else ""
 

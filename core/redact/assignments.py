@@ -129,6 +129,9 @@ def is_placeholder(v: str) -> bool:
     return bool(PLACEHOLDER.search(v)) or v.endswith(("...", "\u2026")) or "REDACTED" in v
 
 
+AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "oauth"})
+
+
 def assignment_kind(m: re.Match[str], quoted_only: bool = False) -> str | None:
     """Kind for ``name <sep> value`` if it assigns a credential literal, not code."""
     kind = secret_name_kind(m.group("name"))
@@ -138,8 +141,8 @@ def assignment_kind(m: re.Match[str], quoted_only: bool = False) -> str | None:
     v = _value(m, ("dq", "sq", "bq", "uv")).strip()
     if len(v) < 3 or is_placeholder(v) or _TYPE_ANNOTATION.search(v):
         return None
-    if v.lower() in _norm_name(m.group("name")):
-        return None  # token=token, password=pass
+    if v.lower() in _norm_name(m.group("name")) or v.lower() in AUTH_SCHEMES:
+        return None  # token=token, password=pass, ("Authorization", "Bearer " + token)
     if quoted:
         ok = not _looks_like_prose(v) and "{" not in v
     else:
@@ -172,11 +175,16 @@ def _unquoted_ok(m: re.Match[str], v: str) -> bool:
             return False
         if sep == ":" and (after[:1] in ("=", ",", ")", "}") or v[0].isupper() and not v.isupper()):
             return False  # `password: SecretStr = ...`, `def f(token: Token)`, {"k": var}
-        if sep == ":" and not _at_line_start(m) and v.isalpha():
-            return False  # prose: "password: see vault"
+        if sep == ":" and v.isalpha() and (not _at_line_start(m) or _words_follow(m)):
+            return False  # prose: "password: see vault", "Password: see the onboarding doc"
     if sep == ":" and v.endswith(":"):
         return False
     return True
+
+
+def _words_follow(m: re.Match[str]) -> bool:
+    """More words after the value on its line ("Password: ask Dana, she has it"): a sentence, not a YAML value."""
+    return re.match(r"[ \t]*,?[ \t]+[A-Za-z]{2,}", m.string[m.end():m.end() + 40]) is not None
 
 
 def _at_line_start(m: re.Match[str]) -> bool:

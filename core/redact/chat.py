@@ -75,7 +75,7 @@ CHAT_RULES: tuple[Rule, ...] = (
         hints=("pass", "pwd", "mdp", "senha", "contrase", "clave", "mot de passe", "kennwort", "parola",
                "token", "secret", "chave", "segredo", "jeton", "clé", "cle secrete", "schlüssel", "chiave",
                "api", "access", "auth", "private"),
-        anchor=("passw", "passc", "pwd", "mdp", "senha", "contrase", "clave", "mot de passe", "kennwort",
+        anchor=("passw", "passc", "passp", "pwd", "mdp", "senha", "contrase", "clave", "mot de passe", "kennwort",
                 "parola", "token", "secret", "chave", "segredo", "jeton", "clé", "cle secrete", "schlüssel",
                 "zugangs", "chiave", "api", "access", "auth", "private"),
         generic=True,

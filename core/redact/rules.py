@@ -22,6 +22,8 @@ from .assignments import (
     assignment_kind, prose_kind, is_placeholder,
 )
 from .chat import CHAT_RULES
+from .headers import HEADER_RULES
+from .plain import PLAIN_RULES
 from .pii import PII_RULES
 from .rule import Rule, on_value, shannon_entropy
 from .rule import char_classes
@@ -328,6 +330,57 @@ _SPECIFIC: tuple[Rule, ...] = (
         negative="secret_sauce_recipe",
         hints=("secret_", "ntn_"),
     ),
+    # ---- provider prefixes gitleaks only finds next to the provider's name ----------------------------
+    Rule(
+        "new_relic_user_api_key",
+        _B + r"NRAK-[A-Z0-9]{27}" + _E,
+        positive="curl https://api.newrelic.com/graphql -H 'API-Key: NRAK-" + _fake(_B62.upper()[:36], 27) + "'",
+        negative="New Relic user keys start with NRAK-",
+        hints=("nrak-",),
+    ),
+    Rule(
+        "new_relic_insert_key",
+        _B + r"NRII-[A-Za-z0-9_\-]{32}" + _E,
+        positive="insert key NRII-" + _fake(_B64URL, 32),
+        negative="NRII- is the insert key prefix",
+        hints=("nrii-",),
+    ),
+    Rule(
+        "new_relic_browser_api_token",
+        _B + r"NRJS-[a-f0-9]{19}" + _E,
+        positive="browser agent NRJS-" + _fake(_HEX, 19),
+        negative="NRJS-abc is too short",
+        hints=("nrjs-",),
+    ),
+    Rule(
+        "new_relic_license_key",
+        r"(?<![A-Za-z0-9])[a-f0-9]{36}NRAL(?![A-Za-z0-9])",
+        positive="license_key: " + _fake(_HEX, 36) + "NRAL",
+        negative="NRAL ends a license key",
+        hints=("nral",),
+    ),
+    Rule(
+        "typeform_api_token",
+        _B + r"tfp_[A-Za-z0-9\-_.=]{59}" + _E,
+        validator=on_value(_mixed(3)),
+        positive="tfp_" + _fake(_B62, 59),
+        negative="tfp_ is typeform's prefix",
+        hints=("tfp_",),
+    ),
+    Rule(
+        "openrouter_api_key",
+        _B + r"sk-or-v1-[a-f0-9]{64}" + _E,
+        positive="OPENROUTER_KEY sk-or-v1-" + _fake(_HEX, 64),
+        negative="sk-or-v1- keys are OpenRouter's",
+        hints=("sk-or-",),
+    ),
+    Rule(
+        "tailscale_key",
+        _B + r"tskey-(?:api|auth|client|scim|webhook)-[A-Za-z0-9]{6,24}-[A-Za-z0-9]{20,64}" + _E,
+        positive="tailscale up --auth-key=tskey-auth-" + _fake(_B62, 12) + "-" + _fake(_B62, 32, 5),
+        negative="tskey-auth- keys come from the admin console",
+        hints=("tskey-",),
+    ),
     Rule(
         "sentry_auth_token",
         _B + r"sntry[su]_[A-Za-z0-9+/=_\-]{40,200}" + _E,
@@ -513,4 +566,10 @@ _GENERIC: tuple[Rule, ...] = (
     ),
 )
 
-SECRET_RULES: tuple[Rule, ...] = _SPECIFIC + tuple(replace(r, generic=True) for r in _GENERIC + CHAT_RULES)
+# Any-scheme header and plain-word rules go after the URL/Basic/Bearer ones (whose kinds users already have in
+# their memories) and before the assignments: their spans are the whole credential, where an assignment rule
+# would take only the first word ("passphrase: tomato camera ...", "Proxy-Authorization: SSWS ...").
+_AUTH_KINDS = frozenset({"url_password", "basic_auth", "bearer_token", "authorization"})
+_ORDERED = (tuple(r for r in _GENERIC if r.kind in _AUTH_KINDS) + HEADER_RULES + PLAIN_RULES
+            + tuple(r for r in _GENERIC if r.kind not in _AUTH_KINDS))
+SECRET_RULES: tuple[Rule, ...] = _SPECIFIC + tuple(replace(r, generic=True) for r in _ORDERED + CHAT_RULES)

@@ -8,6 +8,7 @@ like" are never merged.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import re
 import time
 from dataclasses import replace
@@ -19,6 +20,7 @@ from ..recall.repeats import EPISODE_KIND
 from ..types import MemoryRecord, utcnow
 from .backends.base import Backend, Cond, PrefetchSpec
 from .records import build_filter, from_payload, normalize_text
+from .validation import MAX_METADATA_BYTES, MAX_TAGS
 
 _NEGATIONS = re.compile(r"\b(not|no|never|don't|doesn't|didn't|isn't|wasn't|won't|can't|cannot|without|stopped|"
                         r"dislikes?|hates?)\b", re.I)
@@ -82,8 +84,12 @@ def find_duplicate(backend: Backend, rec: MemoryRecord, dense: list[float] | Non
 
 def merge_into(backend: Backend, existing: MemoryRecord, new: MemoryRecord) -> MemoryRecord:
     """Fold ``new`` into ``existing``: tags and provenance accumulate, importance keeps the higher value."""
-    merged_tags = tuple(dict.fromkeys([*existing.tags, *new.tags]))
+    # bounded like one write's (MAX_TAGS, MAX_METADATA_BYTES): repeating a memory must not grow it without end,
+    # under a tenant quota or not (the record count stays, a record would not)
+    merged_tags = tuple(dict.fromkeys([*existing.tags, *new.tags]))[:MAX_TAGS]
     meta = {**{k: v for k, v in new.metadata.items() if k not in THREAD_KEYS}, **existing.metadata}  # one place
+    if len(json.dumps(meta, ensure_ascii=False, default=str)) > MAX_METADATA_BYTES:
+        meta = dict(existing.metadata)
     merged = merged_messages(existing)
     said = conversation(new)
     if said is not None and (said[1], str(message_id(new))) not in said_as(existing):

@@ -57,7 +57,7 @@ class Engine:
         self.backend = backend
         self.embedder: Embedder = embedder or NoEmbedder()
         self.settings = settings or Settings()
-        self.check = Validator(redact=self.settings.redact, pii=self.settings.pii)
+        self.check = Validator(redact=self.settings.redact, pii=self.settings.pii, kinds=self.settings.kinds)
         self._shared = _shared or _Shared()
         if _shared is None:
             self._open(self.settings.on_embedder_mismatch)
@@ -320,11 +320,8 @@ class Engine:
         if memory_id is None and scope is None:
             raise ScopeError("refusing a bulk forget without a scope: pass scope=Scope(tenant=...) (Scope() is global)")
         with self.write_lock if memory_id is not None or not dry_run else contextlib.nullcontext():
-            if memory_id is not None:
-                try:
-                    gone = [self.get(memory_id, scope=scope)]
-                except NotFoundError:
-                    return False
+            if memory_id is not None:  # a missing id (or one of another scope) is a NotFoundError, as for get()
+                gone = [self.get(memory_id, scope=scope)]
             else:
                 gone = [from_payload(f.id, f.payload)
                         for f in self.scan(self.filter(scope, kind=kind, tags=tags, where=where, until=before))]
@@ -359,6 +356,9 @@ class Engine:
         query = query.strip()
         if not query:
             return []
+        entity_ident, unknown = self.entity_recall(query, scope)
+        if unknown:  # the question names only what this scope never heard of: nothing is better than the nearest
+            return []
         qvec = yield EmbedQuery(query)
         now_ts = time.time()
 
@@ -369,13 +369,19 @@ class Engine:
                 return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
                         for f in self.backend.newest(newest, n)]
             return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked,
-                                    self._shared.drops, getattr(self.embedder, "relevance_floor", None))
+                                    self._shared.drops, getattr(self.embedder, "relevance_floor", None),
+                                    extra_ident=entity_ident)
 
         hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
         hits = fit_hits(hits, token_budget) if token_budget is not None else hits
         if hits and (self.settings.reinforce if reinforce is None else reinforce):
             self._reinforce(hits, now_ts)
         return hits
+
+    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
+        """What entities add to a search (``ident`` terms of the entities the question names) and whether it
+        names only entities the scope never heard of; none here (see :mod:`remem.core.entities`)."""
+        return None, False
 
     def _reinforce(self, hits: Sequence[SearchHit], now_ts: float) -> None:
         """Count a recall: read and write each count under the write lock, so concurrent searches add up."""
@@ -401,6 +407,8 @@ class Engine:
         """The Qdrant filter of ``scope`` (ALL_TENANTS: no tenant condition) and the given conditions."""
         wanted = coerce_scope(scope, admin=True)
         conditions["where"] = self.check.where_ids(conditions.get("where"))  # message ids as they are stored
+        if conditions.get("kind") is not None:
+            conditions["kind"] = self.check.kind_filter(conditions["kind"])
         return build_filter(None if isinstance(wanted, AllTenants) else wanted, **conditions)
 
     def scan(self, flt: FilterSpec, page: int = 512) -> Iterator[Found]:

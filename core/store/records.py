@@ -11,6 +11,7 @@ import unicodedata
 from typing import Any, Iterable, Mapping
 
 from .backends.base import Cond, FilterSpec, Found
+from ..recall.fencing import clean_tag
 from ..types import FOREVER, GLOBAL_TENANT, MemoryRecord, Scope, Stats, to_datetime, to_ts
 
 TOP_LEVEL_WHERE = {"kind", "source", "tags", "user", "agent", "session", "sources"}
@@ -110,7 +111,7 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> MemoryRecord:
         text=p.get("text", ""),
         kind=p.get("kind", "note"),
         scope=_stored_scope(p.get("tenant"), p.get("user"), p.get("agent"), p.get("session")),
-        tags=tuple(p.get("tags") or ()),
+        tags=tuple(clean_tag(t) for t in p.get("tags") or ()),  # one written before tags were checked: one line
         importance=int(p.get("importance", 5)),
         metadata=dict(p.get("meta") or {}),
         source=p.get("source"),

@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ..recall import lexical, support
-from ..types import SearchHit
+from ..types import SearchHit, SparseVec
 from .backends.base import FilterSpec, PrefetchSpec
 from .records import from_payload, valid_payload, valid_within
 
@@ -83,7 +83,8 @@ class DropRate:
 
 def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[float] | None, flt: FilterSpec,
            limit: int, now_ts: float | None = None, valid_ts: float | None = None,
-           drops: DropRate | None = None, floor: float | None = None) -> list[SearchHit]:
+           drops: DropRate | None = None, floor: float | None = None,
+           extra_ident: SparseVec | None = None) -> list[SearchHit]:
     """Up to ``limit`` hits for ``query`` under ``flt``, best first by decayed score; with ``valid_ts``, only
     records valid then (``flt`` holding no validity condition of its own). ``drops``: the store's recent drop
     share, which sets the spare and learns from this search. ``floor``: the embedder's relevance floor
@@ -101,6 +102,9 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
     if qvec:
         prefetches.append(PrefetchSpec("dense", qvec, depth, weight=DENSE_WEIGHT))
     ident = lexical.ident_vector(query)
+    if extra_ident and extra_ident[0]:  # the entities the question names (remem.core.entities)
+        merged = dict(zip(*ident)) | dict(zip(*extra_ident))
+        ident = (sorted(merged), [merged[i] for i in sorted(merged)])
     if ident[0]:
         prefetches.append(PrefetchSpec("ident", ident, depth))
     prefetches = [p for p in prefetches if not isinstance(p.vector, tuple) or p.vector[0]]

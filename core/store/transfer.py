@@ -136,11 +136,12 @@ def _write(engine: "Engine", recs: Sequence[MemoryRecord], vectors: Sequence[lis
     with engine.write_lock:
         engine.check_usable()
         existing = _refuse_moves(engine, recs)
-        by_tenant: dict[Any, int] = {}
+        by_tenant: dict[Any, tuple[Any, int]] = {}  # the quota is the tenant's: its users' records add up
         for r in recs:
             if r.id not in existing:
-                by_tenant[r.scope] = by_tenant.get(r.scope, 0) + 1
-        for sc, adding in by_tenant.items():
+                sc, adding = by_tenant.get(r.scope.stored_tenant, (r.scope, 0))
+                by_tenant[r.scope.stored_tenant] = (sc, adding + 1)
+        for sc, adding in by_tenant.values():
             engine._check_quota(sc, adding)
         points = [engine.point(replace(r, embedded=v is not None or not engine.dense), v) for r, v in zip(recs, vectors)]
         engine.backend.upsert(points)

@@ -20,8 +20,9 @@ import re
 import uuid
 from typing import Any, Iterable, Mapping
 
+from ..recall.fencing import unsafe_char
 from ..redact.redactor import Redactor, configured
-from ..types import KINDS
+from ..types import INTERNAL_KINDS, KINDS
 
 MAX_TEXT_CHARS = 32_000
 MAX_CONTEXT_CHARS = 4 * MAX_TEXT_CHARS
@@ -89,9 +90,11 @@ def check_query(query: Any) -> str:
 class Validator:
     """Checks and redacts the fields of a write; ``redact=False`` turns redaction off (never the checks)."""
 
-    def __init__(self, *, redact: bool = True, pii: bool = False) -> None:
+    def __init__(self, *, redact: bool = True, pii: bool = False, kinds: Iterable[str] = ()) -> None:
         self.redact_enabled = redact
         self.pii = pii
+        self.extra_kinds = tuple(k for k in kinds if k not in KINDS)
+        self.known_kinds = frozenset((*KINDS, *INTERNAL_KINDS, *self.extra_kinds))
 
     @property
     def redactor(self) -> Redactor | None:
@@ -134,10 +137,21 @@ class Validator:
                                  f"as given, so pass an id or a hash of it instead")
         return scope
 
-    @staticmethod
-    def kind(kind: Any) -> str:
-        if not isinstance(kind, str) or not _KIND_RE.match(kind):
-            raise ValueError(f"kind must be a short lowercase identifier like {', '.join(KINDS)}; got {kind!r}")
+    def kind(self, kind: Any) -> str:
+        """A kind of the store's closed set (:data:`~remem.core.types.KINDS` plus the store's extra kinds)."""
+        if not isinstance(kind, str) or kind not in self.known_kinds:
+            known = ", ".join((*KINDS, *self.extra_kinds))
+            raise ValueError(f"unknown kind {kind!r}: the kinds are {known} (open the store with "
+                             f"Memory(kinds=[...]) or REMEM_KINDS=a,b to add your own)")
+        return kind
+
+    def kind_filter(self, kind: Any) -> Any:
+        """A read's ``kind=`` (one kind or several, None for any), checked like a write's: a misspelt kind
+        would otherwise find nothing, silently."""
+        listed = [kind] if isinstance(kind, str) else kind if isinstance(kind, (list, tuple, set, frozenset)) else []
+        for one in listed:
+            if isinstance(one, str):  # anything else is the filter's own type error
+                self.kind(one)
         return kind
 
     @staticmethod
@@ -159,6 +173,9 @@ class Validator:
             if not isinstance(tag, str) or not tag.strip():
                 raise ValueError(f"tags must be non-empty strings, got {tag!r}")
             unicode_text("a tag", tag)
+            if (bad := unsafe_char(tag)) is not None:  # a tag is shown on a memory's line: it may not break it
+                raise ValueError(f"a tag may not hold control, line-break or invisible characters (found "
+                                 f"U+{ord(bad):04X} in {tag[:40]!r})")
             if len(tag) > MAX_TAG_CHARS:
                 raise ValueError(f"a tag is {len(tag)} characters; the limit is {MAX_TAG_CHARS}")
             tag = self.redact(tag.strip()) or tag.strip()

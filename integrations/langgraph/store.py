@@ -16,14 +16,27 @@ Each LangGraph item ``(namespace, key, value)`` is one remem memory:
   and PII never persist in clear text, by design: ``get`` returns the namespace and key the caller passed,
   ``search`` and ``list_namespaces`` return the caller's labels for the positions the query named and the
   stored (possibly redacted) labels and keys elsewhere;
-* its text (what BM25 and the dense model read) is the item's indexed fields (LangGraph ``IndexConfig``
-  ``fields`` semantics: default the whole value as JSON; ``index=False`` keeps the item listable and filterable
-  but never matched by a query).
+* its text (what BM25 and the dense model read) is the item's indexed texts (LangGraph ``IndexConfig``
+  ``fields``, with LangGraph's path syntax: ``"key1.key2"``, ``"list[*]"``, ``"list[-1]"``, ``"{a,b}"``,
+  ``"$"`` the whole value, the default; a per-put ``index=[...]`` replaces them for that item; ``index=False``
+  keeps the item listable and filterable but never matched by a query);
+* with ``index["embed"]`` (LangGraph's embeddings: see :mod:`.store_embed`), each indexed text also keeps its own
+  vector (``lg_vec``), so a search scores as LangGraph's stores do.
 
-``filter=`` supports exact values, nested dicts and ``$eq/$ne/$gt/$gte/$lt/$lte``. Ranges compare numbers as
-numbers and dates/ISO timestamps as datetimes (PostgresStore compared them as text, and InMemoryStore raises
-when an item lacks the field: here a missing or incomparable field simply does not match). Conditions Qdrant can
-evaluate exactly (string equality, numeric ranges) are pushed into the query; every result is re-checked.
+Search with a ``query`` returns, in order:
+
+1. the items that match it, best first, each with its ``score``. With ``index["embed"]`` the score is
+   LangGraph's: the best cosine similarity between the query and the item's indexed texts under those
+   embeddings, and the order is that score's. The candidates come from remem's hybrid recall (BM25 words,
+   identifiers and nearest vectors together), so an exact name or id is found even where nearest-neighbour
+   search alone would miss it. Without ``index["embed"]`` (remem's own embedder), the score is remem's fused
+   relevance: higher is better, comparable within one search only.
+2. then, with ``fill_unmatched`` (the default), the other items of the prefix, newest first, up to ``limit``:
+   with ``index["embed"]`` they are scored and ranked like the others; only items that have no vector
+   (``index=False``, or nothing to index) come back with ``score=None``, always after every scored item.
+
+``filter=`` follows LangGraph (dotted paths into the value, any key characters, ``$eq/$ne/$gt/$gte/$lt/$lte``):
+see :mod:`.store_filter`.
 """
 
 from __future__ import annotations
@@ -33,7 +46,6 @@ import datetime as _dt
 import hashlib
 import json
 import logging
-import re
 import threading
 import time
 from functools import lru_cache
@@ -44,15 +56,16 @@ from langgraph.store.base import (BaseStore, GetOp, InvalidNamespaceError, Item,
 from langgraph.store.base.embed import get_text_at_path
 
 from ...core.aio import AsyncMemory
-from ...core.store.engine import MAX_TEXT_CHARS
 from ...core.memory import Memory
+from ...core.store.engine import MAX_TEXT_CHARS
+from ...core.store.validation import MAX_METADATA_BYTES
 from ...core.types import FOREVER, MemoryRecord, Scope
+from . import store_filter
+from .store_embed import IndexEmbedder, best_cosine, index_embedder
 
 log = logging.getLogger("remem.langgraph.store")
 
-_SIMPLE_KEY = re.compile(r"^[A-Za-z0-9_\-]+$")
-_RANGE = ("$gt", "$gte", "$lt", "$lte")
-_MISSING = object()
+_VECTOR_ROOM = 1024  # bytes of metadata kept free beside the item's vectors
 
 NamespaceScope = Callable[[tuple[str, ...]], Scope]
 
@@ -68,7 +81,12 @@ class RememStore(BaseStore):
             prefix, a scope that contains every namespace below it (``scope_for(())`` covers the whole store).
             Scope labels are stored as given (they are how records are found), so a label the redactor would
             rewrite (a key, or PII with ``pii=True``) is refused there: hash such a label in ``scope_for``.
-        index: LangGraph ``IndexConfig``; only ``fields`` is used (remem's own embedder does the embedding).
+        index: LangGraph ``IndexConfig``: ``embed`` (a LangChain ``Embeddings``, a sync or async function of a
+            list of texts, or a ``"provider:model"`` string for LangChain's ``init_embeddings``), ``dims`` and
+            ``fields`` (``text_fields``, SqliteStore's name, is read too). With ``embed``, the store's vectors
+            are those embeddings' (recorded in the store: reopening it with other ones is an
+            ``EmbedderMismatchError``) and ``score`` is LangGraph's; without it, remem's embedder
+            (``embedder=``) does the dense part of recall.
         ttl: LangGraph ``TTLConfig`` (``default_ttl`` in minutes, ``refresh_on_read``, ``sweep_interval_minutes``).
         fill_unmatched: with ``query=``, top up to ``limit`` with in-prefix items the query did not match
             (``score=None``), like a vector store always returning its nearest neighbours.
@@ -81,18 +99,33 @@ class RememStore(BaseStore):
 
     supports_ttl: bool = True
 
+    @property
+    def embeddings(self) -> Any:
+        """The LangChain ``Embeddings`` from ``index["embed"]`` (None without one), as on LangGraph's stores."""
+        return self._embedder.embeddings if self._embedder is not None else None
+
     def __init__(self, memory: Memory | AsyncMemory | None = None, *, path: str | None = None,
                  embedder: str | None = None, tenant: str | None = "langgraph",
                  scope_for: NamespaceScope | None = None, index: Mapping[str, Any] | None = None,
                  ttl: TTLConfig | None = None, kind: str = "note", fill_unmatched: bool = True) -> None:
         if isinstance(memory, AsyncMemory):
             memory = memory.sync
-        self.memory: Memory = memory if memory is not None else Memory(path=path, embedder=embedder)
+        self.index_config = dict(index) if index else None
+        cfg = self.index_config or {}
+        self._embedder: IndexEmbedder | None = index_embedder(cfg) if cfg.get("embed") is not None else None
+        if self._embedder is not None and embedder is not None:
+            raise ValueError("pass either index={'embed': ...} (LangGraph's embeddings) or embedder= (a remem "
+                             "embedder), not both")
+        if memory is not None and self._embedder is not None:
+            self._embedder = _same_embedder(memory, self._embedder)
+        self.memory: Memory = memory if memory is not None else \
+            Memory(path=path, embedder=self._embedder if self._embedder is not None else embedder)
         self._owns_memory = memory is None
         self.tenant = tenant
         self._scope_for = scope_for
-        self.index_config = dict(index) if index else None
-        fields = (self.index_config or {}).get("fields")
+        fields = cfg.get("fields") or cfg.get("text_fields")
+        if isinstance(fields, str):
+            fields = [fields]
         self.fields: list[str] = list(fields) if fields else ["$"]
         self.ttl_config = ttl
         self.kind = kind
@@ -104,6 +137,8 @@ class RememStore(BaseStore):
     # ------------------------------------------------------------------ BaseStore
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run the ops in order (a put is visible to the ops after it)."""
+        ops = list(ops)
+        self._embed_puts(ops)
         results: list[Result] = []
         for op in ops:
             if isinstance(op, (GetOp, PutOp, SearchOp)):
@@ -124,6 +159,28 @@ class RememStore(BaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return await asyncio.to_thread(self.batch, list(ops))
 
+    def _embed_puts(self, ops: Sequence[Op]) -> None:
+        """Embed every text the batch's puts index in one batched call (cached for the puts themselves)."""
+        if self._embedder is None:
+            return
+        texts: list[str] = []
+        for op in ops:
+            if isinstance(op, PutOp) and isinstance(op.value, Mapping):
+                parts = self._texts(_jsonable(op.value), op.index)
+                texts.extend(parts)
+                texts.append(self._redact("\n".join(parts)[:MAX_TEXT_CHARS].strip()))
+        if texts:
+            self._embedder.warm([t for t in texts if t])
+
+    def _redact(self, text: str) -> str:
+        """What remem's core stores and embeds for a text (secrets, and PII with ``pii=True``, redacted)."""
+        settings = self.memory.settings
+        if not settings.redact or not text:
+            return text
+        from ...core.redact.redactor import configured
+
+        return configured(settings.pii).redact(text).text
+
     # ------------------------------------------------------------------ mapping
     def scope_for(self, namespace: tuple[str, ...]) -> Scope:
         if self._scope_for is not None:
@@ -137,9 +194,10 @@ class RememStore(BaseStore):
         texts: list[str] = []
         for path in paths:
             try:
-                texts.extend(t for t in get_text_at_path(value, path) if t and t.strip())
+                found = get_text_at_path(value, path)
             except Exception:  # noqa: BLE001 - a malformed path indexes nothing, like LangGraph's stores
                 continue
+            texts.extend(self._redact(t) for t in found if t and t.strip())
         return texts
 
     def _base_where(self, prefix: tuple[str, ...], now: float) -> dict[str, Any]:
@@ -199,10 +257,13 @@ class RememStore(BaseStore):
             "lg_label_h": [_label_digest(label) for label in ns],
             "lg_value": value,
             "lg_indexed": "yes" if texts else "no",
+            "lg_vec": [],
             "lg_ttl": ttl,
             "lg_expires_at": now + float(ttl) * 60.0 if ttl is not None else FOREVER,
             "lg_updated_at": now,
         }
+        if self._embedder is not None and texts:
+            meta["lg_vec"] = _fitting(self._embedder.vectors(texts), meta)
         if live:
             rec = mem.update(live[0].id, text=text, metadata=meta, scope=live[0].scope)
             for extra in live[1:]:  # a concurrent first put from another process: keep one
@@ -222,9 +283,11 @@ class RememStore(BaseStore):
         now = time.time()
         prefix = tuple(op.namespace_prefix)
         scope = self.scope_for(prefix)
-        where, exact = _pushdown(op.filter)
+        store_filter.check(op.filter)
+        where, exact = store_filter.pushdown(op.filter)
         where.update(self._base_where(prefix, now))
-        check = (lambda rec: _matches(rec.metadata.get("lg_value") or {}, op.filter)) if op.filter else None
+        check = (lambda rec: store_filter.matches(rec.metadata.get("lg_value") or {}, op.filter)) \
+            if op.filter else None
         need = offset + limit
         ranked: list[tuple[MemoryRecord, float | None]] = []
         query = op.query.strip() if isinstance(op.query, str) else ""
@@ -234,14 +297,20 @@ class RememStore(BaseStore):
                 hits = self.memory.search(query, scope=scope, where={**where, "lg_indexed": "yes"}, limit=n,
                                           reinforce=False)
                 ranked = [(h.record, h.score) for h in hits if check is None or check(h.record)]
-                if len(ranked) >= need or len(hits) < n or exact:
+                if len(ranked) >= need or len(hits) < n:
                     break
                 n *= 4
-            ranked = ranked[:need]
+            if self._embedder is None:
+                ranked = ranked[:need]
         if not query or (self.fill_unmatched and len(ranked) < need):
             seen = {rec.id for rec, _ in ranked}
             rest = self._scan(scope, where, check, need - len(ranked) + len(seen), exact)
             ranked.extend((rec, None) for rec in rest if rec.id not in seen)
+        if query and self._embedder is not None:
+            qvec = self._embedder.query_vector(query)
+            scored = [(rec, best_cosine(qvec, rec.metadata.get("lg_vec"))) for rec, _ in ranked]
+            # best first; the items with no vector after all the others, in the order they came
+            ranked = sorted(scored, key=lambda pair: (pair[1] is None, -(pair[1] or 0.0)))
         page = ranked[offset:offset + limit]
         if op.refresh_ttl:
             self._refresh([rec for rec, _ in page])
@@ -249,10 +318,13 @@ class RememStore(BaseStore):
 
     def _scan(self, scope: Scope, where: dict[str, Any], check: Callable[[MemoryRecord], bool] | None, need: int,
               exact: bool) -> list[MemoryRecord]:
-        """Items matching ``where`` (and ``check``), newest first, at least ``need`` of them when there are."""
-        if exact or check is None:
+        """Items matching ``where`` and ``check``, newest first, at least ``need`` of them when there are.
+
+        ``where`` may hold more than ``check`` does (Qdrant matches a value inside a list), so ``check`` always
+        has the last word; when ``exact``, it seldom drops anything and one read is usually enough."""
+        if check is None:
             return self.memory.list(scope=scope, where=where, limit=max(1, need))
-        n = max(64, need * 2)
+        n = max(need + 8, need * 2) if exact else max(64, need * 2)
         while True:
             recs = self.memory.list(scope=scope, where=where, limit=n)
             kept = [r for r in recs if check(r)]
@@ -350,6 +422,31 @@ class RememStore(BaseStore):
 
 
 # ---------------------------------------------------------------------- helpers
+def _same_embedder(memory: Memory, wanted: IndexEmbedder) -> IndexEmbedder:
+    """The embedder a given ``Memory`` must already use for ``index["embed"]`` (its vectors are the store's)."""
+    have = memory.embedder
+    if getattr(have, "name", None) != wanted.name:
+        raise ValueError(f"this Memory embeds with {getattr(have, 'name', have)!r}, but index['embed'] is "
+                         f"{wanted.name!r}: open it with Memory(..., embedder=index_embedder(index)) (from "
+                         f"remem.integrations.langgraph.store_embed), or pass path= instead of a Memory")
+    return have if isinstance(have, IndexEmbedder) else wanted
+
+
+def _fitting(vectors: list[list[int]], meta: Mapping[str, Any]) -> list[list[int]]:
+    """As many of an item's vectors as its metadata has room for (remem caps metadata at 64 KiB); the texts
+    left without one are still found by words and by the item's whole-text vector."""
+    room = MAX_METADATA_BYTES - len(json.dumps(dict(meta), ensure_ascii=False)) - _VECTOR_ROOM
+    kept: list[list[int]] = []
+    for vec in vectors:
+        room -= len(json.dumps(vec)) + 2
+        if room < 0:
+            log.warning("an item indexes %d texts; the vectors of %d fit in its metadata (the others are "
+                        "searched through its whole-text vector)", len(vectors), len(kept))
+            break
+        kept.append(vec)
+    return kept
+
+
 def _validate_labels(namespace: tuple[str, ...]) -> None:
     for label in namespace:
         if not isinstance(label, str) or not label or "." in label or "\x00" in label:
@@ -445,108 +542,6 @@ def _ns_matches(match_type: str, path: Sequence[str], labels: Sequence[str],
             return None
         known[i] = p
     return known
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _pushdown(flt: Mapping[str, Any] | None) -> tuple[dict[str, Any], bool]:
-    """The part of a LangGraph filter Qdrant evaluates exactly, as a remem ``where``; and whether that is all of it.
-
-    Only string equality and numeric ranges go down (on unindexed payload fields, Qdrant Edge matched neither
-    ``True`` nor the integer 3 against a stored 3.0); nested dicts, lists, bools, ``$ne`` and datetime ranges are
-    checked in Python afterwards.
-    """
-    where: dict[str, Any] = {}
-    exact = True
-    for key, cond in (flt or {}).items():
-        if not isinstance(key, str) or not _SIMPLE_KEY.match(key):
-            exact = False
-            continue
-        field = f"lg_value.{key}"
-        if isinstance(cond, str):
-            where[field] = cond
-            continue
-        if not isinstance(cond, Mapping) or not cond or not all(str(k).startswith("$") for k in cond):
-            exact = False
-            continue
-        sub: dict[str, Any] = {}
-        for op, bound in cond.items():
-            if op == "$eq" and isinstance(bound, str):
-                sub["$eq"] = bound
-            elif op in _RANGE and _is_number(bound):
-                sub[op] = float(bound)
-            else:
-                exact = False
-        if sub:
-            where[field] = sub
-    return where, exact
-
-
-def _matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
-    return all(_compare(value.get(k, _MISSING), cond) for k, cond in (flt or {}).items())
-
-
-def _compare(actual: Any, cond: Any) -> bool:
-    if isinstance(cond, Mapping) and cond and all(str(k).startswith("$") for k in cond):
-        return all(_apply(actual, op, bound) for op, bound in cond.items())
-    return _equal(actual, cond)
-
-
-def _equal(actual: Any, expected: Any) -> bool:
-    if actual is _MISSING:
-        return False
-    if isinstance(expected, Mapping):
-        return isinstance(actual, Mapping) and all(_compare(actual.get(k, _MISSING), v) for k, v in expected.items())
-    if isinstance(expected, (list, tuple)):
-        return (isinstance(actual, (list, tuple)) and len(actual) == len(expected)
-                and all(_equal(a, e) for a, e in zip(actual, expected)))
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return type(expected) is type(actual) and expected == actual
-    return bool(actual == expected)
-
-
-def _apply(actual: Any, op: str, bound: Any) -> bool:
-    if op == "$eq":
-        return _equal(actual, bound)
-    if op == "$ne":
-        return not _equal(actual, bound)
-    if op not in _RANGE:
-        raise ValueError(f"unsupported filter operator {op!r}; use $eq, $ne, $gt, $gte, $lt or $lte")
-    pair = _comparable(actual, bound)
-    if pair is None:
-        return False
-    a, b = pair
-    return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
-
-
-def _as_datetime(v: Any) -> _dt.datetime | None:
-    if isinstance(v, _dt.datetime):
-        return v if v.tzinfo else v.replace(tzinfo=_dt.timezone.utc)
-    if isinstance(v, _dt.date):
-        return _dt.datetime(v.year, v.month, v.day, tzinfo=_dt.timezone.utc)
-    if isinstance(v, str) and len(v) >= 8 and v[:4].isdigit() and v[4] == "-":
-        try:
-            parsed = _dt.datetime.fromisoformat(v.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=_dt.timezone.utc)
-    return None
-
-
-def _comparable(actual: Any, bound: Any) -> tuple[Any, Any] | None:
-    """Numbers as numbers, dates as datetimes, other strings as strings; anything else (or a mix) is no match."""
-    if actual is _MISSING or actual is None:
-        return None
-    if _is_number(actual) and _is_number(bound):
-        return float(actual), float(bound)
-    da, db = _as_datetime(actual), _as_datetime(bound)
-    if da is not None and db is not None:
-        return da, db
-    if isinstance(actual, str) and isinstance(bound, str) and da is None and db is None:
-        return actual, bound
-    return None
 
 
 __all__ = ["RememStore"]

@@ -10,6 +10,7 @@ from langgraph.prebuilt import ToolRuntime
 
 from ...core.tooling import (SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, run_memory_save, run_memory_search,
                              sync_memory)
+from ...core.tooling import ANSWER_DESCRIPTION, run_memory_answer
 from ...core.scope import check_scope_spec
 from .scope import ScopeLike, resolve_scope
 
@@ -25,8 +26,9 @@ def _memory_for(memory: Any, runtime: Any) -> Any:
 
 
 def memory_tools(memory: Any = None, *, scope: ScopeLike = None, limit: int = 5,
-                 token_budget: int | None = 1200, save: bool = True) -> list[BaseTool]:
-    """``[memory_search, memory_save]`` bound to ``memory`` (or, when None, to the graph's ``RememStore``).
+                 token_budget: int | None = 1200, save: bool = True, answer: bool = False) -> list[BaseTool]:
+    """``[memory_search, memory_save]`` (+ ``memory_answer`` if ``answer``) bound to ``memory`` (or, when None, to
+    the graph's ``RememStore``).
 
     ``scope``: a Scope or mapping, a ``(config, context)`` callable resolved per call from the tool runtime
     (``ScopeResolver()`` takes the user from the context, then ``config["configurable"]``), or None (the global
@@ -63,4 +65,16 @@ def memory_tools(memory: Any = None, *, scope: ScopeLike = None, limit: int = 5,
     if save:
         tools.append(StructuredTool.from_function(func=memory_save, coroutine=amemory_save, name="memory_save",
                                                   description=SAVE_DESCRIPTION))
+    if answer:
+        def memory_answer(question: str, runtime: ToolRuntime) -> str:
+            mem, sc = target(runtime)
+            if mem is None:
+                return did_not_run("answer", NO_MEMORY)
+            return run_memory_answer(mem, question, sc)
+
+        async def amemory_answer(question: str, runtime: ToolRuntime) -> str:
+            return await asyncio.to_thread(memory_answer, question, runtime)
+
+        tools.append(StructuredTool.from_function(func=memory_answer, coroutine=amemory_answer, name="memory_answer",
+                                                  description=ANSWER_DESCRIPTION))
     return tools

@@ -22,7 +22,7 @@ from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, fie
 from llama_index.core.llms import ChatMessage
 from llama_index.core.memory import BaseMemoryBlock
 
-from ...core.recall.rendering import render_context
+from ...core.recall.rendering import render_context, trim_block
 from ...core.recall.tokens import count_tokens
 from ...core.scope import check_scope_spec
 from ...core.tooling import (RECALL_QUERY_CHARS, BackgroundCapture, awithin_turn, call_scope, default_capture,
@@ -128,11 +128,8 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
         """Drop the least relevant memories (last lines) first instead of the whole block."""
         if not content or tokens_to_truncate <= 0:
             return content
-        lines = content.split("\n")
-        target = count_tokens(content) - tokens_to_truncate
-        while len(lines) > 1 and count_tokens("\n".join(lines)) > target:
-            lines.pop()
-        return "\n".join(lines) if len(lines) > 1 else None  # a header alone is not worth its tokens
+        kept = trim_block(content, count_tokens(content) - tokens_to_truncate)  # the fence stays whole
+        return kept or None  # a header alone is not worth its tokens
 
     # ------------------------------------------------------------------ capture
     async def _aput(self, messages: List[ChatMessage]) -> None:

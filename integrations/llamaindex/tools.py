@@ -16,11 +16,13 @@ from llama_index.core.tools import FunctionTool
 from ...core.scope import ScopeSpec, check_scope_spec
 from ...core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, run_memory_forget,
                              call_scope, run_memory_save, run_memory_search)
+from ...core.tooling import ANSWER_DESCRIPTION, run_memory_answer
 from ._common import sync_and_async
 
 SEARCH_TOOL = "memory_search"
 SAVE_TOOL = "memory_save"
 FORGET_TOOL = "memory_forget"
+ANSWER_TOOL = "memory_answer"
 
 # No `from __future__ import annotations` here: FunctionTool reads these Annotated hints at runtime.
 Query = Annotated[str, Field(description="What to look for: names, topics, identifiers; not the whole question.")]
@@ -29,6 +31,7 @@ Text = Annotated[str, Field(description="The memory, self-contained: who, what a
 Kind = Annotated[str, Field(description="fact, preference, decision, event, lesson or note.")]
 Tags = Annotated[Optional[List[str]], Field(description="Optional short topic tags.")]
 MemoryId = Annotated[str, Field(description="The id shown in memory_search results.")]
+Question = Annotated[str, Field(description="The question to answer from memory, in plain words.")]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant with long-term memory. Your first step is a memory_search for what the user "
@@ -37,8 +40,9 @@ DEFAULT_SYSTEM_PROMPT = (
 
 
 def memory_tools(memory: Any, scope: ScopeSpec = None, *, forget: bool = False,
-                 search_limit: int = 5) -> List[FunctionTool]:
-    """``[memory_search, memory_save]`` (+ ``memory_forget`` if ``forget``) bound to one scope.
+                 search_limit: int = 5, answer: bool = False) -> List[FunctionTool]:
+    """``[memory_search, memory_save]`` (+ ``memory_forget`` if ``forget``, + ``memory_answer`` if ``answer``)
+    bound to one scope.
 
     ``scope``: a Scope or mapping, a zero-argument callable resolved per call, or None (the global space).
     When the callable returns None every call answers "memory … did not run: no memory scope is configured …",
@@ -74,6 +78,15 @@ def memory_tools(memory: Any, scope: ScopeSpec = None, *, forget: bool = False,
 
         tools.append(FunctionTool.from_defaults(fn=memory_forget, async_fn=amemory_forget, name=FORGET_TOOL,
                                                 description=FORGET_DESCRIPTION))
+    if answer:
+        def memory_answer(question: Question) -> str:
+            return run_memory_answer(store, question, call_scope(spec))
+
+        async def amemory_answer(question: Question) -> str:
+            return await asyncio.to_thread(memory_answer, question)
+
+        tools.append(FunctionTool.from_defaults(fn=memory_answer, async_fn=amemory_answer, name=ANSWER_TOOL,
+                                                description=ANSWER_DESCRIPTION))
     return tools
 
 

@@ -13,6 +13,7 @@ from pydantic_ai import FunctionToolset, RunContext
 
 from ...core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, run_memory_forget,
                              run_memory_save, run_memory_search, sync_memory)
+from ...core.tooling import ANSWER_DESCRIPTION, run_memory_answer
 from ...core.scope import check_scope_spec
 from .scope import ScopeSource, resolve_scope
 
@@ -29,12 +30,14 @@ SaveKind = Annotated[MemoryKind, Field(description="fact, preference, decision (
 SaveTags = Annotated[Optional[list[str]], Field(description="A few short topic tags, e.g. ['drinks'].")]
 Importance = Annotated[int, Field(ge=1, le=10, description="1 (trivia) to 10 (critical); 5 when unsure.")]
 MemoryId = Annotated[str, Field(min_length=1, description="The id shown after a memory in memory_search results.")]
+Question = Annotated[str, Field(min_length=1, description="The question to answer from memory, in plain words.")]
 
 
 def memory_toolset(memory: Any, *, scope: ScopeSource = None, limit: int = 5, token_budget: int | None = 1200,
                    include_save: bool = True, include_forget: bool = True, id: str | None = "remem_memory",
-                   max_retries: int | None = None) -> FunctionToolset[Any]:
-    """A toolset with ``memory_search`` (and ``memory_save`` / ``memory_forget`` unless turned off).
+                   max_retries: int | None = None, include_answer: bool = False) -> FunctionToolset[Any]:
+    """A toolset with ``memory_search`` (and ``memory_save`` / ``memory_forget`` unless turned off;
+    ``memory_answer``, a cited answer from memory, with ``include_answer``).
 
     ``memory`` is a ``Memory`` or ``AsyncMemory``. Each call uses the scope of the run it belongs to:
     ``scope``: a ``Scope`` or mapping, a ``(ctx) -> Scope | None`` callable such as ``from_deps`` (reads
@@ -65,4 +68,9 @@ def memory_toolset(memory: Any, *, scope: ScopeSource = None, limit: int = 5, to
         toolset.add_function(memory_save, takes_ctx=True, description=SAVE_DESCRIPTION)
     if include_forget:
         toolset.add_function(memory_forget, takes_ctx=True, description=FORGET_DESCRIPTION)
+    if include_answer:
+        def memory_answer(ctx: RunContext[Any], question: Question) -> str:
+            return run_memory_answer(store, question, resolve_scope(scope, ctx))
+
+        toolset.add_function(memory_answer, takes_ctx=True, description=ANSWER_DESCRIPTION)
     return toolset

@@ -64,7 +64,8 @@ class Found:
 
 KEYWORD_FIELDS = ("tenant", "user", "agent", "session", "kind", "tags", "content_hash", "source", "sources",
                   "meta.follows", "meta.followed_by",  # the messages around one: forget finds them (store.erasure)
-                  "meta.session")  # and what was distilled in the same session (store.derived)
+                  "meta.session",  # and what was distilled in the same session (store.derived)
+                  "entities", "names")  # a memory's entity links; an entity record's names (core.entities)
 FLOAT_FIELDS = ("created_ts", "updated_ts", "valid_from_ts", "valid_until_ts", "occurred_ts")
 SPARSE_VECTORS = ("bm25", "ident")
 DENSE_VECTOR = "dense"

@@ -8,11 +8,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from .admission import admit
-from .artifacts import FENCE_RE
-from .candidates import Candidate
-from .conversation import Turn
-from .keyless_cues import FIX_RE, REASON_HINT_RE, REASON_LABEL_RE
+from ..admission import admit
+from ..artifacts import FENCE_RE
+from ..candidates import Candidate
+from ..conversation import Turn
+from .cues import FIX_RE, REASON_HINT_RE, REASON_LABEL_RE
 
 QUESTION_RE = re.compile(r"\?\s*$")
 
@@ -146,7 +146,7 @@ def content_words_of(text: str) -> set[str]:
 
 def entities(text: str) -> set[str]:
     """Names and identifiers in ``text`` (what links a decision to the message that argued for it)."""
-    from ..recall.lexical import identifiers
+    from ...recall.lexical import identifiers
 
     caps = {w.lower() for w in re.findall(r"(?<![\w'])[A-Z][\w.+-]*\d*[\w]*", text) if w.lower() not in ("user", "i")}
     return caps | set(identifiers(text))

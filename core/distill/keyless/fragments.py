@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..recall.lexical import identifiers
+from ...recall.lexical import identifiers
 
 # "Yeah, Maria, ...", "Haha, ...", "Remember, ...": what comes before the sentence proper
 _LEAD_RE = re.compile(

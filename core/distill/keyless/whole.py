@@ -1,6 +1,6 @@
 """A user's message that no sentence pattern read, kept whole when it plainly tells something that lasts.
 
-The sentence patterns (:mod:`.keyless_patterns`) know the phrasings they were written for, and a blind set of
+The sentence patterns (:mod:`.patterns`) know the phrasings they were written for, and a blind set of
 coding-session snippets showed how often people say it otherwise: "zustand, not redux toolkit", "replacing zap
 with log/slog across the services", "the retry loop never closed resp.Body ... added `defer resp.Body.Close()`,
 rss is flat now", "fyi only priya has admin on the apple developer account". Each is one message that says one
@@ -15,14 +15,14 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..recall.lexical import identifiers
-from .candidates import DEFAULT_IMPORTANCE, Candidate
-from .conversation import Turn
-from .keyless_cues import STATUS_RE, symptom_reported
-from .keyless_exchange import CONFIRMED_RE, DONE_RE, PROBLEM_RE
-from .keyless_fragments import a_guess
-from .keyless_said import Said, ended, prose_of, turn_groups
-from .third_person import first_person_to_user
+from ...recall.lexical import identifiers
+from ..candidates import DEFAULT_IMPORTANCE, Candidate
+from ..conversation import Turn
+from .cues import STATUS_RE, symptom_reported
+from .exchange import CONFIRMED_RE, DONE_RE, PROBLEM_RE
+from .fragments import a_guess
+from .said import Said, ended, prose_of, turn_groups
+from ..third_person import first_person_to_user
 
 MIN_WORDS, MAX_WORDS = 6, 90
 ANSWER_WORDS = 25

@@ -1,5 +1,5 @@
 """The keyless distiller's patterns: which sentences are memories, and of which kind (the cues that join
-sentences into one memory are in :mod:`remem.core.distill.keyless_cues`). Data, kept apart from the logic in
+sentences into one memory are in :mod:`remem.core.distill.keyless.cues`). Data, kept apart from the logic in
 :mod:`remem.core.distill.keyless`; measured on ``tests/fixtures/keyless_labelled.jsonl``
 (``python -m remem.bench.keyless_labelled``).
 """

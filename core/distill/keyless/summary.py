@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from .admission import admit
-from .artifacts import extract_identifiers
-from .conversation import Turn
-from .keyless_said import clip_words, ended, split_sentences
-from .third_person import LEAD_RE
-from ..recall.tokens import truncate_to_tokens
+from ..admission import admit
+from ..artifacts import extract_identifiers
+from ..conversation import Turn
+from .said import clip_words, ended, split_sentences
+from ..third_person import LEAD_RE
+from ...recall.tokens import truncate_to_tokens
 
 _REQUEST_RE = re.compile(r"\?\s*$|\b(?:can|could|would|will) you\b|\bplease\b|\bhelp\b|\bhow (?:do|can|to|should)\b|"
                          r"\bi (?:want|need|would like|'d like)\b|^(?:let'?s|fix|add|write|create|make|implement|build|"

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
-from .admission import admit
-from .candidates import DEFAULT_IMPORTANCE, Candidate
-from .keyless_patterns import Pattern
-from .keyless_said import Said, clip_words, ended, turn_groups
-from .third_person import first_person_to_user
+from ..admission import admit
+from ..candidates import DEFAULT_IMPORTANCE, Candidate
+from .patterns import Pattern
+from .said import Said, clip_words, ended, turn_groups
+from ..third_person import first_person_to_user
 
 CONFIRMED_RE = re.compile(
     r"\b(?:that|this|it|which)\s+(?:was it|did it|did the trick|fixed it|solved it|worked|sorted it)\b|"
@@ -94,7 +94,7 @@ def first_code_line(text: str) -> str | None:
 def _concrete(reply: str) -> bool:
     """A technical reply names something: an identifier, code, an acronym or an address (not "Sounds rough!
     Maybe a walk?")."""
-    from ..recall.lexical import identifiers
+    from ...recall.lexical import identifiers
 
     return "`" in reply or bool(identifiers(reply)) or bool(re.search(r"\b(?:[A-Z]{3,}[A-Z0-9]*|0x[0-9a-fA-F]+)\b", reply))
 

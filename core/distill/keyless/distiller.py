@@ -9,8 +9,8 @@ Both sides of the conversation count: users state facts and standing instruction
 "The fix was ..."). A "Reason:" line right after a decision joins it. Questions, offers, one-off instructions
 ("don't push yet") and referent-less replies ("go with it") are skipped; the admission gate checks the rest.
 A user's message that no sentence pattern reads is kept whole when it says one lasting thing
-(:mod:`.keyless_whole`); an option picked or a proposal accepted is one decision (:mod:`.keyless_options`); a
-fragment that leans on a photo, the moment or (between people) the listener is none (:mod:`.keyless_fragments`).
+(:mod:`.whole`); an option picked or a proposal accepted is one decision (:mod:`.options`); a
+fragment that leans on a photo, the moment or (between people) the listener is none (:mod:`.fragments`).
 Covered by the labelled set in ``tests/test_keyless.py``.
 """
 
@@ -19,25 +19,25 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from .admission import admit, content_words
-from .artifacts import error_lines
-from .candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
-from .conversation import Turn
-from .keyless_cues import (AGREE_RE, ASKED_WHY_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE,
+from ..admission import admit, content_words
+from ..artifacts import error_lines
+from ..candidates import DEFAULT_IMPORTANCE, Candidate, Distillation
+from ..conversation import Turn
+from .cues import (AGREE_RE, ASKED_WHY_RE, CLAUSE_BREAK_RE, CORRECTION_LEAD_RE, DECISION_FIX_RE, FIX_RE,
                            NOT_CHOSEN_RE, REASON_HINT_RE, REASON_LABEL_RE, STATUS_RE, THEN_RE, VAGUE_OBJECT_RE, VAGUE_WORDS,
                            symptom_reported)
-from .keyless_fragments import a_guess, leans_on_context
-from .keyless_choices import named_choices, taken_back
-from .keyless_options import accepted_proposals, picked_options
-from .keyless_whole import WHOLE_SCORE, answered, listed_under_headers, sharpen_facts, unread_user_turns, whole_message
-from .keyless_exchange import DONE_RE, PROBLEM_RE, TOLD_LESSON, confirmed_fix_lessons, problem_before_cause, told_whole
-from .keyless_listener import TO_LISTENER_RE
-from .keyless_patterns import CHOICE_RE, PATTERNS, Pattern
-from .keyless_said import (NOT_WANTED_RE, QUESTION_RE, Said, clip_words, ended, content_words_of, entities, is_cause,
+from .fragments import a_guess, leans_on_context
+from .choices import named_choices, taken_back
+from .options import accepted_proposals, picked_options
+from .whole import WHOLE_SCORE, answered, listed_under_headers, sharpen_facts, unread_user_turns, whole_message
+from .exchange import DONE_RE, PROBLEM_RE, TOLD_LESSON, confirmed_fix_lessons, problem_before_cause, told_whole
+from .listener import TO_LISTENER_RE
+from .patterns import CHOICE_RE, PATTERNS, Pattern
+from .said import (NOT_WANTED_RE, QUESTION_RE, Said, clip_words, ended, content_words_of, entities, is_cause,
                            is_reason, plain_run, split_sentences, turn_groups)
-from .keyless_summary import merge_parts, render_summary, summary_parts
-from .third_person import CLAUSE_RE, LEAD_RE, QUOTES, first_person_to_user
-from ..store.records import normalize_text
+from .summary import merge_parts, render_summary, summary_parts
+from ..third_person import CLAUSE_RE, LEAD_RE, QUOTES, first_person_to_user
+from ...store.records import normalize_text
 
 
 _AGREED_RE = re.compile(r"^(?:yes|yeah|yep|agreed|right|exactly|correct|makes sense|good call|true|indeed)\b"
@@ -84,7 +84,7 @@ def _beyond_listener(sentence: str) -> str:
     when it names something concrete, else nothing."""
     if not TO_LISTENER_RE.search(sentence):
         return sentence
-    from ..recall.lexical import identifiers
+    from ...recall.lexical import identifiers
 
     for m in CLAUSE_BREAK_RE.finditer(sentence[:120]):  # the first break after a listener head
         head, rest = sentence[:m.start()], _LEAD_WORD_RE.sub("", sentence[m.end():]).strip()
@@ -243,7 +243,7 @@ class KeylessDistiller:
 
     def _score(self, sentence: str, role: str, speaker: str | None = None,
                peer: bool = False) -> tuple[float, Candidate] | None:
-        from ..recall.lexical import identifiers
+        from ...recall.lexical import identifiers
 
         words = sentence.split()
         if len(words) < (2 if role == "user" else 3) or VAGUE_OBJECT_RE.search(sentence) \

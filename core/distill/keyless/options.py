@@ -6,7 +6,7 @@ exports on every deploy is the bug": the user's message alone says almost nothin
 offered. Together they are one decision, in the option's words, with the user's reason when one follows. So is
 "I'd move the session store to Redis: ..." answered with "agreed, do that" (never with "ok no", "ok, but ...?",
 "ok thanks", or an "ok" after a report of what was done). A reply naming one side of "A or B?" is in
-:mod:`.keyless_choices`.
+:mod:`.choices`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .admission import content_words
-from .candidates import DEFAULT_IMPORTANCE, Candidate
-from .keyless_said import Said, clip_words, ended, prose_of, replies
-from .keyless_whole import a_request, kind_of
-from .third_person import first_person_to_user
+from ..admission import content_words
+from ..candidates import DEFAULT_IMPORTANCE, Candidate
+from .said import Said, clip_words, ended, prose_of, replies
+from .whole import a_request, kind_of
+from ..third_person import first_person_to_user
 
 OPTION_WORDS, REASON_WORDS = 40, 35
 _NUMBERED_RE = re.compile(r"^[ \t]*(?:option[ \t]+)?(\d)[.)][ \t]+(.+)$", re.M | re.I)

@@ -1,4 +1,7 @@
-"""``remem redact --store``: re-scan stored memories with today's rules and rewrite what they now catch.
+"""``remem redact --store``: re-scan a store's memories with today's redaction rules and rewrite what they catch.
+
+It lives with the store, not with redaction: the redactor it is given only says what to mask, and the store's
+own rules decide how a record is rewritten (where a message was said, its neighbours' context, erasure).
 
 A rule added after a secret was stored would otherwise never reach it. Rewrites go through ``update`` (so the
 vectors are rebuilt from the redacted text); where a message was said (its id and links, which ``update`` keeps
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..store.erasure import neighbours_left_alone, place_keys, redact_place
+from .erasure import neighbours_left_alone, place_keys, redact_place
 from ..types import ErasureIncompleteError, RememError, Scope
 
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .candidates import DEFAULT_IMPORTANCE, Candidate
-from .keyless_options import NO_PICK
-from .keyless_said import Said, clip_words, ended, prose_of, turn_groups
-from .keyless_whole import SCRAPPED_RE, a_request, hedged
-from .third_person import first_person_to_user
+from ..candidates import DEFAULT_IMPORTANCE, Candidate
+from .options import NO_PICK
+from .said import Said, clip_words, ended, prose_of, turn_groups
+from .whole import SCRAPPED_RE, a_request, hedged
+from ..third_person import first_person_to_user
 
 REPLY_WORDS = 75
 _OR_QUESTION_RE = re.compile(r"([^.?!\n]{1,200}?)\s+(or|vs\.?|versus)\s+([^.?!\n]{1,80})\?", re.I)

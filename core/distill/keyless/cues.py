@@ -1,6 +1,6 @@
 """The keyless distiller's joining cues: what makes sentences one memory (a cause and its fix, a decision and its
 reason, a correction and what it corrects) and what makes one no memory at all (an outcome report, a vague
-object). Data, like :mod:`remem.core.distill.keyless_patterns`; measured on the same labelled set.
+object). Data, like :mod:`remem.core.distill.keyless.patterns`; measured on the same labelled set.
 """
 
 from __future__ import annotations

@@ -1,0 +1,253 @@
+"""Where entities meet the store: linking a memory as it is written, forgetting, compacting, closing.
+
+Everything here is called by :class:`~remem.core.local.LocalMemory` and never lets an entity failure fail the
+write, the forget or the search it rides on: the memory is stored (unlinked, logged) and recall goes on without
+entities.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from ..recall import lexical
+from ..store.backends.base import Cond, FilterSpec, PointData
+from ..types import MemoryRecord, SparseVec
+from . import names
+from .extract import extract
+from .resolve import lookup_keys
+from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend, scope_filter
+
+if TYPE_CHECKING:
+    from ..store.engine import Engine
+
+log = logging.getLogger("remem.entities")
+_OPENING = threading.Lock()
+
+
+def enabled(engine: "Engine") -> bool:
+    return bool(getattr(engine.settings, "entities", True))
+
+
+def index(engine: "Engine") -> EntityIndex | None:
+    """The store's entity index, opened on first use (None where the backend has none)."""
+    shared = engine._shared
+    got = getattr(shared, "entity_index", False)
+    if got is not False:
+        return got
+    with _OPENING:
+        got = getattr(shared, "entity_index", False)
+        if got is False and shared.closed:
+            return None
+        if got is False:
+            try:
+                backend = open_backend(engine.backend)
+                got = EntityIndex(backend) if backend is not None else None
+            except Exception as exc:  # noqa: BLE001 - entities are an addition: the store works without them
+                log.warning("entity index unavailable: %s: %s", type(exc).__name__, exc)
+                got = None
+            shared.entity_index = got  # type: ignore[attr-defined]
+    return got
+
+
+def entity_token(entity_id: str) -> int:
+    """The ``ident`` sparse index a memory linked to ``entity_id`` carries (recall finds it by that)."""
+    return lexical._index("\x00entity:" + entity_id)
+
+
+def with_tokens(vec: SparseVec, tokens: Iterable[int], weight: float = 1.0) -> SparseVec:
+    acc = dict(zip(vec[0], vec[1]))
+    for t in tokens:
+        acc[t] = max(acc.get(t, 0.0), weight)
+    idx = sorted(acc)
+    return idx, [acc[i] for i in idx]
+
+
+def linked(engine: "Engine", point: PointData, rec: MemoryRecord) -> PointData:
+    """``point`` with the entities ``rec`` names: their ids in its payload, their tokens in its ``ident``."""
+    if not enabled(engine):
+        return point
+    idx = index(engine)
+    if idx is None:
+        return point
+    try:
+        mentions = extract(rec.text)
+        if not mentions:
+            return point
+        when = (rec.occurred_at or rec.valid_from or rec.created_at).timestamp()
+        ids = idx.link(rec.scope, mentions, when)
+    except Exception as exc:  # noqa: BLE001 - the memory is stored without its links, never refused for them
+        log.warning("could not link the entities of memory %s: %s: %s", rec.id, type(exc).__name__, exc)
+        return point
+    if not ids:
+        return point
+    sparse = dict(point.sparse)
+    sparse["ident"] = with_tokens(sparse.get("ident", ([], [])), (entity_token(i) for i in ids))
+    return replace(point, payload={**point.payload, LINK_FIELD: ids}, sparse=sparse)
+
+
+def links(engine: "Engine", entity_ids: Sequence[str]) -> int:
+    """How many memories link to any of ``entity_ids``."""
+    return engine.backend.count(FilterSpec(must=[Cond(LINK_FIELD, any_of=tuple(entity_ids))])) if entity_ids else 0
+
+
+def collect_unlinked(engine: "Engine", candidates: Iterable[str] | None = None) -> int:
+    """Delete the entity records nothing links any more (of ``candidates``, or all); returns how many. Their
+    names and aliases leave the files at the next ``compact()``."""
+    idx = index(engine)
+    if idx is None:
+        return 0
+    if candidates is None:
+        found = list(idx.scan(FilterSpec()))
+    else:
+        found = idx.get(sorted(set(candidates)))
+    dead = []
+    for f in found:
+        if f.payload.get("merged_into"):
+            continue  # counted with the entity it was merged into
+        group = [f.id, *(f.payload.get("merged") or ())]
+        if links(engine, group) == 0:
+            dead += group
+    idx.delete(dead)
+    return len(dead)
+
+
+def after_forget(engine: "Engine", gone: Sequence[MemoryRecord]) -> None:
+    """The entities the forgotten memories named that nothing else names are deleted."""
+    idx = index(engine)
+    if idx is None or not gone:
+        return
+    try:
+        candidates: set[str] = set()
+        for rec in gone:
+            keys = [k for m in extract(rec.text) for k in lookup_keys(m)]
+            candidates |= {k.id for k in idx.known(entity_scope(rec.scope), keys)}
+        collect_unlinked(engine, candidates)
+    except Exception as exc:  # noqa: BLE001 - the forget happened; compact() collects what is left
+        log.warning("could not collect the entities of forgotten memories: %s: %s", type(exc).__name__, exc)
+
+
+def compact(engine: "Engine") -> None:
+    """Unlinked entities deleted, then the entity shard's files rewritten without them (Edge only)."""
+    idx = index(engine)
+    if idx is None:
+        return
+    collect_unlinked(engine)
+    rewrite = getattr(idx.backend, "rewrite", None)
+    if rewrite is None:
+        return
+
+    def pages() -> Any:
+        offset = None
+        while True:
+            found, offset = idx.backend.scroll(FilterSpec(), limit=256, offset=offset)
+            yield [PointData(id=f.id, payload=f.payload) for f in found]
+            if offset is None or not found:
+                return
+
+    def settle(touched: set[str]) -> tuple[list[PointData], list[str]]:
+        ids = sorted(touched)
+        found = idx.backend.retrieve(ids)
+        kept = {f.id for f in found}
+        return [PointData(id=f.id, payload=f.payload) for f in found], [i for i in ids if i not in kept]
+
+    with engine.write_lock:
+        rewrite(pages(), 0, settle, engine.write_lock)
+
+
+def warm(engine: "Engine") -> None:
+    """Open the entity index and load the extractor's lists in a background thread, so the store's first write
+    does not pay for them (a 0.3 s shard creation on a new store) inside an agent's turn."""
+    def run() -> None:
+        try:
+            if not engine.closed:
+                index(engine)
+                extract("Warm Up at example.com")
+        except Exception:  # noqa: BLE001 - a first write opens it again, and says why if it fails
+            pass
+
+    threading.Thread(target=run, name="remem-entities-warm", daemon=True).start()
+
+
+def close(engine: "Engine") -> None:
+    with _OPENING:  # not while a warm-up opens it
+        _close(engine)
+
+
+def _close(engine: "Engine") -> None:
+    idx = getattr(engine._shared, "entity_index", None)
+    if idx is not None:
+        try:
+            idx.backend.close()
+        except Exception:  # noqa: BLE001 - closing: what cannot be closed is repaired at the next open
+            pass
+        engine._shared.entity_index = None  # type: ignore[attr-defined]
+
+
+def known_in_question(engine: "Engine", question: str, scope: Any) -> tuple[list[Any], list[Any]]:
+    """The entities a question names that the scope knows (with their records), and the named things it does
+    not know (mentions that are not tentative)."""
+    from ..scope import coerce_scope
+    from ..types import Scope
+
+    idx = index(engine)
+    if idx is None:
+        return [], []
+    wanted = coerce_scope(scope, admin=True)
+    sc = wanted if isinstance(wanted, Scope) else None
+    known, unknown = [], []
+    for m in extract(question):
+        cands = idx.known(sc, lookup_keys(m), own=False) if sc is not None else []
+        from .resolve import resolve
+
+        match = resolve(m, cands)
+        if match is None and not m.tentative:
+            # a name the question writes with a capital, but said lowercase in the memories: not unknown
+            unknown.append(m)
+        elif match is not None:
+            known.append(match.id)
+    return list(dict.fromkeys(known)), unknown
+
+
+HOP_WEIGHT = 0.3  # an entity one hop away (named beside the one asked about) counts this much of it
+HOP_READ = 20  # memories of an asked entity read for its neighbours
+HOPS = 3  # neighbours followed, at most
+
+
+def recall_terms(engine: "Engine", question: str, scope: Any) -> tuple[SparseVec | None, bool]:
+    """The ``ident`` terms recall adds for the entities ``question`` names (and, with less weight, the entities
+    named most often beside them: one bounded hop), and whether the question names only unknown entities.
+    Hub entities are damped by Qdrant's IDF on ``ident``: a name in every memory weighs nearly nothing."""
+    if not enabled(engine) or not getattr(engine.settings, "entity_recall", True):
+        return None, False
+    try:
+        known, unknown = known_in_question(engine, question, scope)
+        if not known:
+            return None, bool(unknown) and getattr(engine.settings, "entity_unknown_empty", True)
+        idx = index(engine)
+        group: dict[str, float] = {}
+        recs = idx.get(known) if idx is not None else []
+        for f in recs:
+            for i in [f.id, *(f.payload.get("merged") or ())]:
+                group[i] = 1.0
+        if HOP_WEIGHT > 0:
+            flt = engine.filter(scope, notes=False)
+            flt.must.append(Cond(LINK_FIELD, any_of=tuple(group)))
+            near: dict[str, int] = {}
+            for f in engine.backend.newest(flt, HOP_READ):
+                for i in f.payload.get(LINK_FIELD) or ():
+                    if i not in group:
+                        near[i] = near.get(i, 0) + 1
+            for i, _ in sorted(near.items(), key=lambda kv: -kv[1])[:HOPS]:
+                group[i] = HOP_WEIGHT
+        idx_vals = sorted((entity_token(i), w) for i, w in group.items())
+        return ([t for t, _ in idx_vals], [w for _, w in idx_vals]), False
+    except Exception as exc:  # noqa: BLE001 - recall goes on without entities
+        log.warning("entity recall skipped: %s: %s", type(exc).__name__, exc)
+        return None, False
+
+
+__all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
+           "known_in_question", "linked", "links", "names"]

@@ -1,0 +1,68 @@
+"""What the entity operations return (plain dataclasses: they cross the service's socket as they are)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One thing a scope's memories name: ``name`` (canonical), ``kind`` (person, org, place, product, service,
+    repo, file, issue, host), the other names it goes by, when it was first and last mentioned, and in how many
+    memories (``mentions``)."""
+
+    id: str
+    name: str
+    kind: str
+    aliases: tuple[str, ...] = ()
+    first_seen: _dt.datetime | None = None
+    last_seen: _dt.datetime | None = None
+    mentions: int = 0
+    versions: tuple[str, ...] = ()
+    merged: tuple[str, ...] = ()  # ids of entities merged into this one (each can be split off again)
+
+
+@dataclass(frozen=True)
+class ProfileLine:
+    """One thing known about an entity: the memory's text, when it became (and stopped being) true, and where
+    it came from (the memory's id and the message ids it was distilled from)."""
+
+    text: str
+    memory_id: str
+    since: _dt.datetime | None = None
+    until: _dt.datetime | None = None
+    sources: tuple[str, ...] = ()
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True)
+class RelatedEntity:
+    name: str
+    kind: str
+    shared: int  # memories naming both
+
+
+@dataclass(frozen=True)
+class EntityProfile:
+    """What a scope knows about one entity (see ``Memory.about``). ``entity`` is None when the scope has never
+    heard of the name; ``text`` is the profile rendered for a prompt, within the token budget asked."""
+
+    query: str
+    entity: Entity | None
+    current: tuple[ProfileLine, ...] = ()
+    changed: tuple[ProfileLine, ...] = ()
+    related: tuple[RelatedEntity, ...] = ()
+    text: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def found(self) -> bool:
+        return self.entity is not None
+
+    def __str__(self) -> str:
+        return self.text
+
+
+__all__ = ["Entity", "EntityProfile", "ProfileLine", "RelatedEntity"]
