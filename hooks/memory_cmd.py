@@ -52,7 +52,7 @@ def cmd_forget(mem, text: str, scope) -> str:  # noqa: ANN001
             f"/remem:memory forget <id>:\n{found}")
 
 
-def cmd_status(tenant: str) -> str:
+def cmd_status(tenant: str | None) -> str:
     """How remem runs here: the Python and remem, the store and its service, this project's tenant, the
     plugin's data folder and setup, and what is waiting to be captured."""
     import os
@@ -66,7 +66,7 @@ def cmd_status(tenant: str) -> str:
 
     data = (getenv("CLAUDE_PLUGIN_DATA") or "").strip()
     lines = [f"remem {getattr(remem, '__version__', '?')} on Python {sys.version.split()[0]} ({sys.executable})",
-             f"project (tenant): {tenant}",
+             f"memory scope: {scope_label(tenant)} (tenant {tenant!r})",
              f"store: {store_folder()}",
              "service: " + ("running" if service_running() else "not running (starts with the next prompt)")
              if uses_service() else "service: off (REMEM_SERVICE / REMEM_URL)",
@@ -154,7 +154,7 @@ def main(argv: Sequence[str]) -> int:
 
             recs = mem.list(scope=scope, limit=limit)
             print(format_hits([SearchHit(record=r, relevance=0.0, score=0.0) for r in recs]) if recs
-                  else f"No memories in project {tenant} yet.")
+                  else f"No memories in {scope_label(tenant)} yet.")
     finally:
         mem.close()
     return 0

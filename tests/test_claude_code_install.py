@@ -166,7 +166,7 @@ def test_the_first_hour_installed_through_the_marketplace(tmp_path: Path) -> Non
             assert "remem's answer to `/remem:memory list`" in typed and "fly.io" in typed
             api.reply(text("Status."))
             status = said_to_model(machine.run("/remem:memory status", app, plugin_dir=None))
-            assert f"plugin data: {data}" in status and "setup: ready" in status and f"project (tenant): {app}" in status
+            assert f"plugin data: {data}" in status and "setup: ready" in status and f"memory scope: project {app}" in status
 
             old_session(machine, billing, "The billing service runs on Hetzner in Falkenstein.")
             api.reply(text("Imported."))
