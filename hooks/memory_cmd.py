@@ -85,6 +85,24 @@ def cmd_status(tenant: str | None) -> str:
     return "\n".join(lines)
 
 
+def split_arguments(argv: list[str]) -> list[str]:
+    """The /remem:memory command passes what the user typed as one string (``"$ARGUMENTS"``, so an apostrophe in
+    "we don't use tabs" is no shell syntax error; a double quote in it cuts it in pieces): split it as a shell
+    would, or at spaces when its quotes do not pair up. From a terminal (no ``REMEM_MEMORY_SLASH``) the
+    arguments are taken as they are."""
+    from .callenv import getenv
+
+    if getenv("REMEM_MEMORY_SLASH") != "1":
+        return argv
+    import shlex
+
+    text = " ".join(argv)
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
 def main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(prog="remem-hook memory", usage=USAGE)
     p.add_argument("action", choices=["last", "search", "save", "forget", "list", "import", "status", "index", "ask"],

@@ -48,6 +48,11 @@ def test_the_slash_step_finds_the_venv_built_from_this_plugin_folder_without_the
     assert f"plugin data: {ours}" in literal.stdout
     listed = slash(tmp_path, "list")
     assert listed.returncode == 0 and "No memories in" in listed.stdout
+    # what the user typed arrives as one string (commands/memory.md quotes $ARGUMENTS), apostrophes and all
+    saved = slash(tmp_path, "save We don't use tabs, always 4 spaces --kind preference")
+    assert "Saved memory" in saved.stdout, saved.stdout
+    found = slash(tmp_path, 'search "4 spaces" tabs')
+    assert "We don't use tabs, always 4 spaces" in found.stdout and "preference" in found.stdout
 
 
 def test_the_slash_step_says_what_is_wrong_on_stdout_and_exits_zero(tmp_path: Path) -> None:
