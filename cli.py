@@ -84,6 +84,7 @@ def _records_table(records: Sequence[Any], title: str | None = None,
                 head.insert(0, f"{scores[i]:.3f}")
             extra = "".join(f"\n{name}: {', '.join(v)}" for name, v in (("tags", rec.tags), ("sources", rec.sources))
                             if v)
+            extra += f"\nfrom: {rec.source}" if rec.kind == "document" and rec.source else ""  # index()
             status = "" if rec.superseded_by is None else " (superseded)"
             narrow.add_row(Text(" · ".join(head) + status + "\n" + rec.text + extra))
         return narrow
@@ -97,6 +98,8 @@ def _records_table(records: Sequence[Any], title: str | None = None,
         when = rec.event_time.strftime("%Y-%m-%d")
         status = "" if rec.superseded_by is None else " (superseded)"
         row = [rec.id, when, rec.kind, rec.text + status, ", ".join(rec.tags), ", ".join(rec.sources)]
+        if rec.kind == "document" and rec.source:  # index(): where the chunk is
+            row[3] += f"\n(from {rec.source})"
         if scores is not None:
             score = scores[i]
             row.insert(0, "" if score is None else f"{score:.3f}")
@@ -214,7 +217,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         n = mem.export(args.file, scope=_scope(args))
-    _emit(args, {"exported": n, "path": str(args.file)}, lambda: out.print(f"exported {n} memories to {args.file}"))
+    _header(args)
+    _emit(args, {"exported": n, "path": str(args.file), "scope_read": _choice(args).as_dict()},
+          lambda: out.print(f"exported {n} memories to {args.file}"))
     return 0
 
 
@@ -316,7 +321,9 @@ def cmd_about(args: argparse.Namespace) -> int:
             "entity": None if profile.entity is None else {
                 "id": profile.entity.id, "name": profile.entity.name, "kind": profile.entity.kind,
                 "aliases": list(profile.entity.aliases), "mentions": profile.entity.mentions}}
-    _emit(args, data, lambda: out.print(Text(about_text(profile, args.name))))
+    _header(args)
+    _emit(args, {**data, "scope_read": _choice(args).as_dict()},
+          lambda: out.print(Text(about_text(profile, args.name))))
     return 0 if profile.entity is not None else 1
 
 
@@ -337,6 +344,7 @@ def cmd_entities(args: argparse.Namespace) -> int:
     for e in found:
         table.add_row(e.name, e.kind, ", ".join(e.aliases), str(e.mentions),
                       e.last_seen.date().isoformat() if e.last_seen else "")
+    _header(args)
     _emit(args, [{"id": e.id, "name": e.name, "kind": e.kind, "aliases": list(e.aliases), "mentions": e.mentions,
                   "last_seen": e.last_seen.isoformat() if e.last_seen else None} for e in found],
           lambda: out.print(table if found else "no entities"))
@@ -428,7 +436,9 @@ def cmd_redact(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         data = mem.audit(scope=_scope(args))
-    _emit(args, data, lambda: out.print_json(data=data))
+    _header(args)
+    _emit(args, {**data, "scope_read": _choice(args).as_dict()} if isinstance(data, dict) else data,
+          lambda: out.print_json(data=data))
     return 0
 
 
@@ -597,16 +607,17 @@ def build_parser() -> argparse.ArgumentParser:
     u.set_defaults(func=cmd_ui)
 
     ab = sub.add_parser("about", parents=[common], help="what memory knows about a person, service, place, ...")
-    ab.add_argument("name")
+    ab.add_argument("name", help="the person, service, place, ... to look up (a name or an alias)")
     ab.add_argument("--as-of", default=None, help="what was true then (ISO date)")
-    ab.add_argument("--token-budget", type=int, default=600)
+    ab.add_argument("--token-budget", type=int, default=600, help="most tokens of the profile (default 600)")
     ab.set_defaults(func=cmd_about)
 
     en = sub.add_parser("entities", parents=[common], help="the entities memories name (--link: find them in "
                         "memories stored before entities)")
-    en.add_argument("query", nargs="?", default=None)
-    en.add_argument("--kind", default=None)
-    en.add_argument("--limit", type=int, default=50)
+    en.add_argument("query", nargs="?", default=None, help="only entities whose name or alias matches this")
+    en.add_argument("--kind", default=None, help="only this kind of entity: person, org, place, product, "
+                    "service, repo, file, issue or host")
+    en.add_argument("--limit", type=int, default=50, help="most entities to show (default 50)")
     en.add_argument("--link", action="store_true", help="link the memories of this scope (an older store)")
     en.set_defaults(func=cmd_entities)
 
@@ -638,7 +649,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if ans.found:
             out.print(Text(f"citations: {', '.join(ans.citations)}\nconfidence {ans.confidence:.2f} ({ans.method})",
                            style="dim"))
-    _emit(args, ans.as_dict(), show)
+    _header(args)
+    _emit(args, {**ans.as_dict(), "scope_read": _choice(args).as_dict()}, show)
     return 0 if ans.found else 1
 
 
@@ -667,7 +679,7 @@ def add_answer_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     """``remem ask`` and ``remem index``."""
     ask = sub.add_parser("ask", parents=[common], help="answer a question from memory, citing what it rests on "
                          "(exit status 1 when memory holds no answer)")
-    ask.add_argument("question")
+    ask.add_argument("question", help="the question, in plain words")
     ask.add_argument("--token-budget", type=int, default=2000, help="tokens of recalled context to answer from")
     ask.add_argument("--as-of", default=None, help="what memory held at this ISO date/time")
     ask.add_argument("--keyless", action="store_true", help="extractive answer even when an LLM is configured")

@@ -6,8 +6,9 @@ the server, hooks and the CLI share one store.
 
 Scope never comes from the model: it is the server's configuration (``--tenant/--user/--project`` or
 REMEM_TENANT/REMEM_USER/REMEM_PROJECT); the default tenant is the project (the git repository of the working
-directory, shared by all its worktrees), else the global space: the same rule as the CLI and the hooks. Over HTTP a client may pick a tenant with the ``X-Remem-Tenant`` header, and a
-token pinned to tenants may only use those.
+directory, shared by all its worktrees), else the global space: the same rule as the CLI and the hooks. Over
+HTTP a client may pick a tenant with the ``X-Remem-Tenant`` header, and a token pinned to tenants may only use
+those.
 
 Tokens: REMEM_MCP_TOKENS or ``--tokens-file``; entries separated by commas or newlines, each ``TOKEN`` or
 ``TOKEN:tenant1|tenant2`` (pinned); ``#`` starts a comment in the file. HTTP always needs one (see

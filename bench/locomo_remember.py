@@ -340,9 +340,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="feed each session to remember() N new messages at a time, as the hooks do (default: whole)")
     ap.add_argument("--older", action="store_true",
                     help="store remember()'s episodes as an older remem did, then measure again after reembed")
-    ap.add_argument("--entity-variants", action="store_true",
-                    help="remember(): also measure the same store with entity recall off, and without the "
-                    "unknown-entity rule (core/entities), as same-run baselines")
+    ap.add_argument("--entity-variants", nargs="*", default=[], metavar="NAME={settings}",
+                    help="remember(): also measure the same store with other entity settings (core/entities), "
+                    'e.g. \'off={"entity_recall": false}\' \'no hop={"hop": 0}\' as same-run baselines')
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     console = Console(width=170)
@@ -375,9 +375,8 @@ def main(argv: list[str] | None = None) -> int:
                     results.append((f"{label}, after reembed", s2,
                                     {**extra2, "index_s": time.perf_counter() - started, "kinds": load["kinds"]}))
                 if args.entity_variants and method == "remember":
-                    for variant, changes in (("entity recall off", {"entity_recall": False}),
-                                             ("no unknown-entity rule", {"entity_unknown_empty": False}),
-                                             ("no hop", {"hop": 0.0})):
+                    variants = [(v.split("=")[0], json.loads(v.split("=", 1)[1])) for v in args.entity_variants]
+                    for variant, changes in variants:
                         from remem.core.entities import hooks as entity_hooks
 
                         hop = entity_hooks.HOP_WEIGHT

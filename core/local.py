@@ -34,7 +34,12 @@ class LocalMemory(Engine):
     @planned
     def import_(self, path: str | os.PathLike[str], *, scope: Any = None,
                 progress: Callable[[int], None] | None = None) -> Plan[int]:
-        return (yield from transfer.import_plan(self, path, scope=scope, progress=progress))
+        n = yield from transfer.import_plan(self, path, scope=scope, progress=progress)
+        if n and self.settings.entities:  # in file order a first name can come before its full name: linked again
+            from .entities import rebuild
+
+            rebuild.link_all(self, scope=scope)
+        return n
 
     def backup(self, directory: str | os.PathLike[str] | None = None, *, keep: int = 10) -> Path:
         return backups.backup(self, directory, keep=keep)
@@ -121,6 +126,16 @@ class LocalMemory(Engine):
         from .entities import profile
 
         return profile.list_entities(self, scope=scope, query=query, kind=kind, limit=limit)
+
+    def merge_entities(self, keep: str, other: str, *, scope: Any = None) -> Any:
+        from .entities import merging
+
+        return merging.merge(self, keep, other, scope=scope)
+
+    def split_entity(self, entity_id: str, name: str, *, scope: Any = None) -> Any:
+        from .entities import merging
+
+        return merging.split(self, entity_id, name, scope=scope)
 
     def link_entities(self, *, scope: Any = None, progress: Callable[[int], None] | None = None) -> int:
         from .entities import rebuild

@@ -199,6 +199,19 @@ class MemoryOperations:
         ``kind`` one type (person, org, place, product, service, repo, file, issue, host)."""
         raise NotImplementedError
 
+    @operation()
+    def merge_entities(self, keep: str, other: str, *, scope: Any = None) -> Entity:
+        """Merge the entity ``other`` into ``keep`` (same scope and type): its names find ``keep`` from now on and
+        recall and ``about`` read both's memories. Recorded, and undone by ``split_entity(keep, other's name)``."""
+        raise NotImplementedError
+
+    @operation()
+    def split_entity(self, entity_id: str, name: str, *, scope: Any = None) -> Entity:
+        """Undo a merge into ``entity_id`` (``name``: the merged entity's), or split off an alias resolution
+        merged (a first name, a near spelling): the entity refuses it from then on and the memories naming it
+        get an entity of their own. Returns the entity ``name`` is now."""
+        raise NotImplementedError
+
     @operation(slow=True, local=("progress",))
     def link_entities(self, *, scope: Any = None, progress: Callable[[int], None] | None = None) -> int:
         """Find the entities of memories stored before remem linked them (or with ``entities=False``), in

@@ -12,6 +12,7 @@ call", and the memory tools then answer "memory ... did not run" instead of usin
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Union
@@ -138,21 +139,27 @@ def find_project(start: str | os.PathLike[str] | None = None) -> Project | None:
     The tenant is the folder that holds the repository's common ``.git`` directory (the main checkout), so a
     plain repository keeps the tenant it always had and its worktrees join it; a bare repository or a
     submodule, whose common dir is not called ``.git``, is keyed by the common dir itself."""
-    here = Path(os.path.realpath(os.path.expanduser(str(start if start is not None else os.getcwd()))))
-    for folder in (here, *here.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir():
-            gitdir: Path | None = dot_git
-        elif dot_git.is_file():
-            gitdir = _read_gitdir(dot_git)
-            if gitdir is None:  # not a gitdir pointer we can read: the checkout is the project
-                return Project(tenant=str(folder), folder=folder)
-        else:
-            continue
-        common = _common_dir(gitdir)
-        tenant = common.parent if common.name == ".git" else common
-        return Project(tenant=str(tenant), folder=folder)
-    return None
+    folder = os.path.realpath(os.path.expanduser(str(start if start is not None else os.getcwd())))
+    while True:  # plain os.stat on strings: a hook resolves this on every prompt (bench/bench_scope.py)
+        dot_git = os.path.join(folder, ".git")
+        try:
+            mode = os.stat(dot_git).st_mode
+        except OSError:
+            mode = None
+        if mode is not None:
+            if stat.S_ISDIR(mode):
+                gitdir: Path | None = Path(dot_git)
+            else:
+                gitdir = _read_gitdir(Path(dot_git))
+                if gitdir is None:  # not a gitdir pointer we can read: the checkout is the project
+                    return Project(tenant=folder, folder=Path(folder))
+            common = _common_dir(gitdir)  # type: ignore[arg-type]
+            tenant = common.parent if common.name == ".git" else common
+            return Project(tenant=str(tenant), folder=Path(folder))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 TENANT_VARIABLES = ("REMEM_TENANT", "REMEM_PROJECT")

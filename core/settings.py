@@ -38,6 +38,9 @@ class Settings:
     entities: bool = True  # entities linked as memories are written, and used by recall (remem.core.entities)
     entity_recall: bool = True  # recall raises the memories linked to the entities a question names
     entity_unknown_empty: bool = True  # a question naming only entities never heard of recalls nothing
+    entity_weight: float = 0.0  # fusion weight of the memories linked to the entities a question names: off, as
+    # it moved nothing on LoCoMo (docs/benchmarks.md, "Entities"); 0.5 raises them, one hop included
+    entity_hub_share: float = 0.2  # an entity linked to more than this share of a scope's memories is not used
 
     def __post_init__(self) -> None:
         if self.decay is None:

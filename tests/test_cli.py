@@ -1,7 +1,12 @@
-"""The ``remem`` CLI as scripts use it (--json) and as the README's main job (demo)."""
+"""The ``remem`` CLI as scripts use it (--json) and as the README's main job (demo).
+
+Most commands run the CLI's ``main()`` in this process (a fresh interpreter per command cost this file a minute
+of imports); the demo and a refused cross-tenant ``get`` run it as a user does, ``python -m remem.cli``."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import os
@@ -11,13 +16,34 @@ from pathlib import Path
 
 import pytest
 
+from remem.cli import main as cli_main
+
 
 def run(*args: str, store: Path, check: bool = True, stdin: str | None = None,
         env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "REMEM_SERVICE": "off", "REMEM_EMBEDDER": "none", "REMEM_HOME": str(store.parent),
-           **(env_extra or {})}
-    proc = subprocess.run([sys.executable, "-m", "remem.cli", *args, "--path", str(store)], input=stdin,
-                          capture_output=True, text=True, env=env, timeout=120, cwd=store.parent)  # no git repo here
+    """``remem ARGS --path STORE`` in a folder outside any git repository, with its own environment, stdin,
+    stdout and stderr; the result reads like ``subprocess.run``'s."""
+    env = {"REMEM_SERVICE": "off", "REMEM_EMBEDDER": "none", "REMEM_HOME": str(store.parent), **(env_extra or {})}
+    saved_env, saved_cwd, saved_stdin = {k: os.environ.get(k) for k in env}, os.getcwd(), sys.stdin
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.update(env)
+        os.chdir(store.parent)  # no git repo here
+        sys.stdin = io.StringIO(stdin or "")
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli_main([*args, "--path", str(store)])
+            except SystemExit as exc:  # argparse refusing the command line
+                code = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        sys.stdin = saved_stdin
+        os.chdir(saved_cwd)
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    proc = subprocess.CompletedProcess(["remem", *args], code, out.getvalue(), err.getvalue())
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc

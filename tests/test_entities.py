@@ -214,3 +214,72 @@ def test_tool_functions_answer_instead_of_raising(mem: Memory) -> None:
     assert "did not run" in run_memory_about(mem, "Dana", None)
     assert "did not run" in run_memory_entities(mem, ACME, kind="planet")
     assert "ingest worker [service]" in run_memory_entities(mem, ACME)
+
+
+def test_merges_are_recorded_and_undone_and_a_split_alias_stays_apart(any_mem: Memory) -> None:
+    from remem import NotFoundError
+
+    any_mem.add("Pat Quinlan reviews the ledger service.", scope=ACME)
+    any_mem.add("The books service reconciles payments nightly.", scope=ACME)
+    ledger = any_mem.about("ledger service", scope=ACME).entity
+    books = any_mem.about("books service", scope=ACME).entity
+    merged = any_mem.merge_entities(ledger.id, books.id, scope=ACME)
+    assert merged.merged == (books.id,)
+    p = any_mem.about("books service", scope=ACME)  # the merged name finds the entity kept
+    assert p.entity.id == ledger.id and len(p.current) == 2
+    assert [e.name for e in any_mem.entities(scope=ACME, kind="service")] == ["ledger service"]
+    with pytest.raises(NotFoundError):  # never across tenants
+        any_mem.merge_entities(ledger.id, books.id, scope=Scope(tenant="globex"))
+    with pytest.raises(ValueError):  # never across types
+        any_mem.merge_entities(ledger.id, any_mem.about("Pat Quinlan", scope=ACME).entity.id, scope=ACME)
+    back = any_mem.split_entity(ledger.id, "books service", scope=ACME)
+    assert back.id == books.id and any_mem.about("books service", scope=ACME).entity.id == books.id
+    # an alias resolution merged (the first name) is split off, and stays apart on the next mention
+    any_mem.add("Pat approved the ledger service budget.", scope=ACME)
+    assert "Pat" in any_mem.about("Pat Quinlan", scope=ACME).entity.aliases
+    pat = any_mem.split_entity(any_mem.about("Pat Quinlan", scope=ACME).entity.id, "Pat", scope=ACME)
+    assert pat.name == "Pat" and pat.id != any_mem.about("Pat Quinlan", scope=ACME).entity.id
+    assert [x.text for x in any_mem.about("Pat", scope=ACME).current] == ["Pat approved the ledger service budget."]
+    any_mem.add("Yesterday, Pat signed off the release.", scope=ACME)
+    full = any_mem.about("Pat Quinlan", scope=ACME).entity
+    assert "Pat" not in full.aliases and full.mentions == 1
+
+
+def test_export_import_carries_the_entities(memory_factory, tmp_path: Path) -> None:
+    src, dst = memory_factory("none"), memory_factory("none")
+    _story(src)
+    src.export(tmp_path / "x.jsonl", scope=ACME)
+    dst.import_(tmp_path / "x.jsonl", scope=ACME)
+    a, b = src.about("Dana", scope=ACME), dst.about("Dana", scope=ACME)
+    assert b.entity is not None and (b.entity.id, b.entity.name, b.entity.aliases) == \
+        (a.entity.id, a.entity.name, a.entity.aliases)
+    assert {e.name: e.mentions for e in dst.entities(scope=ACME)} == {e.name: e.mentions for e in src.entities(scope=ACME)}
+
+
+def test_a_question_about_a_never_mentioned_entity_recalls_nothing(any_mem: Memory) -> None:
+    _story(any_mem)
+    any_mem.add("Lunch with the team was pasta at noon.", scope=ACME)
+    assert any_mem.search("What does Priscilla Vandermeer think of lunch?", scope=ACME) == []
+    assert any_mem.context("What does Priscilla Vandermeer think of lunch?", scope=ACME) == ""
+    # the same-run baseline: without entities, the nearest memories fill the budget
+    assert any_mem.with_settings(entities=False).search("What does Priscilla Vandermeer think of lunch?", scope=ACME)
+    # a name the memories hold, even lowercase or unlinked, is not unknown
+    any_mem.add("we ordered from vandermeer catering", scope=ACME)
+    assert any_mem.search("What did Vandermeer cater?", scope=ACME)
+
+
+def test_the_entity_boost_follows_aliases_and_one_hop(any_mem: Memory) -> None:
+    boosted = any_mem.with_settings(entity_weight=0.5)
+    any_mem.add("Dana Whitfield maintains the ingest worker.", scope=ACME)
+    any_mem.add("The ingest worker moved to Redis Streams.", scope=ACME)
+    any_mem.add("ClickHouse (aka CHouse) is where events land.", scope=ACME)
+    any_mem.add("ClickHouse disk usage reached 80 percent.", scope=ACME)
+    for i in range(30):
+        any_mem.add(f"Standup note {i}: what does everyone run today, how full is the board?", scope=ACME)
+    question = "What does the service Dana maintains run on now?"  # no word of the answer: one hop finds it
+    top = [h.record.text for h in boosted.search(question, scope=ACME, limit=3)]
+    assert "The ingest worker moved to Redis Streams." in top
+    assert "The ingest worker moved to Redis Streams." not in [
+        h.record.text for h in any_mem.search(question, scope=ACME, limit=3)]  # the default: boost off
+    top = [h.record.text for h in boosted.search("How full is CHouse?", scope=ACME, limit=3)]
+    assert "ClickHouse disk usage reached 80 percent." in top

@@ -188,7 +188,7 @@ def test_the_store_records_its_embeddings_and_refuses_others(open_store: Any, tm
     def other(texts: Sequence[str]) -> list[list[float]]:
         return [[1.0] * DIMS for _ in texts]
 
-    with pytest.raises(EmbedderMismatchError, match="TrigramEmbeddings"):
+    with pytest.raises(EmbedderMismatchError, match="(?s)TrigramEmbeddings.*built with"):
         open_store({"embed": other, "dims": DIMS}, path=path)
     with pytest.raises(EmbedderMismatchError):
         open_store(None, path=path, embedder="none")
@@ -316,3 +316,59 @@ def test_malformed_filters_are_clear_errors(open_store: Any) -> None:
         store.search(("d",), filter={"a..b": 1})
     with pytest.raises(ValueError, match=r"\$in.*\$eq, \$ne, \$gt, \$gte, \$lt, \$lte"):
         store.search(("d",), filter={"a.b": {"$in": [1]}})
+
+
+def test_a_field_equal_to_the_query_wins_even_when_many_whole_texts_are_nearer(open_store: Any) -> None:
+    """Candidates come from hybrid recall (words and identifiers too), so an item whose one indexed field matches
+    the query exactly is found and ranked first by its field's vector, though 40 other items' whole-text vectors
+    are nearer the query than its own (a long second field pulls it away)."""
+    store = open_store({"embed": TrigramEmbeddings(), "dims": DIMS, "fields": ["title", "body"]})
+    body = "quarterly revenue summary for the northern warehouse region, audited twice by the finance team"
+    store.put(("d",), "target", {"title": "Mango", "body": body})
+    near = [f"mangold tango {i}" for i in range(40)]
+    store.batch([PutOp(("d",), f"near{i}", {"title": t}) for i, t in enumerate(near)])
+    query = trigram_vector("mango")
+    assert max(cosine(query, trigram_vector(f"Mango\n{body}")), 0.0) < min(cosine(query, trigram_vector(t))
+                                                                           for t in near)
+    hits = store.search(("d",), query="mango", limit=5)
+    assert hits[0].key == "target" and hits[0].score == pytest.approx(1.0, abs=1e-3)
+
+
+def test_packed_vectors_pass_the_redactor_unchanged_and_keep_cosines() -> None:
+    """Vectors are stored as strings; remem redacts every metadata string, so no secret or PII rule may ever
+    rewrite one (random unit vectors of the usual sizes, PII rules on)."""
+    import random
+
+    from remem.core.redact.redactor import configured
+    from remem.integrations.langgraph.store_embed import best_cosine, pack, unit
+
+    rng = random.Random(7)
+    redactor = configured(True)
+    for _ in range(200):
+        dims = rng.choice([8, 48, 384, 1536])
+        vecs = [[rng.gauss(0, 1) for _ in range(dims)] for _ in range(2)]
+        packed = "".join(pack(v) for v in vecs)
+        assert redactor.redact(packed).text == packed
+        query = [rng.gauss(0, 1) for _ in range(dims)]
+        best = best_cosine(unit(query), packed)
+        assert best == pytest.approx(max(cosine(query, v) for v in vecs), abs=1e-4)
+
+
+def test_order_recall_keeps_remems_hybrid_order_with_langgraph_scores(open_store: Any) -> None:
+    index = {"embed": TrigramEmbeddings(), "dims": DIMS, "fields": ["text"]}
+    docs = {"words": "the blue whale sang at dawn near the old pier", "spelling": "bluewhalee",
+            "other": "tax forms"}
+    by_score = open_store(index)
+    by_recall = open_store(index, order="recall")
+    for store in (by_score, by_recall):
+        store.put(("n",), "skip", {"text": "blue whale"}, index=False)
+        store.batch([PutOp(("n",), k, {"text": t}) for k, t in docs.items()])
+    scores = {h.key: h.score for h in by_score.search(("n",), query="blue whale")}
+    assert scores["spelling"] > scores["words"]  # nearer by trigrams, but shares no word with the query
+    assert [h.key for h in by_score.search(("n",), query="blue whale")][:2] == ["spelling", "words"]
+    hits = by_recall.search(("n",), query="blue whale")
+    assert [h.key for h in hits][0] == "words"  # the words match leads remem's fused order
+    assert {h.key: h.score for h in hits} == pytest.approx(scores)  # the same LangGraph scores
+    assert hits[-1].key == "skip" and hits[-1].score is None
+    with pytest.raises(ValueError, match="order"):
+        open_store(index, order="bm25")

@@ -24,7 +24,7 @@ from remem.mcp_stdio import MANIFEST, OFF_MESSAGE, SETUP_MESSAGE, record_manifes
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "remem-hook"
 TOOLS = {"memory_search", "memory_save", "memory_get", "memory_update", "memory_supersede", "memory_forget",
-         "memory_recent", "memory_stats", "memory_answer"}
+         "memory_recent", "memory_stats", "memory_answer", "memory_about", "memory_entities"}
 
 
 def test_the_recorded_handshake_is_what_the_sdk_server_answers(tmp_path: Path) -> None:

@@ -248,7 +248,7 @@ def test_cli_and_doctor_use_and_show_the_service(svc_store: Path, monkeypatch: p
     assert main(["add", "The deploy key rotates every Monday", "--tenant", "ops", *common]) == 0
     capsys.readouterr()
     assert main(["search", "deploy key", "--tenant", "ops", *common]) == 0
-    hits = json.loads(capsys.readouterr().out)
+    hits = json.loads(capsys.readouterr().out)["hits"]
     assert hits[0]["record"]["text"] == "The deploy key rotates every Monday"
     report = diagnose(path=svc_store, embedder="none")
     assert report["service"] == "running" and report["memories"] == 1

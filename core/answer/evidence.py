@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from ..recall.fencing import one_line
 from ..recall.passages import label
 from ..recall.rendering import LINE_MAX_TOKENS, _resolved_times
 from ..recall.tokens import count_tokens, truncate_to_tokens
@@ -24,12 +25,12 @@ class Item:
     def line(self) -> str:
         """``[m3] 2023-05-08 · fact: text (yesterday = 2023-05-07) (source: docs/adr.md#Queue, lines 3-9)``"""
         rec = self.record
-        text = " ".join(rec.text.split())
+        text = one_line(rec.text)  # data: one line, no tag-like text (it cannot step out of the fence)
         if count_tokens(text) > LINE_MAX_TOKENS:
             text = truncate_to_tokens(text, LINE_MAX_TOKENS, keep="both")
-        kind = label(rec)
+        kind = one_line(label(rec))
         head = f"{rec.event_time:%Y-%m-%d}" + (f" · {kind}" if kind else "")
-        where = f" (source: {' '.join(rec.source.split())})" if rec.kind == "document" and rec.source else ""
+        where = f" (source: {one_line(rec.source)})" if rec.kind == "document" and rec.source else ""
         return f"[{self.alias}] {head}: {text}{_resolved_times(rec, text)}{where}"
 
 

@@ -28,6 +28,7 @@ from .files import Found, walk
 from .result import DOCUMENT_KIND, IndexResult
 
 PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+BATCH = 64  # new chunks embedded and written together
 
 
 SOURCE_HEADING_CHARS = 200
@@ -71,11 +72,15 @@ def index(engine: Any, paths: PathsArg, *, scope: Any = None, prune: bool = True
     files, skipped, folders = walk(_as_paths(paths))
     result = IndexResult(skipped=skipped)
     stored = _stored(engine, scope)
+    batch = _Batch(engine, scope, result)
     for found in files:
-        _index_file(engine, found, stored.pop(found.name, []), scope, result)
+        _index_file(found, stored.pop(found.name, []), batch)
         result.files += 1
+        if len(batch.items) >= BATCH:
+            batch.write()
         if progress is not None:
             progress(1)
+    batch.write()
     if prune:
         for name, recs in stored.items():
             gone = [r for r in recs if _under(str(r.metadata.get("path") or ""), folders)]
@@ -93,7 +98,25 @@ def _under(path: str, folders: list[Path]) -> bool:
     return any(p == f or p.is_relative_to(f) for f in folders)
 
 
-def _index_file(engine: Any, found: Found, old: list[MemoryRecord], scope: Any, result: IndexResult) -> None:
+class _Batch:
+    """New chunks of several files, embedded together (the embedder is faster in batches), and the chunks they
+    replace, forgotten once the new ones are written."""
+
+    def __init__(self, engine: Any, scope: Any, result: IndexResult) -> None:
+        self.engine, self.scope, self.result = engine, scope, result
+        self.items: list[dict[str, Any]] = []
+        self.gone: list[str] = []
+
+    def write(self) -> None:
+        if self.items:
+            self.result.added += len(self.engine.add_many(self.items, scope=self.scope, dedupe=False))
+        for memory_id in self.gone:  # an edited file is read as it is now: its chunks no longer in it go
+            self.result.removed += bool(self.engine.forget(memory_id, scope=self.scope))
+        self.items, self.gone = [], []
+
+
+def _index_file(found: Found, old: list[MemoryRecord], batch: _Batch) -> None:
+    result = batch.result
     try:
         text = found.path.read_text("utf-8", errors="replace")
         mtime = _dt.datetime.fromtimestamp(found.path.stat().st_mtime, _dt.timezone.utc)
@@ -101,7 +124,6 @@ def _index_file(engine: Any, found: Found, old: list[MemoryRecord], scope: Any, 
         result.skipped[str(found.path)] = f"unreadable ({exc.strerror or type(exc).__name__})"
         return
     by_hash = {str(r.metadata.get("chunk")): r for r in old}
-    new_items = []
     keep: set[str] = set()
     for chunk in chunks(text, found.path.suffix):
         digest = chunk_hash(found.name, chunk)
@@ -112,16 +134,12 @@ def _index_file(engine: Any, found: Found, old: list[MemoryRecord], scope: Any, 
             keep.add(have.id)
             result.unchanged += 1
             if have.source != source_of(found.name, chunk) or have.metadata.get("path") != str(found.path):
-                _move(engine, have, source_of(found.name, chunk), meta)
+                _move(batch.engine, have, source_of(found.name, chunk), meta)
             continue
-        new_items.append({"text": chunk.text, "kind": DOCUMENT_KIND, "source": source_of(found.name, chunk),
-                          "context": f"{found.name} {chunk.heading}".strip(), "metadata": meta,
-                          "occurred_at": mtime, "importance": 5})
-    if new_items:
-        result.added += len(engine.add_many(new_items, scope=scope, dedupe=False))
-    for rec in old:  # an edited file is read as it is now: its chunks that are no longer in it go
-        if rec.id not in keep:
-            result.removed += bool(engine.forget(rec.id, scope=scope))
+        batch.items.append({"text": chunk.text, "kind": DOCUMENT_KIND, "source": source_of(found.name, chunk),
+                            "context": f"{found.name} {chunk.heading}".strip(), "metadata": meta,
+                            "occurred_at": mtime, "importance": 5})
+    batch.gone.extend(rec.id for rec in old if rec.id not in keep)
 
 
 def _move(engine: Any, rec: MemoryRecord, source: str, meta: dict[str, Any]) -> None:

@@ -77,7 +77,12 @@ def _span_free(taken: list[tuple[int, int]], start: int, end: int) -> bool:
     return all(end <= s or start >= e for s, e in taken)
 
 
+_CONTRACTION = re.compile(r"['’](?:re|ve|t|d|ll|m)$", re.I)
+
+
 def _capitalised(tok: str) -> bool:
+    if _CONTRACTION.search(tok):  # You're, Can't, How'd: never names
+        return False
     first = tok[0]
     return first.isupper() and (any(c.islower() for c in tok) or (len(tok) >= 2 and tok.isalpha()))
 
@@ -119,7 +124,7 @@ def _name_kind(words: list[str], before: str) -> tuple[str, bool]:
         return "product", False  # ClickHouse, PostgreSQL, iPhone-like, S3
     if len(words) == 1 and w0.isupper() and len(w0) <= 6:
         return "org", True  # an acronym: NASA, IBM (a guess)
-    if before.casefold().rstrip().split(" ")[-1:] and before.casefold().rstrip().split(" ")[-1] in lexicon.PERSON_TITLES:
+    if before.casefold().rstrip().rpartition(" ")[2] in lexicon.PERSON_TITLES:
         return "person", False
     if len(words) <= 3 and all(part[:1].isupper() and part[1:].islower() for w in words
                                if w.casefold() not in _NAME_JOINERS for part in re.split(r"[-'’]", w) if part):
@@ -207,7 +212,7 @@ def _names(text: str, add: "_Add", taken: list[tuple[int, int]]) -> None:
     while i < len(tokens):
         tok = tokens[i]
         word = tok.group()
-        if not _capitalised(word) or word.casefold().rstrip(".") in lexicon.NOT_NAMES \
+        if not _capitalised(word) or _strip_possessive(word).casefold().rstrip(".") in lexicon.NOT_NAMES \
                 or not _span_free(taken, tok.start(), tok.end()):
             i += 1
             continue
@@ -219,7 +224,7 @@ def _names(text: str, add: "_Add", taken: list[tuple[int, int]]) -> None:
             if gap not in (" ", "") or not _span_free(taken, nxt.start(), nxt.end()):
                 break
             w = nxt.group()
-            if _capitalised(w) and w.casefold().rstrip(".") not in lexicon.NOT_NAMES:
+            if _capitalised(w) and _strip_possessive(w).casefold().rstrip(".") not in lexicon.NOT_NAMES:
                 run.append(nxt)
             elif w.casefold() in _NAME_JOINERS and j + 1 < len(tokens) and _capitalised(tokens[j + 1].group()) \
                     and text[nxt.end():tokens[j + 1].start()] == " ":

@@ -214,39 +214,72 @@ def known_in_question(engine: "Engine", question: str, scope: Any) -> tuple[list
 HOP_WEIGHT = 0.3  # an entity one hop away (named beside the one asked about) counts this much of it
 HOP_READ = 20  # memories of an asked entity read for its neighbours
 HOPS = 3  # neighbours followed, at most
+HUB_MIN_MEMORIES = 200  # scopes smaller than this have no hubs (a team's 20 notes all name its service)
 
 
 def recall_terms(engine: "Engine", question: str, scope: Any) -> tuple[SparseVec | None, bool]:
     """The ``ident`` terms recall adds for the entities ``question`` names (and, with less weight, the entities
     named most often beside them: one bounded hop), and whether the question names only unknown entities.
-    Hub entities are damped by Qdrant's IDF on ``ident``: a name in every memory weighs nearly nothing."""
-    if not enabled(engine) or not getattr(engine.settings, "entity_recall", True):
+    Hubs are damped twice: an entity linked to more than ``entity_hub_share`` of the scope's memories is left
+    out (a conversation's speakers are in every message), and Qdrant's IDF on ``ident`` weighs the rest."""
+    settings = engine.settings
+    if not enabled(engine) or not getattr(settings, "entity_recall", True):
         return None, False
     try:
         known, unknown = known_in_question(engine, question, scope)
-        if not known:
-            return None, bool(unknown) and getattr(engine.settings, "entity_unknown_empty", True)
+        if not known or float(getattr(settings, "entity_weight", 0.0)) <= 0:
+            return None, not known and bool(unknown) and getattr(settings, "entity_unknown_empty", True) \
+                and _nowhere(engine, unknown, scope)
         idx = index(engine)
+        hub = float(getattr(settings, "entity_hub_share", 1.0))
+        total = engine.backend.count(engine.filter(scope)) if hub < 1.0 else 0
+        total = total if total >= HUB_MIN_MEMORIES else 0  # in a small scope every entity is "frequent"
         group: dict[str, float] = {}
-        recs = idx.get(known) if idx is not None else []
-        for f in recs:
-            for i in [f.id, *(f.payload.get("merged") or ())]:
-                group[i] = 1.0
+        for f in (idx.get(known) if idx is not None else []):
+            ids = [f.id, *(f.payload.get("merged") or ())]
+            if hub < 1.0 and total and _linked_count(engine, scope, ids) > hub * total:
+                continue  # a hub: it would rank a random share of the scope first
+            group.update((i, 1.0) for i in ids)
+        if not group:
+            return None, False
         if HOP_WEIGHT > 0:
-            flt = engine.filter(scope, notes=False)
+            flt = engine.filter(scope)
             flt.must.append(Cond(LINK_FIELD, any_of=tuple(group)))
             near: dict[str, int] = {}
-            for f in engine.backend.newest(flt, HOP_READ):
+            for f in engine.backend.scroll(flt, limit=HOP_READ)[0]:  # any of them (newest first cost 7 ms)
                 for i in f.payload.get(LINK_FIELD) or ():
                     if i not in group:
                         near[i] = near.get(i, 0) + 1
             for i, _ in sorted(near.items(), key=lambda kv: -kv[1])[:HOPS]:
-                group[i] = HOP_WEIGHT
+                if not (hub < 1.0 and total and _linked_count(engine, scope, [i]) > hub * total):
+                    group[i] = HOP_WEIGHT
         idx_vals = sorted((entity_token(i), w) for i, w in group.items())
         return ([t for t, _ in idx_vals], [w for _, w in idx_vals]), False
     except Exception as exc:  # noqa: BLE001 - recall goes on without entities
         log.warning("entity recall skipped: %s: %s", type(exc).__name__, exc)
         return None, False
+
+
+def _linked_count(engine: "Engine", scope: Any, ids: Sequence[str]) -> int:
+    flt = engine.filter(scope)
+    flt.must.append(Cond(LINK_FIELD, any_of=tuple(ids)))
+    return engine.backend.count(flt)
+
+
+def _nowhere(engine: "Engine", unknown: Sequence[Any], scope: Any) -> bool:
+    """Whether one of the unknown names (a service's common words aside) has no word in any memory of
+    ``scope`` (BM25): a name the memories wrote lowercase, or the extractor did not link, is not unknown."""
+    from ..recall import lexical
+    from ..store.backends.base import PrefetchSpec
+
+    flt = engine.filter(scope)
+    for m in unknown:
+        if m.kind == "service" and m.name.islower():  # "the deploy pipeline": common words, no evidence
+            continue
+        vec = lexical.bm25_query(m.name)
+        if vec[0] and not engine.backend.query([PrefetchSpec("bm25", vec, 1)], flt, 1, engine.settings.rrf_k):
+            return True  # a name no memory has a word of: what is asked about it cannot be there
+    return False
 
 
 __all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",

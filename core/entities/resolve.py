@@ -42,6 +42,7 @@ class Known:
     name: str
     keys: set[str] = field(default_factory=set)
     guessed: bool = False
+    refused: set[str] = field(default_factory=set)  # keys split off it: never merged into it again
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def _kind_ok(mention: Mention, known: Known) -> bool:
 def resolve(mention: Mention, candidates: Sequence[Known]) -> Match | None:
     """The entity among ``candidates`` (those of the scope found by :func:`lookup_keys`) that ``mention``
     names, or None for a new one."""
-    typed = [c for c in candidates if _kind_ok(mention, c)]
+    typed = [c for c in candidates if _kind_ok(mention, c) and mention.key not in c.refused]
     own = [names.key(a) for a in mention.aliases]
     # 1. the same key (a typed candidate before a guessed one)
     for c in sorted(typed, key=lambda c: (c.kind != mention.kind, c.guessed)):

@@ -32,6 +32,7 @@ NAMESPACE = uuid.UUID("6f1c4d3e-8a57-4a0e-9a59-3a3c2f6d9e11")
 ENTITY_DIR = "entities"
 LINK_FIELD = "entities"  # on a memory: the ids of the entities it names
 PAGE = 256
+LAST_SEEN_STEP = 3600.0  # last seen moves in hours: a write per mention only to say "a second later" is waste
 
 
 def entity_scope(scope: Scope) -> Scope:
@@ -98,29 +99,114 @@ def open_backend(backend: Any) -> Any | None:
     return ent
 
 
+class _TenantCache:
+    """One tenant's entity records in memory (the lookups of every write and search read it instead of Qdrant:
+    a filtered scroll of the entity shard cost ~1 ms, a dict lookup ~1 us). Only where this process is the
+    store's one writer (Edge, qdrant-client local mode); kept in step by :class:`EntityIndex`'s own writes."""
+
+    def __init__(self, found: Iterator[Found]) -> None:
+        self.records: dict[str, dict[str, Any]] = {}
+        self.by_key: dict[str, set[str]] = {}
+        for f in found:
+            self.put(f.id, f.payload)
+
+    def put(self, eid: str, payload: dict[str, Any]) -> None:
+        self.drop(eid)
+        self.records[eid] = payload
+        for k in payload.get("names") or ():
+            self.by_key.setdefault(k, set()).add(eid)
+
+    def drop(self, eid: str) -> None:
+        old = self.records.pop(eid, None)
+        for k in (old or {}).get("names") or ():
+            ids = self.by_key.get(k)
+            if ids is not None:
+                ids.discard(eid)
+                if not ids:
+                    del self.by_key[k]
+
+
+def _visible(payload: dict[str, Any], scope: Scope | None, own: bool) -> bool:
+    if scope is None:
+        return True
+    for key in ("user", "agent"):
+        want, have = getattr(scope, key), payload.get(key)
+        if want is not None and have != want or own and want is None and have is not None:
+            return False
+    return True
+
+
 class EntityIndex:
     """The entity records of one store. Writes happen under the store's write lock (the caller's)."""
 
     def __init__(self, backend: "Backend") -> None:
         self.backend = backend
+        location = str(getattr(backend, "location", ""))
+        self._cached = not location.startswith(("http", "grpc"))  # a server may have other writers
+        self._tenants: dict[str, _TenantCache] = {}
+        self._lock = threading.RLock()
+
+    def _tenant(self, tenant: str) -> _TenantCache:
+        got = self._tenants.get(tenant)
+        if got is None:
+            got = _TenantCache(self.scan(FilterSpec(must=[Cond("tenant", eq=tenant)])))
+            self._tenants[tenant] = got
+        return got
+
+    def _payload(self, eid: str, tenant: str | None = None) -> dict[str, Any] | None:
+        if self._cached and tenant is not None:
+            with self._lock:
+                return self._tenant(tenant).records.get(eid)
+        got = self.backend.retrieve([eid])
+        return dict(got[0].payload) if got else None
+
+    def _wrote(self, eid: str, payload: dict[str, Any] | None) -> None:
+        """Keep the cache in step with a write (``payload`` None: deleted)."""
+        if not self._cached:
+            return
+        with self._lock:
+            if payload is None:
+                for t in self._tenants.values():
+                    t.drop(eid)
+            else:
+                tenant = payload.get("tenant")
+                if tenant in self._tenants:
+                    self._tenants[tenant].put(eid, payload)
 
     # ------------------------------------------------------------------ reading
-    def known(self, scope: Scope, keys: Sequence[str], *, own: bool = True) -> list[Known]:
+    def known(self, scope: Scope | None, keys: Sequence[str], *, own: bool = True) -> list[Known]:
         if not keys:
             return []
-        flt = scope_filter(scope, own=own)
-        flt.must.append(Cond("names", any_of=tuple(keys)))
-        found, _ = self.backend.scroll(flt, limit=64)
-        out = []
-        for f in found:
-            target = f.payload.get("merged_into")
-            if target:  # merged: its names lead to the entity it was merged into
-                got = self.backend.retrieve([target])
-                if not got:
-                    continue
-                f = got[0]
-            out.append(Known(id=f.id, kind=f.payload.get("kind", ""), name=f.payload.get("name", ""),
-                             keys=set(f.payload.get("names") or ()), guessed=bool(f.payload.get("guessed"))))
+        pairs: list[tuple[Found, Found]] = []  # (the record a key found, the entity it stands for)
+        if self._cached and scope is not None:
+            with self._lock:
+                t = self._tenant(scope.stored_tenant)
+                ids = set().union(*(t.by_key.get(k, ()) for k in keys))
+                for i in sorted(ids):
+                    p = t.records[i]
+                    if not _visible(p, scope, own):
+                        continue
+                    target = p.get("merged_into")
+                    if target and t.records.get(target) is None:
+                        continue
+                    pairs.append((Found(id=i, payload=p),
+                                  Found(id=target, payload=t.records[target]) if target else Found(id=i, payload=p)))
+        else:
+            flt = scope_filter(scope, own=own)
+            flt.must.append(Cond("names", any_of=tuple(keys)))
+            found, _ = self.backend.scroll(flt, limit=64)
+            for f in found:
+                target = f.payload.get("merged_into")
+                if target:  # merged: its names lead to the entity it was merged into
+                    got = self.backend.retrieve([target])
+                    if got:
+                        pairs.append((f, got[0]))
+                else:
+                    pairs.append((f, f))
+        out = [Known(id=e.id, kind=e.payload.get("kind", ""), name=e.payload.get("name", ""),
+                     keys=set(e.payload.get("names") or ()) | set(f.payload.get("names") or ()),
+                     guessed=bool(e.payload.get("guessed")), refused=set(e.payload.get("refused") or ()))
+               for f, e in pairs]
         return list({k.id: k for k in out}.values())
 
     def get(self, ids: Sequence[str]) -> list[Found]:
@@ -154,10 +240,10 @@ class EntityIndex:
         return list(dict.fromkeys(ids))
 
     def _record(self, scope: Scope, m: Mention, match: Match | None, cands: Sequence[Known], when: float) -> str:
+        tenant = scope.stored_tenant
         if match is None:
             eid = self.new_id(scope, m.kind, m.key)
-            got = self.backend.retrieve([eid])
-            if not got:
+            if self._payload(eid, tenant) is None:
                 payload = {"tenant": scope.stored_tenant, "kind": m.kind, "name": m.name, "aliases": list(m.aliases),
                            "alias_rules": [f"{a}\x1falias" for a in m.aliases], "guessed": m.guessed,
                            "names": sorted(stored_keys(m.name, m.kind, m.aliases)), "first_ts": when,
@@ -166,12 +252,12 @@ class EntityIndex:
                     if getattr(scope, key) is not None:
                         payload[key] = getattr(scope, key)
                 self.backend.upsert([PointData(id=eid, payload=payload)])
+                self._wrote(eid, payload)
                 return eid
             match = Match(eid, "key")
-        got = self.backend.retrieve([match.id])
-        if not got:
+        p = self._payload(match.id, tenant)
+        if p is None:
             return match.id
-        p = got[0].payload
         change: dict[str, Any] = {}
         aliases = list(p.get("aliases") or ())
         rules = list(p.get("alias_rules") or ())
@@ -191,7 +277,7 @@ class EntityIndex:
             change.update(name=m.name, aliases=aliases)
         if m.version and m.version not in (p.get("versions") or ()):
             change["versions"] = list(p.get("versions") or ()) + [m.version]
-        if when > float(p.get("last_ts") or 0):
+        if when > float(p.get("last_ts") or 0) + LAST_SEEN_STEP:
             change["last_ts"] = when
         if when < float(p.get("first_ts") or when):
             change["first_ts"] = when
@@ -200,11 +286,22 @@ class EntityIndex:
             change["names"] = sorted(stored_keys(change.get("name", p.get("name", "")), kind,
                                                  change.get("aliases", aliases)))
             self.backend.set_payload([match.id], change)
+            self._wrote(match.id, {**p, **change})
         return match.id
+
+    def update(self, eid: str, payload: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
+        """Write ``change`` to the record ``eid`` (whose payload was ``payload``), its keys recomputed."""
+        new = {**payload, **change}
+        new["names"] = sorted(stored_keys(new.get("name", ""), new.get("kind", ""), new.get("aliases") or ()))
+        self.backend.set_payload([eid], {**change, "names": new["names"]})
+        self._wrote(eid, new)
+        return new
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
             self.backend.delete(list(ids))
+            for i in ids:
+                self._wrote(i, None)
 
 
 def to_entity(f: Found, mentions: int = 0) -> Entity:

@@ -369,8 +369,7 @@ class Engine:
                 return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
                         for f in self.backend.newest(newest, n)]
             return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked,
-                                    self._shared.drops, getattr(self.embedder, "relevance_floor", None),
-                                    extra_ident=entity_ident)
+                                    self._shared.drops, getattr(self.embedder, "relevance_floor", None), entity_ident)
 
         hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
         hits = fit_hits(hits, token_budget) if token_budget is not None else hits
@@ -379,8 +378,7 @@ class Engine:
         return hits
 
     def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
-        """What entities add to a search (``ident`` terms of the entities the question names) and whether it
-        names only entities the scope never heard of; none here (see :mod:`remem.core.entities`)."""
+        """Entity terms for a search, and whether it names only unknown entities (LocalMemory: core.entities)."""
         return None, False
 
     def _reinforce(self, hits: Sequence[SearchHit], now_ts: float) -> None:

@@ -102,11 +102,11 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
     if qvec:
         prefetches.append(PrefetchSpec("dense", qvec, depth, weight=DENSE_WEIGHT))
     ident = lexical.ident_vector(query)
-    if extra_ident and extra_ident[0]:  # the entities the question names (remem.core.entities)
-        merged = dict(zip(*ident)) | dict(zip(*extra_ident))
-        ident = (sorted(merged), [merged[i] for i in sorted(merged)])
     if ident[0]:
         prefetches.append(PrefetchSpec("ident", ident, depth))
+    weight = float(getattr(settings, "entity_weight", 1.0))
+    if extra_ident and extra_ident[0] and weight > 0:  # the entities the question names (core.entities)
+        prefetches.append(PrefetchSpec("ident", extra_ident, depth, weight=weight))
     prefetches = [p for p in prefetches if not isinstance(p.vector, tuple) or p.vector[0]]
     if not prefetches:
         return []

@@ -29,8 +29,9 @@ Search with a ``query`` returns, in order:
    LangGraph's: the best cosine similarity between the query and the item's indexed texts under those
    embeddings, and the order is that score's. The candidates come from remem's hybrid recall (BM25 words,
    identifiers and nearest vectors together), so an exact name or id is found even where nearest-neighbour
-   search alone would miss it. Without ``index["embed"]`` (remem's own embedder), the score is remem's fused
-   relevance: higher is better, comparable within one search only.
+   search alone would miss it; ``order="recall"`` keeps remem's order instead (better recall, scores then not
+   in order). Without ``index["embed"]`` (remem's own embedder), the score is remem's fused relevance: higher
+   is better, comparable within one search only.
 2. then, with ``fill_unmatched`` (the default), the other items of the prefix, newest first, up to ``limit``:
    with ``index["embed"]`` they are scored and ranked like the others; only items that have no vector
    (``index=False``, or nothing to index) come back with ``score=None``, always after every scored item.
@@ -59,7 +60,7 @@ from ...core.aio import AsyncMemory
 from ...core.memory import Memory
 from ...core.store.engine import MAX_TEXT_CHARS
 from ...core.store.validation import MAX_METADATA_BYTES
-from ...core.types import FOREVER, MemoryRecord, Scope
+from ...core.types import FOREVER, EmbedderMismatchError, MemoryRecord, Scope
 from . import store_filter
 from .store_embed import IndexEmbedder, best_cosine, index_embedder
 
@@ -88,8 +89,14 @@ class RememStore(BaseStore):
             ``EmbedderMismatchError``) and ``score`` is LangGraph's; without it, remem's embedder
             (``embedder=``) does the dense part of recall.
         ttl: LangGraph ``TTLConfig`` (``default_ttl`` in minutes, ``refresh_on_read``, ``sweep_interval_minutes``).
-        fill_unmatched: with ``query=``, top up to ``limit`` with in-prefix items the query did not match
-            (``score=None``), like a vector store always returning its nearest neighbours.
+        fill_unmatched: with ``query=``, top up to ``limit`` with in-prefix items the query did not match, like
+            a vector store always returning its nearest neighbours: scored and ranked with the others under
+            ``index["embed"]``, else (and for items with no vector) ``score=None`` after every scored item.
+        order: with ``index["embed"]``, how a query's matches are ordered: ``"score"`` (the default, LangGraph's:
+            by ``score``) or ``"recall"`` (remem's hybrid order: words, identifiers and vectors fused; each item
+            still carries its LangGraph ``score``, so scores are then not in order). On LoCoMo, ``"recall"``
+            finds an evidence turn in the top 10 for about twice as many questions
+            (``python -m remem.bench.bench_langgraph_store``).
 
     Labels and keys that look like secrets (or PII, with ``Memory(pii=True)``) work as usual for put, get,
     delete, prefix search and namespace matching, but are stored redacted: results carry the caller's own
@@ -99,15 +106,11 @@ class RememStore(BaseStore):
 
     supports_ttl: bool = True
 
-    @property
-    def embeddings(self) -> Any:
-        """The LangChain ``Embeddings`` from ``index["embed"]`` (None without one), as on LangGraph's stores."""
-        return self._embedder.embeddings if self._embedder is not None else None
-
     def __init__(self, memory: Memory | AsyncMemory | None = None, *, path: str | None = None,
                  embedder: str | None = None, tenant: str | None = "langgraph",
                  scope_for: NamespaceScope | None = None, index: Mapping[str, Any] | None = None,
-                 ttl: TTLConfig | None = None, kind: str = "note", fill_unmatched: bool = True) -> None:
+                 ttl: TTLConfig | None = None, kind: str = "note", fill_unmatched: bool = True,
+                 order: Literal["score", "recall"] = "score") -> None:
         if isinstance(memory, AsyncMemory):
             memory = memory.sync
         self.index_config = dict(index) if index else None
@@ -118,8 +121,7 @@ class RememStore(BaseStore):
                              "embedder), not both")
         if memory is not None and self._embedder is not None:
             self._embedder = _same_embedder(memory, self._embedder)
-        self.memory: Memory = memory if memory is not None else \
-            Memory(path=path, embedder=self._embedder if self._embedder is not None else embedder)
+        self.memory: Memory = memory if memory is not None else self._open(path, embedder)
         self._owns_memory = memory is None
         self.tenant = tenant
         self._scope_for = scope_for
@@ -130,9 +132,25 @@ class RememStore(BaseStore):
         self.ttl_config = ttl
         self.kind = kind
         self.fill_unmatched = fill_unmatched
+        if order not in ("score", "recall"):
+            raise ValueError(f"order must be 'score' (LangGraph's) or 'recall' (remem's), got {order!r}")
+        self.order = order
         self._lock = threading.RLock()
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
+
+    def _open(self, path: str | None, embedder: str | None) -> Memory:
+        try:
+            return Memory(path=path, embedder=self._embedder if self._embedder is not None else embedder)
+        except EmbedderMismatchError as exc:
+            raise EmbedderMismatchError(
+                f"{exc} For a RememStore: give index['embed'] the embeddings the store was built with (its "
+                f"vectors only compare with theirs), or leave 'embed' out if remem's own embedder built it.") from exc
+
+    @property
+    def embeddings(self) -> Any:
+        """The LangChain ``Embeddings`` from ``index["embed"]`` (None without one), as on LangGraph's stores."""
+        return self._embedder.embeddings if self._embedder is not None else None
 
     # ------------------------------------------------------------------ BaseStore
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -257,13 +275,13 @@ class RememStore(BaseStore):
             "lg_label_h": [_label_digest(label) for label in ns],
             "lg_value": value,
             "lg_indexed": "yes" if texts else "no",
-            "lg_vec": [],
+            "lg_vec": "",
             "lg_ttl": ttl,
             "lg_expires_at": now + float(ttl) * 60.0 if ttl is not None else FOREVER,
             "lg_updated_at": now,
         }
         if self._embedder is not None and texts:
-            meta["lg_vec"] = _fitting(self._embedder.vectors(texts), meta)
+            meta["lg_vec"] = "".join(_fitting(self._embedder.vectors(texts), meta))
         if live:
             rec = mem.update(live[0].id, text=text, metadata=meta, scope=live[0].scope)
             for extra in live[1:]:  # a concurrent first put from another process: keep one
@@ -274,6 +292,9 @@ class RememStore(BaseStore):
         stored = getattr(rec, "metadata", None)
         if isinstance(stored, Mapping) and stored.get("lg_id_h") not in (None, item_h):
             log.warning("a redaction rule rewrote the lookup digest of a store item; it cannot be found by key "
+                        "(check the Memory's extra redaction patterns)")
+        if isinstance(stored, Mapping) and stored.get("lg_vec") not in (None, meta["lg_vec"]):
+            log.warning("a redaction rule rewrote the vectors of a store item; its score is what is left of them "
                         "(check the Memory's extra redaction patterns)")
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -300,8 +321,9 @@ class RememStore(BaseStore):
                 if len(ranked) >= need or len(hits) < n:
                     break
                 n *= 4
-            if self._embedder is None:
+            if self._embedder is None or self.order == "recall":
                 ranked = ranked[:need]
+        matched = len(ranked)
         if not query or (self.fill_unmatched and len(ranked) < need):
             seen = {rec.id for rec, _ in ranked}
             rest = self._scan(scope, where, check, need - len(ranked) + len(seen), exact)
@@ -309,8 +331,10 @@ class RememStore(BaseStore):
         if query and self._embedder is not None:
             qvec = self._embedder.query_vector(query)
             scored = [(rec, best_cosine(qvec, rec.metadata.get("lg_vec"))) for rec, _ in ranked]
-            # best first; the items with no vector after all the others, in the order they came
-            ranked = sorted(scored, key=lambda pair: (pair[1] is None, -(pair[1] or 0.0)))
+            if self.order == "recall":  # the matches as remem ranked them, then the rest by score
+                ranked = scored[:matched] + _by_score(scored[matched:])
+            else:
+                ranked = _by_score(scored)
         page = ranked[offset:offset + limit]
         if op.refresh_ttl:
             self._refresh([rec for rec, _ in page])
@@ -432,16 +456,22 @@ def _same_embedder(memory: Memory, wanted: IndexEmbedder) -> IndexEmbedder:
     return have if isinstance(have, IndexEmbedder) else wanted
 
 
-def _fitting(vectors: list[list[int]], meta: Mapping[str, Any]) -> list[list[int]]:
-    """As many of an item's vectors as its metadata has room for (remem caps metadata at 64 KiB); the texts
-    left without one are still found by words and by the item's whole-text vector."""
+def _by_score(pairs: list[tuple[MemoryRecord, float | None]]) -> list[tuple[MemoryRecord, float | None]]:
+    """Best score first; the items with no score after all the others, in the order they came."""
+    return sorted(pairs, key=lambda pair: (pair[1] is None, -(pair[1] or 0.0)))
+
+
+def _fitting(vectors: list[str], meta: Mapping[str, Any]) -> list[str]:
+    """As many of an item's packed vectors as its metadata has room for (remem caps metadata at 64 KiB; 1536
+    dimensions take 6 KiB a vector)."""
     room = MAX_METADATA_BYTES - len(json.dumps(dict(meta), ensure_ascii=False)) - _VECTOR_ROOM
-    kept: list[list[int]] = []
+    kept: list[str] = []
     for vec in vectors:
-        room -= len(json.dumps(vec)) + 2
+        room -= len(vec)
         if room < 0:
-            log.warning("an item indexes %d texts; the vectors of %d fit in its metadata (the others are "
-                        "searched through its whole-text vector)", len(vectors), len(kept))
+            log.warning("an item indexes %d texts; the vectors of %d fit in its metadata (the others still "
+                        "match by words and through the item's whole-text vector; its score is the best of the "
+                        "kept ones)", len(vectors), len(kept))
             break
         kept.append(vec)
     return kept

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 _RANGE = ("$gt", "$gte", "$lt", "$lte")
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a level name every Qdrant payload-path parser reads as is
+_PLAIN = re.compile(r"^[A-Za-z0-9_-]+$")  # a level name Qdrant Edge and qdrant-client both read as is (tested)
 MISSING = object()
 
 
