@@ -50,6 +50,7 @@ def paths(tmp: Path, base: dict[str, str]) -> dict[str, dict[str, str]]:
     (data / "venv" / "bin" / "python").symlink_to(sys.executable)
     (data / "venv" / "remem-stamp").write_text(plugin_stamp())
     tool = pipx_bin(tmp / "pipx-bin")
+    (tmp / "data-no-venv").mkdir()  # the plugin's data folder of a user whose python3 has remem: no venv
     py3 = tmp / "python3-bin"
     py3.mkdir()
     (py3 / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')  # (a symlink would lose the venv)
@@ -59,7 +60,7 @@ def paths(tmp: Path, base: dict[str, str]) -> dict[str, dict[str, str]]:
         "REMEM_PYTHON": {**bare, "REMEM_PYTHON": sys.executable, "PATH": system},
         "plugin venv (CLAUDE_PLUGIN_DATA)": {**bare, "CLAUDE_PLUGIN_DATA": str(data), "PATH": system},
         "pipx / uv tool (remem-hook on PATH)": {**bare, "PATH": f"{tool}:{system}"},
-        "python3 on PATH": {**bare, "PATH": f"{py3}:{system}"},
+        "python3 on PATH": {**bare, "PATH": f"{py3}:{system}", "CLAUDE_PLUGIN_DATA": str(tmp / "data-no-venv")},
         "baseline: full hook, own process": {**bare, "PATH": f"{tool}:{system}", "REMEM_HOOK_THIN": "0"},
     }
 

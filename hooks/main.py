@@ -190,9 +190,9 @@ def dispatch(argv: Sequence[str]) -> int:
             log("drain", f"{type(exc).__name__}: {exc}")
         return 0
     if cmd == "memory":
-        from .memory_cmd import main as memory_main
+        from .memory_cmd import main as memory_main, split_arguments
 
-        return memory_main(list(argv[1:]))
+        return memory_main(split_arguments(list(argv[1:])))
     if cmd == "pending":
         from .pending import take_up
 

@@ -52,7 +52,7 @@ def cmd_forget(mem, text: str, scope) -> str:  # noqa: ANN001
             f"/remem:memory forget <id>:\n{found}")
 
 
-def cmd_status(tenant: str) -> str:
+def cmd_status(tenant: str | None) -> str:
     """How remem runs here: the Python and remem, the store and its service, this project's tenant, the
     plugin's data folder and setup, and what is waiting to be captured."""
     import os
@@ -66,7 +66,7 @@ def cmd_status(tenant: str) -> str:
 
     data = (getenv("CLAUDE_PLUGIN_DATA") or "").strip()
     lines = [f"remem {getattr(remem, '__version__', '?')} on Python {sys.version.split()[0]} ({sys.executable})",
-             f"project (tenant): {tenant}",
+             f"memory scope: {scope_label(tenant)} (tenant {tenant!r})",
              f"store: {store_folder()}",
              "service: " + ("running" if service_running() else "not running (starts with the next prompt)")
              if uses_service() else "service: off (REMEM_SERVICE / REMEM_URL)",
@@ -83,6 +83,24 @@ def cmd_status(tenant: str) -> str:
     spooled = len(list((hooks_dir() / "spool").glob("*.json"))) if (hooks_dir() / "spool").is_dir() else 0
     lines.append(f"waiting to be captured: {waiting} session(s) from before setup, {spooled} spooled turn(s)")
     return "\n".join(lines)
+
+
+def split_arguments(argv: list[str]) -> list[str]:
+    """The /remem:memory command passes what the user typed as one string (``"$ARGUMENTS"``, so an apostrophe in
+    "we don't use tabs" is no shell syntax error; a double quote in it cuts it in pieces): split it as a shell
+    would, or at spaces when its quotes do not pair up. From a terminal (no ``REMEM_MEMORY_SLASH``) the
+    arguments are taken as they are."""
+    from .callenv import getenv
+
+    if getenv("REMEM_MEMORY_SLASH") != "1":
+        return argv
+    import shlex
+
+    text = " ".join(argv)
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
 
 
 def main(argv: Sequence[str]) -> int:
@@ -154,7 +172,7 @@ def main(argv: Sequence[str]) -> int:
 
             recs = mem.list(scope=scope, limit=limit)
             print(format_hits([SearchHit(record=r, relevance=0.0, score=0.0) for r in recs]) if recs
-                  else f"No memories in project {tenant} yet.")
+                  else f"No memories in {scope_label(tenant)} yet.")
     finally:
         mem.close()
     return 0

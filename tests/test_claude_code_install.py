@@ -164,9 +164,14 @@ def test_the_first_hour_installed_through_the_marketplace(tmp_path: Path) -> Non
             api.reply(text("Shown."))  # the same command typed into the interactive CLI
             typed = "\n".join(request_text(r) for r in machine.interactive("/remem:memory list", app))
             assert "remem's answer to `/remem:memory list`" in typed and "fly.io" in typed
+            api.reply(text("Saved."))
+            saved = said_to_model(machine.run("/remem:memory save We don't deploy on Fridays --kind decision", app,
+                                              plugin_dir=None))
+            assert "Saved memory" in saved
+            assert any(r.text == "We don't deploy on Fridays" and r.kind == "decision" for r in machine.records(app))
             api.reply(text("Status."))
             status = said_to_model(machine.run("/remem:memory status", app, plugin_dir=None))
-            assert f"plugin data: {data}" in status and "setup: ready" in status and f"project (tenant): {app}" in status
+            assert f"plugin data: {data}" in status and "setup: ready" in status and f"memory scope: project {app}" in status
 
             old_session(machine, billing, "The billing service runs on Hetzner in Falkenstein.")
             api.reply(text("Imported."))

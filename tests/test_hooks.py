@@ -562,7 +562,7 @@ def test_plugin_manifests_wire_every_hook_to_the_launcher() -> None:
     assert mcp["command"] == "${CLAUDE_PLUGIN_ROOT}/hooks/remem-hook" and mcp["args"] == ["mcp"]
     assert os.access(LAUNCHER, os.X_OK)
     command = (ROOT / "commands" / "memory.md").read_text()
-    assert command.startswith("---\ndescription:") and '/hooks/remem-hook" slash "${CLAUDE_PLUGIN_DATA}" $ARGUMENTS' in command
+    assert command.startswith("---\ndescription:") and '/hooks/remem-hook" slash "${CLAUDE_PLUGIN_DATA}" "$ARGUMENTS"' in command
 
 
 def test_the_first_prompt_offers_once_to_import_earlier_claude_code_sessions(plugin: Plugin) -> None:

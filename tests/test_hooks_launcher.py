@@ -39,7 +39,7 @@ def test_the_slash_step_finds_the_venv_built_from_this_plugin_folder_without_the
     ours = fake_venv(plugins / "remem-remem", plugin_stamp())
     proc = slash(tmp_path, "status")
     assert proc.returncode == 0 and proc.stderr == ""
-    assert f"plugin data: {ours} (setup:" in proc.stdout and f"project (tenant): {tmp_path}" in proc.stdout
+    assert f"plugin data: {ours} (setup:" in proc.stdout and "memory scope: the global space" in proc.stdout
     # ${CLAUDE_PLUGIN_DATA} as Claude Code writes it in: that folder, whatever the stamps say
     other = slash(tmp_path, "status", data_arg=str(plugins / "remem-other"))
     assert f"plugin data: {plugins / 'remem-other'}" in other.stdout
@@ -47,7 +47,12 @@ def test_the_slash_step_finds_the_venv_built_from_this_plugin_folder_without_the
     literal = slash(tmp_path, "status", data_arg="${CLAUDE_PLUGIN_DATA}")
     assert f"plugin data: {ours}" in literal.stdout
     listed = slash(tmp_path, "list")
-    assert listed.returncode == 0 and "No memories in project" in listed.stdout
+    assert listed.returncode == 0 and "No memories in" in listed.stdout
+    # what the user typed arrives as one string (commands/memory.md quotes $ARGUMENTS), apostrophes and all
+    saved = slash(tmp_path, "save We don't use tabs, always 4 spaces --kind preference")
+    assert "Saved memory" in saved.stdout, saved.stdout
+    found = slash(tmp_path, 'search "4 spaces" tabs')
+    assert "We don't use tabs, always 4 spaces" in found.stdout and "preference" in found.stdout
 
 
 def test_the_slash_step_says_what_is_wrong_on_stdout_and_exits_zero(tmp_path: Path) -> None:
@@ -99,3 +104,25 @@ def test_a_failed_setup_is_told_to_the_person_once_with_its_log_and_never_to_the
     assert set(said) == {"systemMessage"}  # no hookSpecificOutput: nothing reaches the model
     assert "could not set up" in said["systemMessage"] and str(data / "setup.log") in said["systemMessage"]
     assert outs[1].stdout == b""  # once
+
+
+def test_a_python3_with_remem_is_asked_once_an_hour_not_at_every_hook(tmp_path: Path) -> None:
+    """remem installed into the python3 on PATH (no plugin venv): the launcher remembers that python3 has remem
+    (its path, 0600, in the plugin's data folder), so a hook does not pay one more Python start to ask."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (bin_dir / "python3").chmod(0o755)
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    env = {"PATH": f"{bin_dir}:{SYSTEM_PATH}", "HOME": str(tmp_path), "REMEM_HOME": str(tmp_path / ".remem"),
+           "REMEM_EMBEDDER": "none", "REMEM_SERVICE": "off", "CLAUDE_PLUGIN_DATA": str(data),
+           "CLAUDE_PLUGIN_ROOT": str(ROOT), "REMEM_HOOK_DETACH": "0"}
+    payload = b'{"session_id": "s1", "prompt": "hello there, which database do we use?", "cwd": "/"}'
+    for _ in range(2):
+        proc = subprocess.run([str(LAUNCHER), "UserPromptSubmit"], input=payload, capture_output=True, env=env,
+                              timeout=120)
+        assert proc.returncode == 0 and b"not installed" not in proc.stderr, proc.stderr
+    known = data / "python3-remem"
+    assert known.read_text() == f"{bin_dir / 'python3'}\n" and oct(known.stat().st_mode & 0o777) == oct(0o600)
+    assert not (data / "venv").exists()  # python3's remem is used: no setup started
