@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 from ..scope import coerce_scope
 from ..types import MemoryRecord, ScopeError, record_time, utcnow
 from .plan import EmbedDocuments, Plan
+from ..recall.fencing import clean_tag
 from .records import content_hash, from_payload
 
 if TYPE_CHECKING:
@@ -107,7 +108,8 @@ def _checked(engine: "Engine", r: MemoryRecord) -> MemoryRecord:
     check.scope(r.scope)
     for name in ("occurred_at", "created_at"):  # what add() refuses, an import refuses too
         record_time(getattr(r, name))
-    r = replace(r, text=check.text(r.text), kind=check.kind(r.kind), tags=check.tags(r.tags),
+    # tags of a store written before they were checked: made one line, as every reader shows them (not refused)
+    r = replace(r, text=check.text(r.text), kind=check.kind(r.kind), tags=check.tags([t for t in map(clean_tag, r.tags) if t]),
                 importance=check.importance(r.importance), metadata=check.metadata(r.metadata),
                 source=check.source(r.source), context=check.context(r.context), sources=check.sources(r.sources))
     return replace(r, content_hash=content_hash(r.text, r.scope))
