@@ -231,7 +231,7 @@ def recall_terms(engine: "Engine", question: str, scope: Any) -> tuple[SparseVec
         known, unknown = known_in_question(engine, question, scope)
         if not known or float(getattr(settings, "entity_weight", 0.0)) <= 0:
             return None, not known and bool(unknown) and getattr(settings, "entity_unknown_empty", True) \
-                and _nowhere(engine, unknown, scope)
+                and _asks_only_the_unknown(engine, question, unknown, scope)
         idx = index(engine)
         hub = float(getattr(settings, "entity_hub_share", 1.0))
         total = engine.backend.count(engine.filter(scope)) if hub < 1.0 else 0
@@ -268,20 +268,32 @@ def _linked_count(engine: "Engine", scope: Any, ids: Sequence[str]) -> int:
     return engine.backend.count(flt)
 
 
-def _nowhere(engine: "Engine", unknown: Sequence[Any], scope: Any) -> bool:
-    """Whether one of the unknown names (a service's common words aside) has no word in any memory of
-    ``scope`` (BM25): a name the memories wrote lowercase, or the extractor did not link, is not unknown."""
+def _asks_only_the_unknown(engine: "Engine", question: str, unknown: Sequence[Any], scope: Any) -> bool:
+    """Whether the question is about a name no memory of ``scope`` has a word of (a name the memories wrote
+    lowercase, or the extractor did not link, is not unknown): a person ("what does Priscilla think of lunch?")
+    is what such a question asks about; any other name may only qualify what is asked, so the question is
+    blank only when nothing else it says is in a memory either ("which tool manages our Python dependencies,
+    uv or poetry?" asks about uv and poetry, though no memory says Python)."""
     from ..recall import lexical
     from ..store.backends.base import PrefetchSpec
 
     flt = engine.filter(scope)
+
+    def found(text: str) -> bool:
+        vec = lexical.bm25_query(text)
+        return bool(vec[0]) and bool(engine.backend.query([PrefetchSpec("bm25", vec, 1)], flt, 1,
+                                                          engine.settings.rrf_k))
+
+    nowhere = [m for m in unknown if not (m.kind == "service" and m.name.islower())  # "the deploy pipeline"
+               and lexical.bm25_query(m.name)[0] and not found(m.name)]
+    if not nowhere:
+        return False
+    if any(m.kind == "person" for m in nowhere):
+        return True
+    rest = question
     for m in unknown:
-        if m.kind == "service" and m.name.islower():  # "the deploy pipeline": common words, no evidence
-            continue
-        vec = lexical.bm25_query(m.name)
-        if vec[0] and not engine.backend.query([PrefetchSpec("bm25", vec, 1)], flt, 1, engine.settings.rrf_k):
-            return True  # a name no memory has a word of: what is asked about it cannot be there
-    return False
+        rest = rest.replace(m.name, " ")
+    return not found(rest)
 
 
 __all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
