@@ -21,7 +21,7 @@ _EXPORTS = {
     "Scope": "remem.core.types",
     "ALL_TENANTS": "remem.core.scope",
     "Settings": "remem.core.settings",
-    "QuotaExceededError": "remem.core.store.engine",
+    "QuotaExceededError": "remem.core.store.quota",
     "MemoryRecord": "remem.core.types",
     "SearchHit": "remem.core.types",
     "ForgetResult": "remem.core.types",
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .core.memory import Memory
     from .core.scope import ALL_TENANTS
     from .core.settings import Settings
-    from .core.store.engine import QuotaExceededError
+    from .core.store.quota import QuotaExceededError
     from .core.types import (DiskFullError, EmbedderMismatchError, ErasureIncompleteError, ForgetResult,
                              MemoryRecord, NotFoundError, ProviderError, RememError, Scope, ScopeError, SearchHit,
                              Stats, StoreLockedError)

@@ -11,7 +11,7 @@ FRAMEWORKS = ("langgraph", "langchain", "langchain_core", "llama_index", "pydant
 DATA_TABLES = {"core/redact/rules.py"}
 MAX_LINES = 450
 # a ratchet: modules still over the limit may shrink but never grow (split them when you touch them)
-OVER_LIMIT = {"core/store/engine.py": 458}  # +7: the entity hook of search (core/entities)
+OVER_LIMIT = {"core/store/engine.py": 451}
 
 
 def _modules() -> dict[str, Path]:

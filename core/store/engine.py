@@ -29,13 +29,10 @@ from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
 from .fields import check_add_items, superseding_spec
 from .records import build_filter, content_hash, from_payload, tally, to_payload, valid_within
+from .quota import QuotaExceededError, check_quota
 from .validation import MAX_TEXT_CHARS, Validator, check_limit, check_query, finite
 
 FORMAT_VERSION = 1
-
-
-class QuotaExceededError(RememError):
-    """A write would take a tenant past its memory quota (``Settings.tenant_quota``)."""
 
 
 @dataclass
@@ -172,13 +169,7 @@ class Engine:
 
     def _check_quota(self, scope: Scope, adding: int) -> None:
         """Atomic with the write that follows (both under the write lock): N concurrent saves cannot overshoot."""
-        quota = self.settings.tenant_quota
-        if quota is None or adding <= 0:
-            return
-        have = self.backend.count(FilterSpec(must=[Cond("tenant", eq=scope.stored_tenant)]))
-        if have + adding > quota:
-            raise QuotaExceededError(f"the memory quota of tenant {scope.tenant or 'global'!r} is full "
-                                     f"({have} of {quota}); forget something first")
+        check_quota(self.backend, self.settings.tenant_quota, scope, adding)
 
     # ------------------------------------------------------------------ add
     @planned
@@ -405,8 +396,7 @@ class Engine:
         """The Qdrant filter of ``scope`` (ALL_TENANTS: no tenant condition) and the given conditions."""
         wanted = coerce_scope(scope, admin=True)
         conditions["where"] = self.check.where_ids(conditions.get("where"))  # message ids as they are stored
-        if conditions.get("kind") is not None:
-            conditions["kind"] = self.check.kind_filter(conditions["kind"])
+        conditions["kind"] = self.check.kind_filter(conditions.get("kind"))  # a misspelt kind is an error
         return build_filter(None if isinstance(wanted, AllTenants) else wanted, **conditions)
 
     def scan(self, flt: FilterSpec, page: int = 512) -> Iterator[Found]:
