@@ -309,3 +309,42 @@ async def test_entity_operations_through_the_service_and_async_memory(store_fact
             await amem.close()
     finally:
         stop_service(path, timeout=5, wait=False)
+
+
+def test_pydantic_ai_agent_calls_memory_about_in_its_run_scope(mem: Memory) -> None:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
+    from remem.integrations.pydantic_ai import memory_toolset
+
+    _story(mem)
+    seen: list[str] = []
+
+    def brain(messages, info):  # a scripted model: ask about the worker, then answer with what came back
+        returns = [p for m in messages for p in getattr(m, "parts", []) if isinstance(p, ToolReturnPart)]
+        if not returns:
+            assert "memory_about" in {t.name for t in info.function_tools}
+            return ModelResponse(parts=[ToolCallPart("memory_about", {"name": "the ingest worker"})])
+        seen.append(str(returns[-1].content))
+        return ModelResponse(parts=[TextPart("done")])
+
+    toolset = memory_toolset(mem, scope=ACME, include_about=True)
+    assert Agent(FunctionModel(brain), toolsets=[toolset]).run_sync("what about the worker?").output == "done"
+    assert "Redis Streams" in seen[0] and "What changed:" in seen[0]
+    other = memory_toolset(mem, scope=Scope(tenant="globex"), include_about=True)
+    seen.clear()
+    Agent(FunctionModel(brain), toolsets=[other]).run_sync("what about the worker?")
+    assert "knows nothing" in seen[0]
+
+
+def test_llamaindex_memory_about_tool(mem: Memory) -> None:
+    pytest.importorskip("llama_index.core")
+    from remem.integrations.llamaindex import memory_tools
+
+    _story(mem)
+    tools = {t.metadata.name: t for t in memory_tools(mem, ACME, about=True)}
+    assert "Redis Streams" in tools["memory_about"].call(name="ingest worker").content
+    assert "memory_about" not in {t.metadata.name for t in memory_tools(mem, ACME)}
+    assert "did not run" in memory_tools(mem, lambda: None, about=True)[-1].call(name="Dana").content

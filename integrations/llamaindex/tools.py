@@ -14,13 +14,14 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.tools import FunctionTool
 
 from ...core.scope import ScopeSpec, check_scope_spec
-from ...core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, run_memory_forget,
-                             call_scope, run_memory_save, run_memory_search)
+from ...core.tooling import (ABOUT_DESCRIPTION, FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION,
+                             call_scope, run_memory_about, run_memory_forget, run_memory_save, run_memory_search)
 from ._common import sync_and_async
 
 SEARCH_TOOL = "memory_search"
 SAVE_TOOL = "memory_save"
 FORGET_TOOL = "memory_forget"
+ABOUT_TOOL = "memory_about"
 
 # No `from __future__ import annotations` here: FunctionTool reads these Annotated hints at runtime.
 Query = Annotated[str, Field(description="What to look for: names, topics, identifiers; not the whole question.")]
@@ -29,6 +30,7 @@ Text = Annotated[str, Field(description="The memory, self-contained: who, what a
 Kind = Annotated[str, Field(description="fact, preference, decision, event, lesson or note.")]
 Tags = Annotated[Optional[List[str]], Field(description="Optional short topic tags.")]
 MemoryId = Annotated[str, Field(description="The id shown in memory_search results.")]
+EntityName = Annotated[str, Field(description="A person, service, product, place, ... by any name it goes by.")]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant with long-term memory. Your first step is a memory_search for what the user "
@@ -36,9 +38,10 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-def memory_tools(memory: Any, scope: ScopeSpec = None, *, forget: bool = False,
+def memory_tools(memory: Any, scope: ScopeSpec = None, *, forget: bool = False, about: bool = False,
                  search_limit: int = 5) -> List[FunctionTool]:
-    """``[memory_search, memory_save]`` (+ ``memory_forget`` if ``forget``) bound to one scope.
+    """``[memory_search, memory_save]`` (+ ``memory_forget`` if ``forget``, ``memory_about`` if ``about``: an
+    entity's profile) bound to one scope.
 
     ``scope``: a Scope or mapping, a zero-argument callable resolved per call, or None (the global space).
     When the callable returns None every call answers "memory … did not run: no memory scope is configured …",
@@ -74,6 +77,15 @@ def memory_tools(memory: Any, scope: ScopeSpec = None, *, forget: bool = False,
 
         tools.append(FunctionTool.from_defaults(fn=memory_forget, async_fn=amemory_forget, name=FORGET_TOOL,
                                                 description=FORGET_DESCRIPTION))
+    if about:
+        def memory_about(name: EntityName) -> str:
+            return run_memory_about(store, name, call_scope(spec))
+
+        async def amemory_about(name: EntityName) -> str:
+            return await asyncio.to_thread(memory_about, name)
+
+        tools.append(FunctionTool.from_defaults(fn=memory_about, async_fn=amemory_about, name=ABOUT_TOOL,
+                                                description=ABOUT_DESCRIPTION))
     return tools
 
 
