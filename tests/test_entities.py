@@ -348,3 +348,16 @@ def test_llamaindex_memory_about_tool(mem: Memory) -> None:
     assert "Redis Streams" in tools["memory_about"].call(name="ingest worker").content
     assert "memory_about" not in {t.metadata.name for t in memory_tools(mem, ACME)}
     assert "did not run" in memory_tools(mem, lambda: None, about=True)[-1].call(name="Dana").content
+
+
+def test_a_forgotten_memory_takes_the_aliases_only_it_said(memory_factory) -> None:
+    mem = memory_factory("none")
+    mem.add("Robert Quackenbush maintains the ledger service.", scope=ACME)
+    told = mem.add("Robert Quackenbush, also known as Zebedee, reviewed the budget.", scope=ACME)
+    assert "Zebedee" in mem.about("Robert Quackenbush", scope=ACME).entity.aliases
+    mem.forget(told.id, scope=ACME)
+    assert mem.about("Robert Quackenbush", scope=ACME).entity.aliases == ()
+    assert mem.about("Zebedee", scope=ACME).entity is None
+    mem.compact()
+    blob = b"".join(p.read_bytes() for p in Path(mem.backend.location).rglob("*") if p.is_file())
+    assert b"Zebedee" not in blob and b"Quackenbush" in blob

@@ -110,8 +110,27 @@ def collect_unlinked(engine: "Engine", candidates: Iterable[str] | None = None) 
         group = [f.id, *(f.payload.get("merged") or ())]
         if links(engine, group) == 0:
             dead += group
+        elif candidates is not None:
+            _prune_names(engine, idx, f.id, dict(f.payload))
     idx.delete(dead)
     return len(dead)
+
+
+PRUNE_READ = 2000  # linked memories read to check an entity's names after a forget
+
+
+def _prune_names(engine: "Engine", idx: EntityIndex, eid: str, payload: dict[str, Any]) -> None:
+    """An entity that is still linked keeps only the names its remaining memories say: an alias (or the full
+    name it was renamed to) that only a forgotten memory said goes with it."""
+    flt = FilterSpec(must=[Cond(LINK_FIELD, any_of=(eid, *(payload.get("merged") or ())))])
+    said = " \x1f ".join(names.key(f.payload.get("text", "")) for f in engine.backend.scroll(flt, limit=PRUNE_READ)[0])
+    kept = [a for a in payload.get("aliases") or () if names.key(a) in said]
+    name = payload.get("name", "")
+    if names.key(name) not in said and kept:  # renamed by a full name no memory says now: back to what is said
+        name, kept = kept[0], kept[1:]
+    if kept != list(payload.get("aliases") or ()) or name != payload.get("name"):
+        rules = [r for r in payload.get("alias_rules") or () if r.split("\x1f")[0] in kept]
+        idx.update(eid, payload, {"name": name, "aliases": kept, "alias_rules": rules})
 
 
 def after_forget(engine: "Engine", gone: Sequence[MemoryRecord]) -> None:
