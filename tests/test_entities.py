@@ -361,3 +361,21 @@ def test_a_forgotten_memory_takes_the_aliases_only_it_said(memory_factory) -> No
     mem.compact()
     blob = b"".join(p.read_bytes() for p in Path(mem.backend.location).rglob("*") if p.is_file())
     assert b"Zebedee" not in blob and b"Quackenbush" in blob
+
+
+def test_langgraph_agent_calls_memory_about_in_the_users_scope(mem: Memory) -> None:
+    pytest.importorskip("langchain")
+    from langchain.agents import create_agent
+    from langchain_core.messages import ToolMessage
+
+    from remem.integrations.langgraph import memory_tools
+    from tests.test_langgraph_agents import WHO, ScriptedModel, cfg, user
+
+    _story(mem, Scope(user="alice"))
+    model = ScriptedModel(script=[{"tool": "memory_about", "args": {"name": "Dana"}}], calls=[])
+    out = create_agent(model, memory_tools(mem, scope=WHO, about=True)).invoke(user("who is Dana?"), cfg("alice"))
+    got = next(m for m in out["messages"] if isinstance(m, ToolMessage)).content
+    assert "Dana Whitfield" in got and "ingest worker" in got
+    model = ScriptedModel(script=[{"tool": "memory_about", "args": {"name": "Dana"}}], calls=[])
+    out = create_agent(model, memory_tools(mem, scope=WHO, about=True)).invoke(user("who is Dana?"), cfg("bob"))
+    assert "knows nothing" in next(m for m in out["messages"] if isinstance(m, ToolMessage)).content
