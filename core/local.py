@@ -92,13 +92,6 @@ class LocalMemory(Engine):
         entity_hooks.after_forget(self, gone)
 
     # ------------------------------------------------------------------ entities (remem.core.entities)
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if kwargs.get("_shared") is None and self.settings.entities:
-            from .entities import hooks as entity_hooks
-
-            entity_hooks.warm(self)
-
     def point(self, rec: MemoryRecord, dense: list[float] | None) -> Any:
         from .entities import hooks as entity_hooks
 

@@ -177,22 +177,8 @@ def compact(engine: "Engine") -> None:
         rewrite(pages(), 0, settle, engine.write_lock)
 
 
-def warm(engine: "Engine") -> None:
-    """Open the entity index and load the extractor's lists in a background thread, so the store's first write
-    does not pay for them (a 0.3 s shard creation on a new store) inside an agent's turn."""
-    def run() -> None:
-        try:
-            if not engine.closed:
-                index(engine)
-                extract("Warm Up at example.com")
-        except Exception:  # noqa: BLE001 - a first write opens it again, and says why if it fails
-            pass
-
-    threading.Thread(target=run, name="remem-entities-warm", daemon=True).start()
-
-
 def close(engine: "Engine") -> None:
-    with _OPENING:  # not while a warm-up opens it
+    with _OPENING:  # not while another thread opens it
         _close(engine)
 
 

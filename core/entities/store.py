@@ -82,12 +82,10 @@ def _entity_shard_class() -> type:
 
 def open_backend(backend: Any) -> Any | None:
     """The entity store beside ``backend`` (None for a backend it does not know: entities are then off)."""
-    from ..store.backends.edge import EdgeBackend
-    from ..store.backends.qdrant import QdrantClientBackend
-
-    if isinstance(backend, EdgeBackend):
+    kind = getattr(backend, "kind", None)  # by kind: importing qdrant-client costs an Edge store ~1.8 s
+    if kind == "edge" and hasattr(backend, "folder"):
         ent = _entity_shard_class()(Path(backend.folder) / ENTITY_DIR)
-    elif isinstance(backend, QdrantClientBackend):
+    elif kind == "qdrant" and hasattr(backend, "collection"):
         ent = copy.copy(backend)  # the same client (local mode allows one per folder), another collection
         ent.collection = f"{backend.collection}_{ENTITY_DIR}"
         ent._lock = threading.RLock()
