@@ -274,14 +274,18 @@ def _linked_count(engine: "Engine", scope: Any, ids: Sequence[str]) -> int:
 
 
 def _nowhere(engine: "Engine", unknown: Sequence[Any], scope: Any) -> bool:
-    """Whether one of the unknown names (a service's common words aside) has no word in any memory of
-    ``scope`` (BM25): a name the memories wrote lowercase, or the extractor did not link, is not unknown."""
+    """Whether one of the unknown full names or identifiers has no word in any memory of ``scope`` (BM25): a
+    name the memories wrote lowercase, or the extractor did not link, is not unknown."""
     from ..recall import lexical
     from ..store.backends.base import PrefetchSpec
 
+    from .resolve import IDENTIFIER_KINDS
+
     flt = engine.filter(scope)
     for m in unknown:
-        if m.kind == "service" and m.name.islower():  # "the deploy pipeline": common words, no evidence
+        # a full name ("Priscilla Vandermeer", "the Zanzibar gateway") or an identifier; never one word: "Python"
+        # in "which tool manages our Python dependencies?" is not what the question is about
+        if not (m.kind in IDENTIFIER_KINDS or len(names.words(m.key)) >= 2 and not m.name.islower()):
             continue
         vec = lexical.bm25_query(m.name)
         if vec[0] and not engine.backend.query([PrefetchSpec("bm25", vec, 1)], flt, 1, engine.settings.rrf_k):
