@@ -18,7 +18,7 @@ from ..types import MemoryRecord, SparseVec
 from . import names
 from .extract import extract
 from .resolve import lookup_keys
-from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend, scope_filter
+from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend
 
 if TYPE_CHECKING:
     from ..store.engine import Engine
@@ -294,4 +294,4 @@ def _nowhere(engine: "Engine", unknown: Sequence[Any], scope: Any) -> bool:
 
 
 __all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
-           "known_in_question", "linked", "links", "names"]
+           "known_in_question", "linked", "links"]
