@@ -51,8 +51,9 @@ class LocalMemory(Engine):
     def compact(self, *, progress: Callable[[int], None] | None = None, prune_backups: bool = True) -> int:
         from .entities import hooks as entity_hooks
 
-        entity_hooks.compact(self)  # unlinked entities gone, their names out of the entity shard's files
-        return compaction.compact(self, progress=progress, prune_backups=prune_backups)
+        n = compaction.compact(self, progress=progress, prune_backups=prune_backups)
+        entity_hooks.compact(self)  # then unlinked entities gone, their names out of the entity shard's files
+        return n
 
     def prune_stale_backups(self) -> list[Path]:
         return backups.prune_stale(self)
@@ -92,13 +93,6 @@ class LocalMemory(Engine):
         entity_hooks.after_forget(self, gone)
 
     # ------------------------------------------------------------------ entities (remem.core.entities)
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if kwargs.get("_shared") is None and self.settings.entities:
-            from .entities import hooks as entity_hooks
-
-            entity_hooks.warm(self)
-
     def point(self, rec: MemoryRecord, dense: list[float] | None) -> Any:
         from .entities import hooks as entity_hooks
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -309,3 +308,73 @@ async def test_entity_operations_through_the_service_and_async_memory(store_fact
             await amem.close()
     finally:
         stop_service(path, timeout=5, wait=False)
+
+
+def test_pydantic_ai_agent_calls_memory_about_in_its_run_scope(mem: Memory) -> None:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
+    from remem.integrations.pydantic_ai import memory_toolset
+
+    _story(mem)
+    seen: list[str] = []
+
+    def brain(messages, info):  # a scripted model: ask about the worker, then answer with what came back
+        returns = [p for m in messages for p in getattr(m, "parts", []) if isinstance(p, ToolReturnPart)]
+        if not returns:
+            assert "memory_about" in {t.name for t in info.function_tools}
+            return ModelResponse(parts=[ToolCallPart("memory_about", {"name": "the ingest worker"})])
+        seen.append(str(returns[-1].content))
+        return ModelResponse(parts=[TextPart("done")])
+
+    toolset = memory_toolset(mem, scope=ACME, include_about=True)
+    assert Agent(FunctionModel(brain), toolsets=[toolset]).run_sync("what about the worker?").output == "done"
+    assert "Redis Streams" in seen[0] and "What changed:" in seen[0]
+    other = memory_toolset(mem, scope=Scope(tenant="globex"), include_about=True)
+    seen.clear()
+    Agent(FunctionModel(brain), toolsets=[other]).run_sync("what about the worker?")
+    assert "knows nothing" in seen[0]
+
+
+def test_llamaindex_memory_about_tool(mem: Memory) -> None:
+    pytest.importorskip("llama_index.core")
+    from remem.integrations.llamaindex import memory_tools
+
+    _story(mem)
+    tools = {t.metadata.name: t for t in memory_tools(mem, ACME, about=True)}
+    assert "Redis Streams" in tools["memory_about"].call(name="ingest worker").content
+    assert "memory_about" not in {t.metadata.name for t in memory_tools(mem, ACME)}
+    assert "did not run" in memory_tools(mem, lambda: None, about=True)[-1].call(name="Dana").content
+
+
+def test_a_forgotten_memory_takes_the_aliases_only_it_said(memory_factory) -> None:
+    mem = memory_factory("none")
+    mem.add("Robert Quackenbush maintains the ledger service.", scope=ACME)
+    told = mem.add("Robert Quackenbush, also known as Zebedee, reviewed the budget.", scope=ACME)
+    assert "Zebedee" in mem.about("Robert Quackenbush", scope=ACME).entity.aliases
+    mem.forget(told.id, scope=ACME)
+    assert mem.about("Robert Quackenbush", scope=ACME).entity.aliases == ()
+    assert mem.about("Zebedee", scope=ACME).entity is None
+    mem.compact()
+    blob = b"".join(p.read_bytes() for p in Path(mem.backend.location).rglob("*") if p.is_file())
+    assert b"Zebedee" not in blob and b"Quackenbush" in blob
+
+
+def test_langgraph_agent_calls_memory_about_in_the_users_scope(mem: Memory) -> None:
+    pytest.importorskip("langchain")
+    from langchain.agents import create_agent
+    from langchain_core.messages import ToolMessage
+
+    from remem.integrations.langgraph import memory_tools
+    from tests.test_langgraph_agents import WHO, ScriptedModel, cfg, user
+
+    _story(mem, Scope(user="alice"))
+    model = ScriptedModel(script=[{"tool": "memory_about", "args": {"name": "Dana"}}], calls=[])
+    out = create_agent(model, memory_tools(mem, scope=WHO, about=True)).invoke(user("who is Dana?"), cfg("alice"))
+    got = next(m for m in out["messages"] if isinstance(m, ToolMessage)).content
+    assert "Dana Whitfield" in got and "ingest worker" in got
+    model = ScriptedModel(script=[{"tool": "memory_about", "args": {"name": "Dana"}}], calls=[])
+    out = create_agent(model, memory_tools(mem, scope=WHO, about=True)).invoke(user("who is Dana?"), cfg("bob"))
+    assert "knows nothing" in next(m for m in out["messages"] if isinstance(m, ToolMessage)).content

@@ -18,7 +18,7 @@ from ..types import MemoryRecord, SparseVec
 from . import names
 from .extract import extract
 from .resolve import lookup_keys
-from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend, scope_filter
+from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend
 
 if TYPE_CHECKING:
     from ..store.engine import Engine
@@ -110,8 +110,27 @@ def collect_unlinked(engine: "Engine", candidates: Iterable[str] | None = None) 
         group = [f.id, *(f.payload.get("merged") or ())]
         if links(engine, group) == 0:
             dead += group
+        elif candidates is not None:
+            _prune_names(engine, idx, f.id, dict(f.payload))
     idx.delete(dead)
     return len(dead)
+
+
+PRUNE_READ = 2000  # linked memories read to check an entity's names after a forget
+
+
+def _prune_names(engine: "Engine", idx: EntityIndex, eid: str, payload: dict[str, Any]) -> None:
+    """An entity that is still linked keeps only the names its remaining memories say: an alias (or the full
+    name it was renamed to) that only a forgotten memory said goes with it."""
+    flt = FilterSpec(must=[Cond(LINK_FIELD, any_of=(eid, *(payload.get("merged") or ())))])
+    said = " \x1f ".join(names.key(f.payload.get("text", "")) for f in engine.backend.scroll(flt, limit=PRUNE_READ)[0])
+    kept = [a for a in payload.get("aliases") or () if names.key(a) in said]
+    name = payload.get("name", "")
+    if names.key(name) not in said and kept:  # renamed by a full name no memory says now: back to what is said
+        name, kept = kept[0], kept[1:]
+    if kept != list(payload.get("aliases") or ()) or name != payload.get("name"):
+        rules = [r for r in payload.get("alias_rules") or () if r.split("\x1f")[0] in kept]
+        idx.update(eid, payload, {"name": name, "aliases": kept, "alias_rules": rules})
 
 
 def after_forget(engine: "Engine", gone: Sequence[MemoryRecord]) -> None:
@@ -158,22 +177,8 @@ def compact(engine: "Engine") -> None:
         rewrite(pages(), 0, settle, engine.write_lock)
 
 
-def warm(engine: "Engine") -> None:
-    """Open the entity index and load the extractor's lists in a background thread, so the store's first write
-    does not pay for them (a 0.3 s shard creation on a new store) inside an agent's turn."""
-    def run() -> None:
-        try:
-            if not engine.closed:
-                index(engine)
-                extract("Warm Up at example.com")
-        except Exception:  # noqa: BLE001 - a first write opens it again, and says why if it fails
-            pass
-
-    threading.Thread(target=run, name="remem-entities-warm", daemon=True).start()
-
-
 def close(engine: "Engine") -> None:
-    with _OPENING:  # not while a warm-up opens it
+    with _OPENING:  # not while another thread opens it
         _close(engine)
 
 
@@ -269,13 +274,16 @@ def _linked_count(engine: "Engine", scope: Any, ids: Sequence[str]) -> int:
 
 
 def _asks_only_the_unknown(engine: "Engine", question: str, unknown: Sequence[Any], scope: Any) -> bool:
-    """Whether the question is about a name no memory of ``scope`` has a word of (a name the memories wrote
-    lowercase, or the extractor did not link, is not unknown): a person ("what does Priscilla think of lunch?")
-    is what such a question asks about; any other name may only qualify what is asked, so the question is
-    blank only when nothing else it says is in a memory either ("which tool manages our Python dependencies,
-    uv or poetry?" asks about uv and poetry, though no memory says Python)."""
+    """Whether the question asks about a name no memory of ``scope`` has a word of (a name the memories wrote
+    lowercase, or the extractor did not link, is not unknown). A full name ("Priscilla Vandermeer", "the
+    Zanzibar gateway") or an identifier is what such a question is about; a single word may only qualify what is
+    asked, so the question is blank then only when nothing else it says is in a memory either ("which tool
+    manages our Python dependencies, uv or poetry?" asks about uv and poetry, though no memory says Python;
+    "who is Bob?" has nothing else to find)."""
     from ..recall import lexical
     from ..store.backends.base import PrefetchSpec
+
+    from .resolve import IDENTIFIER_KINDS
 
     flt = engine.filter(scope)
 
@@ -286,10 +294,10 @@ def _asks_only_the_unknown(engine: "Engine", question: str, unknown: Sequence[An
 
     nowhere = [m for m in unknown if not (m.kind == "service" and m.name.islower())  # "the deploy pipeline"
                and lexical.bm25_query(m.name)[0] and not found(m.name)]
+    if any(m.kind in IDENTIFIER_KINDS or len(names.words(m.key)) >= 2 and not m.name.islower() for m in nowhere):
+        return True
     if not nowhere:
         return False
-    if any(m.kind == "person" for m in nowhere):
-        return True
     rest = question
     for m in unknown:
         rest = rest.replace(m.name, " ")
@@ -297,4 +305,4 @@ def _asks_only_the_unknown(engine: "Engine", question: str, unknown: Sequence[An
 
 
 __all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
-           "known_in_question", "linked", "links", "names"]
+           "known_in_question", "linked", "links"]

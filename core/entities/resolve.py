@@ -21,8 +21,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from rapidfuzz.distance import OSA, JaroWinkler
-
 from . import names
 from .extract import Mention
 
@@ -136,6 +134,8 @@ def resolve(mention: Mention, candidates: Sequence[Known]) -> Match | None:
             if len(alone) == 1 and not others:
                 return Match(alone[0].id, "full-name")
     if mention.kind in SIMILAR_KINDS and names.informative(mention.key):  # 4. near spelling
+        from rapidfuzz.distance import OSA, JaroWinkler  # here: a search's lookups never get this far
+
         best: tuple[float, Known] | None = None
         for c in typed:
             if c.kind not in SIMILAR_KINDS:

@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
 
+from ...core.tooling import ABOUT_DESCRIPTION, run_memory_about
 from ...core.tooling import (SAVE_DESCRIPTION, SEARCH_DESCRIPTION, did_not_run, run_memory_save, run_memory_search,
                              sync_memory)
 from ...core.tooling import ANSWER_DESCRIPTION, run_memory_answer
@@ -26,9 +27,11 @@ def _memory_for(memory: Any, runtime: Any) -> Any:
 
 
 def memory_tools(memory: Any = None, *, scope: ScopeLike = None, limit: int = 5,
-                 token_budget: int | None = 1200, save: bool = True, answer: bool = False) -> list[BaseTool]:
-    """``[memory_search, memory_save]`` (+ ``memory_answer`` if ``answer``) bound to ``memory`` (or, when None, to
-    the graph's ``RememStore``).
+                 token_budget: int | None = 1200, save: bool = True, answer: bool = False,
+                 about: bool = False) -> list[BaseTool]:
+    """``[memory_search, memory_save]`` bound to ``memory`` (or, when None, to the graph's ``RememStore``),
+    with ``memory_answer`` (a cited answer from memory) when ``answer`` and ``memory_about`` (an entity's
+    profile) when ``about``.
 
     ``scope``: a Scope or mapping, a ``(config, context)`` callable resolved per call from the tool runtime
     (``ScopeResolver()`` takes the user from the context, then ``config["configurable"]``), or None (the global
@@ -77,4 +80,16 @@ def memory_tools(memory: Any = None, *, scope: ScopeLike = None, limit: int = 5,
 
         tools.append(StructuredTool.from_function(func=memory_answer, coroutine=amemory_answer, name="memory_answer",
                                                   description=ANSWER_DESCRIPTION))
+    if about:
+        def memory_about(name: str, runtime: ToolRuntime) -> str:
+            mem, sc = target(runtime)
+            if mem is None:
+                return did_not_run("about", NO_MEMORY)
+            return run_memory_about(mem, name, sc, token_budget=token_budget or 600)
+
+        async def amemory_about(name: str, runtime: ToolRuntime) -> str:
+            return await asyncio.to_thread(memory_about, name, runtime)
+
+        tools.append(StructuredTool.from_function(func=memory_about, coroutine=amemory_about, name="memory_about",
+                                                  description=ABOUT_DESCRIPTION))
     return tools

@@ -14,8 +14,8 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.tools import FunctionTool
 
 from ...core.scope import ScopeSpec, check_scope_spec
-from ...core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, run_memory_forget,
-                             call_scope, run_memory_save, run_memory_search)
+from ...core.tooling import (ABOUT_DESCRIPTION, FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION,
+                             call_scope, run_memory_about, run_memory_forget, run_memory_save, run_memory_search)
 from ...core.tooling import ANSWER_DESCRIPTION, run_memory_answer
 from ._common import sync_and_async
 
@@ -23,6 +23,7 @@ SEARCH_TOOL = "memory_search"
 SAVE_TOOL = "memory_save"
 FORGET_TOOL = "memory_forget"
 ANSWER_TOOL = "memory_answer"
+ABOUT_TOOL = "memory_about"
 
 # No `from __future__ import annotations` here: FunctionTool reads these Annotated hints at runtime.
 Query = Annotated[str, Field(description="What to look for: names, topics, identifiers; not the whole question.")]
@@ -32,6 +33,7 @@ Kind = Annotated[str, Field(description="fact, preference, decision, event, less
 Tags = Annotated[Optional[List[str]], Field(description="Optional short topic tags.")]
 MemoryId = Annotated[str, Field(description="The id shown in memory_search results.")]
 Question = Annotated[str, Field(description="The question to answer from memory, in plain words.")]
+EntityName = Annotated[str, Field(description="A person, service, product, place, ... by any name it goes by.")]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant with long-term memory. Your first step is a memory_search for what the user "
@@ -39,10 +41,10 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-def memory_tools(memory: Any, scope: ScopeSpec = None, *, forget: bool = False,
+def memory_tools(memory: Any, scope: ScopeSpec = None, *, forget: bool = False, about: bool = False,
                  search_limit: int = 5, answer: bool = False) -> List[FunctionTool]:
-    """``[memory_search, memory_save]`` (+ ``memory_forget`` if ``forget``, + ``memory_answer`` if ``answer``)
-    bound to one scope.
+    """``[memory_search, memory_save]`` (+ ``memory_forget`` if ``forget``, ``memory_about`` if ``about``: an
+    entity's profile, ``memory_answer`` if ``answer``) bound to one scope.
 
     ``scope``: a Scope or mapping, a zero-argument callable resolved per call, or None (the global space).
     When the callable returns None every call answers "memory … did not run: no memory scope is configured …",
@@ -87,6 +89,15 @@ def memory_tools(memory: Any, scope: ScopeSpec = None, *, forget: bool = False,
 
         tools.append(FunctionTool.from_defaults(fn=memory_answer, async_fn=amemory_answer, name=ANSWER_TOOL,
                                                 description=ANSWER_DESCRIPTION))
+    if about:
+        def memory_about(name: EntityName) -> str:
+            return run_memory_about(store, name, call_scope(spec))
+
+        async def amemory_about(name: EntityName) -> str:
+            return await asyncio.to_thread(memory_about, name)
+
+        tools.append(FunctionTool.from_defaults(fn=memory_about, async_fn=amemory_about, name=ABOUT_TOOL,
+                                                description=ABOUT_DESCRIPTION))
     return tools
 
 

@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import Field
 from pydantic_ai import FunctionToolset, RunContext
 
-from ...core.tooling import (FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION, run_memory_forget,
-                             run_memory_save, run_memory_search, sync_memory)
+from ...core.tooling import (ABOUT_DESCRIPTION, FORGET_DESCRIPTION, SAVE_DESCRIPTION, SEARCH_DESCRIPTION,
+                             run_memory_about, run_memory_forget, run_memory_save, run_memory_search, sync_memory)
 from ...core.tooling import ANSWER_DESCRIPTION, run_memory_answer
 from ...core.scope import check_scope_spec
 from .scope import ScopeSource, resolve_scope
@@ -31,13 +31,16 @@ SaveTags = Annotated[Optional[list[str]], Field(description="A few short topic t
 Importance = Annotated[int, Field(ge=1, le=10, description="1 (trivia) to 10 (critical); 5 when unsure.")]
 MemoryId = Annotated[str, Field(min_length=1, description="The id shown after a memory in memory_search results.")]
 Question = Annotated[str, Field(min_length=1, description="The question to answer from memory, in plain words.")]
+EntityName = Annotated[str, Field(min_length=1, description="A person, service, product, place, ... by any name.")]
 
 
 def memory_toolset(memory: Any, *, scope: ScopeSource = None, limit: int = 5, token_budget: int | None = 1200,
-                   include_save: bool = True, include_forget: bool = True, id: str | None = "remem_memory",
-                   max_retries: int | None = None, include_answer: bool = False) -> FunctionToolset[Any]:
+                   include_save: bool = True, include_forget: bool = True, include_about: bool = False,
+                   id: str | None = "remem_memory", max_retries: int | None = None,
+                   include_answer: bool = False) -> FunctionToolset[Any]:
     """A toolset with ``memory_search`` (and ``memory_save`` / ``memory_forget`` unless turned off;
-    ``memory_answer``, a cited answer from memory, with ``include_answer``).
+    ``memory_about``, an entity's profile, with ``include_about``; ``memory_answer``, a cited answer from
+    memory, with ``include_answer``).
 
     ``memory`` is a ``Memory`` or ``AsyncMemory``. Each call uses the scope of the run it belongs to:
     ``scope``: a ``Scope`` or mapping, a ``(ctx) -> Scope | None`` callable such as ``from_deps`` (reads
@@ -63,7 +66,12 @@ def memory_toolset(memory: Any, *, scope: ScopeSource = None, limit: int = 5, to
     def memory_forget(ctx: RunContext[Any], memory_id: MemoryId) -> str:
         return run_memory_forget(store, memory_id, resolve_scope(scope, ctx))
 
+    def memory_about(ctx: RunContext[Any], name: EntityName) -> str:
+        return run_memory_about(store, name, resolve_scope(scope, ctx), token_budget=token_budget or 600)
+
     toolset.add_function(memory_search, takes_ctx=True, description=SEARCH_DESCRIPTION)
+    if include_about:
+        toolset.add_function(memory_about, takes_ctx=True, description=ABOUT_DESCRIPTION)
     if include_save:
         toolset.add_function(memory_save, takes_ctx=True, description=SAVE_DESCRIPTION)
     if include_forget:
