@@ -23,7 +23,7 @@ from ..types import MemoryRecord, Scope, to_ts
 from . import hooks, names
 from .extract import KINDS, Mention, extract
 from .resolve import lookup_keys, resolve
-from .store import LINK_FIELD, scope_filter, to_entity
+from .store import LINK_FIELD, scope_filter, shown, to_entity
 from .types import Entity, EntityProfile, ProfileLine, RelatedEntity
 
 if TYPE_CHECKING:
@@ -103,8 +103,9 @@ def about(engine: "Engine", name: str, *, scope: Any = None, as_of: Any = None,
     if idx is not None and related:
         top = [i for i, _ in related.most_common(12)]
         by_id = {g.id: g for g in idx.get(top)}
-        rel = [RelatedEntity(name=by_id[i].payload.get("name", ""), kind=by_id[i].payload.get("kind", ""),
-                             shared=related[i]) for i in top if i in by_id][:8]
+        rel = [RelatedEntity(name=shown(by_id[i].payload.get("name", "")),
+                             kind=shown(by_id[i].payload.get("kind", "")), shared=related[i])
+               for i in top if i in by_id][:8]
     entity = to_entity(found, mentions=len(points))
     cur = tuple(_line(r) for r, _ in current)
     chg = tuple(_line(r) for r, _ in changed)
