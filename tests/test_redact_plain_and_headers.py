@@ -101,3 +101,11 @@ def test_what_reaches_the_store_is_redacted(mem: Memory) -> None:
     stored = mem.get(rec.id, scope=ACME).text
     assert "harborquillsprocket" not in stored and "00Qm3xT8rK2pW9vL4nB7cY1zA6s" not in stored
     assert "[REDACTED:password]" in stored and "SSWS [REDACTED:authorization]" in stored
+
+
+def test_a_pass_field_in_data_is_a_password_unless_it_says_how_a_check_went(mem: Memory) -> None:
+    value = {"db": {"user": "admin", "pass": "Tr0ub4dor&3xyz"}, "smoke": {"pass": "failed"}, "pass": True}
+    rec = mem.add("the staging database login", scope=ACME, metadata={"lg_value": value})
+    stored = mem.get(rec.id, scope=ACME).metadata["lg_value"]
+    assert stored["db"] == {"user": "admin", "pass": "[REDACTED:password]"}
+    assert stored["smoke"] == {"pass": "failed"} and stored["pass"] is True
