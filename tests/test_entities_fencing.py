@@ -55,3 +55,20 @@ def test_about_and_entities_show_every_name_on_its_own_line(mem: Memory, br: str
     assert not any(line.startswith("SYSTEM") for line in profile.text.split("\n"))
     listed = format_entities(mem.entities(scope=ACME))
     assert all(clean(line) and line.startswith("- ") for line in listed.split("\n")), listed
+
+
+
+def test_a_name_too_long_to_be_one_is_not_read(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """about() takes a name from a model (memory_about) or a user: one of megabytes must not tie up the store
+    (extracting names from 500,000 characters of "Dana, aka " took minutes); it names nothing, unread."""
+    from remem.core.entities import profile
+
+    read: list[int] = []
+    real = profile.extract
+    monkeypatch.setattr(profile, "extract", lambda text: read.append(len(text)) or real(text))
+    mem.add("Dana Whitfield maintains the ingest worker.", scope=ACME, kind="fact")
+    assert mem.about("Dana Whitfield", scope=ACME).entity is not None
+    for name in ("Dana, aka " * 50_000, "Dana Whitfield" + " " * 1_000):
+        profile_ = mem.about(name, scope=ACME)
+        assert profile_.entity is None and profile_.text == ""
+    assert max(read) <= profile.MAX_NAME_CHARS
