@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from ..recall.fencing import clean_tag
 from ..scope import coerce_scope
 from ..types import MemoryRecord, ScopeError, record_time, utcnow
 from .plan import EmbedDocuments, Plan
@@ -108,10 +107,7 @@ def _checked(engine: "Engine", r: MemoryRecord) -> MemoryRecord:
     check.scope(r.scope)
     for name in ("occurred_at", "created_at"):  # what add() refuses, an import refuses too
         record_time(getattr(r, name))
-    # a tag exported before tags were checked (a line break in it) is cleaned as a read cleans it, not refused:
-    # refusing it would leave that backup impossible to import
-    tags = tuple(t for t in (clean_tag(t) if isinstance(t, str) else t for t in r.tags) if t != "")
-    r = replace(r, text=check.text(r.text), kind=check.kind(r.kind), tags=check.tags(tags),
+    r = replace(r, text=check.text(r.text), kind=check.kind(r.kind), tags=check.tags(r.tags),
                 importance=check.importance(r.importance), metadata=check.metadata(r.metadata),
                 source=check.source(r.source), context=check.context(r.context), sources=check.sources(r.sources))
     return replace(r, content_hash=content_hash(r.text, r.scope))
