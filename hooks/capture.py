@@ -287,15 +287,22 @@ def ended_marker(session: str) -> Path:
     return spool_dir() / "ended" / safe_name(session)
 
 
+def mark_ended(session: str) -> Path:
+    """The marker that a session ended, in a 0700 folder, 0600 (like everything remem writes)."""
+    marker = ended_marker(session)
+    private_dir(marker.parent)
+    with open(marker, "a", opener=private_opener):
+        pass
+    return marker
+
+
 def _flush_held(inp: HookInput) -> dict[str, Any]:
     """A session ended (or compacts) with nothing new to capture: its held captures are due now."""
     if not distils_with_claude_code() or inp.event not in ("SessionEnd", "PreCompact"):
         return {}
     if not any(spool_dir().glob("*.json")):
         return {}
-    marker = ended_marker(inp.session_id)
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.touch()
+    mark_ended(inp.session_id)
     return {"drainer": start_drainer()}
 
 

@@ -158,9 +158,11 @@ def main(argv: Sequence[str]) -> int:
         elif args.action == "forget":
             print(cmd_forget(mem, text, scope))
         elif args.action == "index":  # the project's docs as document memories (re-runs write only what changed)
+            from remem.core.recall.fencing import one_line  # a file's name is the repository's: one line each
+
             done = mem.index(args.rest, scope=scope)
             print(f"{done.files} files: {done.added} chunks added, {done.unchanged} unchanged, {done.removed} removed"
-                  + "".join(f"\nskipped {path}: {why}" for path, why in done.skipped.items()))
+                  + "".join(f"\nskipped {one_line(path)}: {one_line(why)}" for path, why in done.skipped.items()))
         elif args.action == "ask":
             from remem.core.tooling import run_memory_answer
 

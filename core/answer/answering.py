@@ -36,6 +36,7 @@ def answer(memory: Any, question: str, *, scope: Any = None, token_budget: int =
     if isinstance(token_budget, bool) or not isinstance(token_budget, int) or not 100 <= token_budget <= 200_000:
         raise ValueError(f"token_budget must be a whole number from 100 to 200000, got {token_budget!r}")
     model = generative.resolve_llm(llm)
+    asked = for_llm(memory, question) if model is not None else question
     today = f"{(to_datetime(as_of) or utcnow()):%Y-%m-%d}"
     if is_count(question):
         records = counting.matching(memory.iter_records(scope), question, as_of=as_of)
@@ -43,7 +44,7 @@ def answer(memory: Any, question: str, *, scope: Any = None, token_budget: int =
             return not_found("count")
         if model is not None:
             try:
-                return counting.with_llm(model, question, records, token_budget)
+                return counting.with_llm(model, asked, records, token_budget)
             except ProviderError as exc:
                 log.warning("answer: the LLM failed (%s); answering keyless", exc.kind)
         return counting.keyless(question, records, token_budget)
@@ -51,10 +52,22 @@ def answer(memory: Any, question: str, *, scope: Any = None, token_budget: int =
     items = fit(gather(hits), token_budget)
     if model is not None:
         try:
-            return generative.answer(model, question, items, today=today)
+            return generative.answer(model, asked, items, today=today)
         except ProviderError as exc:
             log.warning("answer: the LLM failed (%s); answering keyless", exc.kind)
     return extractive.answer(question, items)
 
 
-__all__ = ["DEFAULT_TOKEN_BUDGET", "answer"]
+def for_llm(memory: Any, question: str) -> str:
+    """The question as the LLM endpoint is sent it: redacted like every text remem sends to an LLM (a key pasted
+    into a question stays on this machine), with the store's settings (``pii``, ``redact``)."""
+    check = getattr(memory, "check", None)
+    if check is not None:
+        redacted = check.redact(question)
+        return question if redacted is None else redacted
+    from ..redact.redactor import configured
+
+    return configured(False).redact(question).text
+
+
+__all__ = ["DEFAULT_TOKEN_BUDGET", "answer", "for_llm"]

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ..recall.fencing import one_line
 from .evidence import Item, citations
 from .question import content_words, named, wants_time, words
 from .result import Answer, not_found
@@ -50,7 +51,7 @@ def sentences(item: Item) -> list[Sentence]:
                              f"{when:%B} {when.year}"))
     out = []
     for part in _SPLIT.split(text):
-        part = " ".join(part.split())
+        part = one_line(part)  # the answer quotes a memory: data, one line, no tag-like "<" (issue 44)
         if len(part) < 3:
             continue
         if len(part) > MAX_SENTENCE_CHARS:

@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillation
 from .conversation import Turn
 from ..providers.llm import ChatLLM, DEFAULT_LLM_MODEL, Usage, llm_settings_from_env
+from ..recall.fencing import clean_tag, one_line
 from ..recall.tokens import count_tokens, truncate_to_tokens
 from ..types import MemoryRecord
 
@@ -180,8 +181,10 @@ class LLMDistiller:
                 importance = int(item.get("importance") or DEFAULT_IMPORTANCE[kind])
             except (TypeError, ValueError):
                 importance = DEFAULT_IMPORTANCE[kind]
-            tags = tuple(dict.fromkeys(str(t).strip().lower()[:60] for t in (item.get("tags") or [])
-                                       if isinstance(t, (str, int)) and str(t).strip()))[:6]
+            # a model's tag is cleaned, not refused: one with a line break (a model steered by what it read) would
+            # fail the write of every memory of the capture (tags are checked on write; see fencing.clean_tag)
+            tags = tuple(dict.fromkeys(clean_tag(t).lower()[:60] for t in (item.get("tags") or [])
+                                       if isinstance(t, (str, int)) and clean_tag(t)))[:6]
             cands.append(Candidate(text=item["text"].strip(), kind=kind, tags=tags,
                                    importance=min(10, max(1, importance))))
         summary = data.get("summary")
@@ -217,9 +220,10 @@ class LLMDistiller:
                     short[sid] = rec.id
                     back[rec.id] = sid
                     when = (rec.valid_from or rec.created_at).date().isoformat()
-                    existing_lines.append(f"{sid} [{rec.kind}, {when}] {truncate_to_tokens(rec.text, 120)}")
+                    # one line each: a stored memory cannot write a line of its own ("NEW candidates: ...")
+                    existing_lines.append(f"{sid} [{rec.kind}, {when}] {one_line(truncate_to_tokens(rec.text, 120))}")
                 refs.append(back[rec.id])
-            cand_lines.append(f"{i} [{cand.kind}] {cand.text}  (similar: {', '.join(refs)})")
+            cand_lines.append(f"{i} [{cand.kind}] {one_line(cand.text)}  (similar: {', '.join(refs)})")
         user = "EXISTING memories:\n" + "\n".join(existing_lines) + "\n\nNEW candidates:\n" + "\n".join(cand_lines)
         return [{"role": "system", "content": _RECONCILE_SYSTEM}, {"role": "user", "content": user}], short
 

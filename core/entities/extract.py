@@ -60,7 +60,7 @@ _VERSIONED = re.compile(r"(?<![\w.@/-])([A-Za-z][\w+#]*(?:[.-][A-Za-z][\w+#]*)*)
 _SERVICE = re.compile(r"\b(?:the|our|a|an|their|my|your|its|this|that)\s+((?:[\w-]+\s+){0,2}[\w-]+)\s+("
                       + "|".join(sorted(lexicon.SERVICE_HEADS, key=len, reverse=True)) + r")\b", re.I)
 _ALIAS = re.compile(r"\b(?:aka|a\.k\.a\.|also known as|also called|known as|nicknamed|short for)\s+[\"'“]?"
-                    r"([^,;()\"'”.]{2,40})", re.I)
+                    r"([^,;()\"'”.<>\r\n\v\f\x1c-\x1f\x85\u2028\u2029]{2,40})", re.I)  # one line, no tag
 _PLACEHOLDER = re.compile(r"\[REDACTED:[^\]]{0,64}\]|\[(?:EMAIL|PHONE|PERSON|IP|CARD|IBAN|SSN)[^\]]{0,32}\]")
 _TOKEN = re.compile(r"[^\W_][\w'’&.-]*[\w]|[^\W_]", re.UNICODE)
 _SENTENCE_END = re.compile(r"[.!?:;\n]\s*$|^\s*$")

@@ -23,12 +23,13 @@ from ..types import MemoryRecord, Scope, to_ts
 from . import hooks, names
 from .extract import KINDS, Mention, extract
 from .resolve import lookup_keys, resolve
-from .store import LINK_FIELD, scope_filter, to_entity
+from .store import LINK_FIELD, scope_filter, shown, to_entity
 from .types import Entity, EntityProfile, ProfileLine, RelatedEntity
 
 if TYPE_CHECKING:
     from ..store.engine import Engine
 
+MAX_NAME_CHARS = 500  # a name asked for; a longer one names nothing (a 500,000-character one took minutes)
 MAX_MEMORIES = 500  # read for one profile; a hub entity's oldest lines beyond it are left out
 EPISODE_KINDS = frozenset({"message", "episode"})
 HEADER = "What is known about {name} (from memory; each line names its memory id):"
@@ -43,8 +44,8 @@ def find(engine: "Engine", name: str, scope: Any) -> Any | None:
     """The stored entity ``name`` names in ``scope`` (by any alias; a unique first name), or None."""
     idx = hooks.index(engine)
     sc = _scope(scope)
-    if idx is None or not isinstance(name, str) or not name.strip():
-        return None
+    if idx is None or not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_CHARS:
+        return None  # too long to be a name: not read (extracting from it costs time that grows with its square)
     k = names.key(name)
     asked = [m for m in extract(name) if m.key == k] or [Mention(name=name.strip(), kind="person", key=k,
                                                                   guessed=True)]
@@ -103,8 +104,9 @@ def about(engine: "Engine", name: str, *, scope: Any = None, as_of: Any = None,
     if idx is not None and related:
         top = [i for i, _ in related.most_common(12)]
         by_id = {g.id: g for g in idx.get(top)}
-        rel = [RelatedEntity(name=by_id[i].payload.get("name", ""), kind=by_id[i].payload.get("kind", ""),
-                             shared=related[i]) for i in top if i in by_id][:8]
+        rel = [RelatedEntity(name=shown(by_id[i].payload.get("name", "")),
+                             kind=shown(by_id[i].payload.get("kind", "")), shared=related[i])
+               for i in top if i in by_id][:8]
     entity = to_entity(found, mentions=len(points))
     cur = tuple(_line(r) for r, _ in current)
     chg = tuple(_line(r) for r, _ in changed)

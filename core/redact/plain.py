@@ -107,9 +107,22 @@ def quoted_kind(m: re.Match[str]) -> str | None:
     return "password"
 
 
+# Of the words above, those that describe a password ("the password is correct"); a passphrase may start with one
+# ("correct horse battery staple"), a sentence about a password goes on with grammar ("correct since Monday").
+DESCRIBERS = frozenset("""
+known unknown given required needed optional mandatory incorrect correct wrong invalid valid expired missing empty
+blank weak strong secure safe unsafe long short simple complex easy hard fine good bad new old hidden visible
+obvious random default temporary permanent
+""".split())
+
+
 def spaced_kind(m: re.Match[str]) -> str | None:
     words = m.group("v").split()
-    return None if any(_sentence_word(w) for w in words) else "password"
+    said = [w for w in words if _sentence_word(w)]
+    if not said:
+        return "password"
+    # a describing word, then three or more words that say nothing: a passphrase that starts with an adjective
+    return "password" if len(words) >= 4 and said == words[:1] and words[0].lower() in DESCRIBERS else None
 
 
 def word_kind(m: re.Match[str]) -> str | None:

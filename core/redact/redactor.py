@@ -153,6 +153,8 @@ class Redactor:
             return res.text
 
         def entry(key: Any, node: Any) -> Any:
+            if isinstance(key, str) and key.strip().lower() in _DATA_PASSWORD_KEYS and _not_a_word(node):
+                key = "password"  # {"user": "admin", "pass": "..."}: in data, not the keyword of code
             if not isinstance(key, str) or not names_a_credential(key):
                 return walk(node)
             if isinstance(node, list):  # {"api_keys": [...]}: each item read with the key
@@ -272,6 +274,19 @@ class Redactor:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+_DATA_PASSWORD_KEYS = frozenset({"pass"})
+"""Field names that hold a password in data (metadata, a store value) though, in text, ``pass`` is Python's
+keyword and so not read as one (:func:`~.assignments.secret_name_kind`). "pass" also says whether a check
+passed, so its value is read as a password only when it is no plain word ("failed", "first" stay)."""
+
+
+def _not_a_word(value: Any) -> bool:
+    from .plain import is_word
+
+    return not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]+(?:[ -][A-Za-z]+)*", value.strip()) \
+        or not all(is_word(w) for w in re.split(r"[ -]", value.strip()))
 
 
 def _apply(text: str, matches: list[Finding]) -> RedactionResult:
