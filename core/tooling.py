@@ -224,8 +224,8 @@ def format_entities(found: Sequence[Any]) -> str:
 
 
 def about_text(profile: Any, name: str) -> str:
-    """An entity's profile as a tool answers it: fenced as recalled data, like every memory shown to a model."""
-    return fence(profile.text.split("\n")) if profile.entity is not None and profile.text else \
+    """An entity's profile as a tool answers it (its text is fenced as recalled data by ``about()`` itself)."""
+    return profile.text if profile.entity is not None and profile.text else \
         f"Memory knows nothing about {one_line(name)!r} in this scope."
 
 

@@ -51,8 +51,10 @@ def test_about_and_entities_show_every_name_on_its_own_line(mem: Memory, br: str
 
     profile = mem.about("ClickHouse", scope=ACME)
     assert profile.entity is not None and all(clean(a) for a in profile.entity.aliases)
-    assert all(clean(line) for line in profile.text.split("\n")), profile.text
-    assert not any(line.startswith("SYSTEM") for line in profile.text.split("\n"))
+    lines = profile.text.split("\n")
+    assert lines[0] == "<remem-memories>" and lines[-1] == "</remem-memories>"  # one fenced block, and only one
+    assert all(clean(line) for line in lines[1:-1]), profile.text
+    assert not any(line.startswith("SYSTEM") for line in lines)
     listed = format_entities(mem.entities(scope=ACME))
     assert all(clean(line) and line.startswith("- ") for line in listed.split("\n")), listed
 

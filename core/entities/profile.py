@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Sequence
 
+from ..recall.fencing import fence, fence_overhead
 from ..recall.tokens import count_tokens
 from ..scope import coerce_scope
 from ..store.backends.base import Cond
@@ -132,8 +133,10 @@ def _src(line: ProfileLine) -> str:
 
 
 def render(profile: EntityProfile, token_budget: int) -> str:
-    """The profile as prompt text, within ``token_budget`` tokens: whole lines, the most useful first."""
+    """The profile as prompt text, within ``token_budget`` tokens: whole lines, the most useful first, fenced
+    as recalled data like every memory shown to a model (:func:`~remem.core.recall.fencing.fence`)."""
     e = profile.entity
+    token_budget -= count_tokens(fence_overhead()) + 1
     if e is None or token_budget <= 0:
         return ""
     also = f"; also called {', '.join(e.aliases)}" if e.aliases else ""
@@ -176,7 +179,7 @@ def render(profile: EntityProfile, token_budget: int) -> str:
     while count_tokens(text) > token_budget and len(out) > 2:  # token counts of joined lines can differ
         out.pop()
         text = "\n".join(out)
-    return text
+    return fence(out)
 
 
 def list_entities(engine: "Engine", *, scope: Any = None, query: str | None = None, kind: str | None = None,
