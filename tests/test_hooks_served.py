@@ -32,6 +32,23 @@ def served(tmp_path: Path, store_factory) -> Plugin:  # type: ignore[no-untyped-
     p.env.update(REMEM_SERVICE="auto", REMEM_SERVICE_IDLE="60")
     yield p
     stop_service(p.home / "store", wait=False)
+    deadline = time.monotonic() + 15  # a service a hook was still starting is stopped once it listens
+    while _service_running_for(p.home / "store") and time.monotonic() < deadline:
+        time.sleep(0.3)
+        stop_service(p.home / "store", wait=True)
+
+
+def _service_running_for(store: Path) -> bool:
+    """Whether a service process for ``store`` is alive (Linux /proc; elsewhere: assume not)."""
+    mark = f"--path\0{store}".encode()
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+            if b"remem.core.service" in cmd and mark in cmd and b"State:\tZ" not in (proc / "status").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def service_pid(plugin: Plugin) -> int:
