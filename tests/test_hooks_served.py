@@ -20,6 +20,7 @@ from remem.core.service.client import stop_service
 from remem.core.service.paths import service_paths
 from remem.core.service.wire import dumps_line
 from remem.hooks import fast
+from store_services import service_pids
 from test_hooks import DECISION, RECALL_MARK, Plugin
 
 FAST = Path(fast.__file__)
@@ -33,22 +34,9 @@ def served(tmp_path: Path, store_factory) -> Plugin:  # type: ignore[no-untyped-
     yield p
     stop_service(p.home / "store", wait=False)
     deadline = time.monotonic() + 15  # a service a hook was still starting is stopped once it listens
-    while _service_running_for(p.home / "store") and time.monotonic() < deadline:
+    while service_pids(p.home / "store") and time.monotonic() < deadline:
         time.sleep(0.3)
         stop_service(p.home / "store", wait=True)
-
-
-def _service_running_for(store: Path) -> bool:
-    """Whether a service process for ``store`` is alive (Linux /proc; elsewhere: assume not)."""
-    mark = f"--path\0{store}".encode()
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            cmd = (proc / "cmdline").read_bytes()
-            if b"remem.core.service" in cmd and mark in cmd and b"State:\tZ" not in (proc / "status").read_bytes():
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def service_pid(plugin: Plugin) -> int:

@@ -30,6 +30,8 @@ from remem.core.service.client import ServiceSocketError, probe, service_paths, 
 from remem.core.service.listener import MAX_UNPROVEN
 from remem.core.service.peer import HANDSHAKE_MAX, HANDSHAKE_TIMEOUT
 
+from store_services import end_services
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX sockets, uids and signals")
 
 S = Scope(tenant="acme")
@@ -45,6 +47,7 @@ def svc_store(store_factory: Callable[..., Path], monkeypatch: pytest.MonkeyPatc
         stop_service(path, timeout=5, wait=False)
     except Exception:  # noqa: BLE001 - a test that broke the socket on purpose
         pass
+    end_services(path)  # one its socket could not reach (another account's listener held the path)
 
 
 def _remote(path: Path, **kw: object) -> Memory:
