@@ -287,13 +287,15 @@ def _asks_only_the_unknown(engine: "Engine", question: str, unknown: Sequence[An
 
     flt = engine.filter(scope)
 
-    def found(text: str) -> bool:
+    def found(text: str) -> bool | None:
+        """Whether some memory has a word of ``text``; None when ``text`` has no word BM25 indexes."""
         vec = lexical.bm25_query(text)
-        return bool(vec[0]) and bool(engine.backend.query([PrefetchSpec("bm25", vec, 1)], flt, 1,
-                                                          engine.settings.rrf_k))
+        if not vec[0]:
+            return None
+        return bool(engine.backend.query([PrefetchSpec("bm25", vec, 1)], flt, 1, engine.settings.rrf_k))
 
     nowhere = [m for m in unknown if not (m.kind == "service" and m.name.islower())  # "the deploy pipeline"
-               and lexical.bm25_query(m.name)[0] and not found(m.name)]
+               and found(m.name) is False]
     if any(m.kind in IDENTIFIER_KINDS or len(names.words(m.key)) >= 2 and not m.name.islower() for m in nowhere):
         return True
     if not nowhere:
