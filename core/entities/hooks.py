@@ -17,7 +17,7 @@ from ..store.backends.base import Cond, FilterSpec, PointData
 from ..types import MemoryRecord, SparseVec
 from . import names
 from .extract import extract
-from .resolve import lookup_keys
+from .resolve import lookup_keys, resolve
 from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend
 
 if TYPE_CHECKING:
@@ -207,8 +207,6 @@ def known_in_question(engine: "Engine", question: str, scope: Any) -> tuple[list
     known, unknown = [], []
     for m in extract(question):
         cands = idx.known(sc, lookup_keys(m), own=False) if sc is not None else []
-        from .resolve import resolve
-
         match = resolve(m, cands)
         if match is None and not m.tentative:
             # a name the question writes with a capital, but said lowercase in the memories: not unknown
@@ -280,7 +278,6 @@ def _asks_only_the_unknown(engine: "Engine", question: str, unknown: Sequence[An
     asked, so the question is blank then only when nothing else it says is in a memory either ("which tool
     manages our Python dependencies, uv or poetry?" asks about uv and poetry, though no memory says Python;
     "who is Bob?" has nothing else to find)."""
-    from ..recall import lexical
     from ..store.backends.base import PrefetchSpec
 
     from .resolve import IDENTIFIER_KINDS
