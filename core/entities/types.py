@@ -65,4 +65,37 @@ class EntityProfile:
         return self.text
 
 
-__all__ = ["Entity", "EntityProfile", "ProfileLine", "RelatedEntity"]
+@dataclass(frozen=True)
+class RelationClaim:
+    """A relation a text states, before resolution: ``subject`` ``predicate`` ``object`` as written (names, e.g.
+    "Dana" "maintains" "the ingest worker"), their kinds when the extractor knows them, and when it became true
+    (``since``; None: when the text was said). Extractors (keyless patterns, the LLM distiller) produce these;
+    the entity index resolves the names and stores a :class:`Relation`."""
+
+    subject: str
+    predicate: str
+    object: str
+    subject_kind: str | None = None
+    object_kind: str | None = None
+    since: _dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A stored relation between two entities of one scope, true from ``since`` until ``until`` (None: true now).
+    A relation that changes is superseded (``superseded_by`` names its successor), never deleted; ``sources``
+    are the ids of the memories that said it."""
+
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    subject_id: str = ""
+    object_id: str = ""
+    since: _dt.datetime | None = None
+    until: _dt.datetime | None = None
+    superseded_by: str | None = None
+    sources: tuple[str, ...] = ()
+
+
+__all__ = ["Entity", "EntityProfile", "ProfileLine", "RelatedEntity", "Relation", "RelationClaim"]
