@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections import Counter
 from dataclasses import dataclass
+import math
 from html import escape
 from typing import Iterable, Sequence
 
@@ -13,6 +14,7 @@ from typing import Iterable, Sequence
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 WIDTH, HEIGHT = 640, 220
 PAD_L, PAD_R, PAD_T, PAD_B = 48, 12, 12, 36
+GRAPH_SIZE = 420
 
 
 @dataclass(frozen=True)
@@ -96,8 +98,10 @@ def _frame(title: str, desc: str, body: Iterable[str], ymax: float, unit_label: 
             f'<desc id="{title}-d">{escape(desc)}</desc>{"".join(grid)}{"".join(body)}</svg>')
 
 
-def kinds_over_time(days: Counter[tuple[_dt.date, str]], kinds: Sequence[str]) -> tuple[str, list[Bucket], str]:
-    """A stacked bar chart of stored memories per day/week/month and kind; returns (svg, buckets, unit)."""
+def kinds_over_time(days: Counter[tuple[_dt.date, str]], kinds: Sequence[str], *, chart_id: str = "kinds",
+                    noun: str = "memories stored", by: str = "kind") -> tuple[str, list[Bucket], str]:
+    """A stacked bar chart of ``noun`` per day/week/month and ``by`` (memories stored, by kind, unless said
+    otherwise); returns (svg, buckets, unit)."""
     unit, bars = buckets(days)
     colours = kind_colours(kinds)
     if not bars:
@@ -125,8 +129,8 @@ def kinds_over_time(days: Counter[tuple[_dt.date, str]], kinds: Sequence[str]) -
         body.append(f'<text x="{x:.1f}" y="{HEIGHT - PAD_B + 16}" class="axis" text-anchor="{anchor}">'
                     f'{escape(bars[i].label)}</text>')
     total = sum(b.total for b in bars)
-    desc = f"{total:,} memories stored per {unit}, from {bars[0].label} to {bars[-1].label}, stacked by kind."
-    return _frame("kinds", desc, body, ymax, f"Memories stored per {unit}, by kind"), bars, unit
+    desc = f"{total:,} {noun} per {unit}, from {bars[0].label} to {bars[-1].label}, stacked by {by}."
+    return _frame(chart_id, desc, body, ymax, f"{noun.capitalize()} per {unit}, by {by}"), bars, unit
 
 
 def latency_chart(points: Sequence[tuple[_dt.datetime, float]], now: _dt.datetime, hours: float = 24.0) -> str:
@@ -150,4 +154,57 @@ def latency_chart(points: Sequence[tuple[_dt.datetime, float]], now: _dt.datetim
     return _frame("latency", desc, body, ymax, "Recall hook latency (ms) over the last day")
 
 
-__all__ = ["Bucket", "PALETTE", "buckets", "kind_colours", "kinds_over_time", "latency_chart"]
+
+@dataclass(frozen=True)
+class Node:
+    """One entity in a neighbour graph: its label, its kind, how many memories it shares with the centre, and
+    the page it links to."""
+
+    label: str
+    kind: str
+    shared: int
+    href: str
+
+
+def _cut(text: str, limit: int = 24) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def neighbours(centre: Node, others: Sequence[Node], colours: dict[str, str]) -> str:
+    """The entity at the centre and its neighbours on a circle around it, each a link to its page; an edge's
+    width says how many memories the two share. Every label is escaped (names come from memory text)."""
+    if not others:
+        return ""
+    size, mid = GRAPH_SIZE, GRAPH_SIZE / 2
+    radius = size / 2 - 70
+    top = max(n.shared for n in others) or 1
+    edges: list[str] = []
+    nodes: list[str] = []
+    for i, n in enumerate(others):
+        angle = -math.pi / 2 + 2 * math.pi * i / len(others)
+        x, y = mid + radius * math.cos(angle), mid + radius * math.sin(angle)
+        width = 1 + 5 * n.shared / top
+        edges.append(f'<line x1="{mid:.1f}" y1="{mid:.1f}" x2="{x:.1f}" y2="{y:.1f}" class="edge" '
+                     f'stroke-width="{width:.1f}"/>')
+        anchor = "middle" if abs(x - mid) < 20 else "start" if x > mid else "end"
+        dx = 0 if anchor == "middle" else 14 if anchor == "start" else -14
+        dy = 26 if anchor == "middle" and y > mid else -16 if anchor == "middle" else 4
+        nodes.append(f'<a href="{escape(n.href, quote=True)}" class="node">'
+                     f'<title>{escape(n.label)} ({escape(n.kind)}): named with it in {n.shared} '
+                     f'memor{"y" if n.shared == 1 else "ies"}</title>'
+                     f'<circle cx="{x:.1f}" cy="{y:.1f}" r="10" fill="{colours.get(n.kind, PALETTE[-1])}"/>'
+                     f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}" class="label">'
+                     f'{escape(_cut(n.label))}</text></a>')
+    centre_svg = (f'<g class="centre"><circle cx="{mid:.1f}" cy="{mid:.1f}" r="16" '
+                  f'fill="{colours.get(centre.kind, PALETTE[-1])}"/><text x="{mid:.1f}" y="{mid + 34:.1f}" '
+                  f'text-anchor="middle" class="label">{escape(_cut(centre.label))}</text></g>')
+    desc = (f"{escape(centre.label)} and the {len(others)} entities named with it most often: "
+            + ", ".join(f"{escape(n.label)} ({n.shared})" for n in others) + ".")
+    return (f'<svg viewBox="0 0 {size} {size}" class="graph" role="img" aria-labelledby="graph-t graph-d" '
+            f'xmlns="http://www.w3.org/2000/svg"><title id="graph-t">Entities named with '
+            f'{escape(centre.label)}</title><desc id="graph-d">{desc}</desc>{"".join(edges)}{centre_svg}'
+            f'{"".join(nodes)}</svg>')
+
+
+__all__ = ["Bucket", "GRAPH_SIZE", "Node", "PALETTE", "buckets", "kind_colours", "kinds_over_time", "latency_chart",
+           "neighbours"]

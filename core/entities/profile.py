@@ -9,6 +9,7 @@ the related entities. Each line names its memory and the messages it came from.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import time
 from collections import Counter
@@ -109,6 +110,9 @@ def about(engine: "Engine", name: str, *, scope: Any = None, as_of: Any = None,
                              kind=shown(by_id[i].payload.get("kind", "")), shared=related[i])
                for i in top if i in by_id][:8]
     entity = to_entity(found, mentions=len(points))
+    if entity.merged and idx is not None:  # their names, so a merge can be shown and split off again
+        merged = {g.id: shown(g.payload.get("name", "")) for g in idx.get(list(entity.merged))}
+        entity = dataclasses.replace(entity, merged_names=tuple(merged.get(i, "") for i in entity.merged))
     cur = tuple(_line(r) for r, _ in current)
     chg = tuple(_line(r) for r, _ in changed)
     profile = EntityProfile(query=name, entity=entity, current=cur, changed=chg, related=tuple(rel))

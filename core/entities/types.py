@@ -22,6 +22,7 @@ class Entity:
     mentions: int = 0
     versions: tuple[str, ...] = ()
     merged: tuple[str, ...] = ()  # ids of entities merged into this one (each can be split off again)
+    merged_names: tuple[str, ...] = ()  # their names, in the order of ``merged`` (filled by ``about()``)
 
 
 @dataclass(frozen=True)

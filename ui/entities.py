@@ -1,0 +1,129 @@
+"""What the entity pages ask the store, through the public :class:`remem.Memory` API only (``entities()``,
+``about()``, ``merge_entities()``, ``split_entity()``): one tenant's entities, found by name or alias and kind,
+a page at a time; one entity's profile; and the merges and splits the pages confirm before doing.
+
+An entity page is addressed by name and kind (``/entity?t=acme&name=Dana&kind=person``), the way ``about()``
+and the related entities of a profile name it; an entity of another kind with the same name is reached through
+its own aliases, never confused with it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from remem import NotFoundError
+from remem.core.entities import KINDS, Entity, EntityProfile
+
+from .store import GLOBAL_KEY, scope_of
+
+PAGE_SIZE = 50
+MAX_LISTED = 5000  # entities a list query reads at most (page 100 of 50)
+MERGE_CHOICES = 200  # same-kind entities offered to merge in
+PROFILE_TOKENS = 600  # the about() text the page shows, as a prompt would get it
+
+
+@dataclass
+class EntityQuery:
+    """The entity list's filters and page, as they travel in the URL."""
+
+    tenant: str = GLOBAL_KEY
+    kind: str = ""
+    text: str = ""
+    page: int = 1
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str]) -> "EntityQuery":
+        def get(name: str) -> str:
+            return (params.get(name) or "").strip()
+
+        try:
+            page = max(1, min(int(get("page") or 1), MAX_LISTED // PAGE_SIZE))
+        except ValueError:
+            page = 1
+        kind = get("kind")
+        if kind and kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        return cls(tenant=get("t") or GLOBAL_KEY, kind=kind, text=get("q")[:200], page=page)
+
+    def filters(self) -> dict[str, str]:
+        return {k: v for k, v in {"t": self.tenant, "kind": self.kind, "q": self.text}.items() if v}
+
+
+@dataclass
+class EntityPage:
+    entities: list[Entity]
+    more: bool  # a next page exists
+    first: int  # 1-based position of the first row
+
+
+def entity_page(mem: Any, q: EntityQuery, size: int = PAGE_SIZE) -> EntityPage:
+    """One page of the tenant's entities, most mentioned first; ``q.text`` finds any name or alias containing it."""
+    want = q.page * size + 1
+    found = mem.entities(scope=scope_of(q.tenant), query=q.text or None, kind=q.kind or None, limit=want)
+    start = (q.page - 1) * size
+    return EntityPage(found[start:start + size], len(found) > start + size, start + 1)
+
+
+def _names(e: Entity) -> list[str]:
+    return [e.name, *e.aliases]
+
+
+def profile_of(mem: Any, tenant: str, name: str, kind: str = "", budget: int = PROFILE_TOKENS) -> EntityProfile:
+    """The profile of the entity ``name`` (and ``kind``, when given) names in the tenant; NotFoundError if none.
+
+    ``about(name)`` first; when it resolves the name to an entity of another kind (two entities share a name),
+    the entity of that kind is looked up by name and its profile asked for under each of its own names."""
+    name = (name or "").strip()
+    if not name:
+        raise NotFoundError("no entity named: pick one on the entities page")
+    scope = scope_of(tenant)
+    profile = mem.about(name, scope=scope, token_budget=budget)
+    if profile.entity is not None and (not kind or profile.entity.kind == kind):
+        return profile
+    wanted = name.casefold()
+    for e in mem.entities(scope=scope, query=name, kind=kind or None, limit=50):
+        if wanted not in {n.casefold() for n in _names(e)}:
+            continue
+        for other in _names(e):
+            got = mem.about(other, scope=scope, token_budget=budget)
+            if got.entity is not None and got.entity.id == e.id:
+                return got
+    where = "the global space" if tenant == GLOBAL_KEY else f"tenant {tenant!r}"
+    raise NotFoundError(f"no {kind or 'entity'} named {name!r} in {where}")
+
+
+def merge_choices(mem: Any, tenant: str, entity: Entity) -> list[Entity]:
+    """Entities that could be merged into ``entity``: the same kind, in the same tenant, most mentioned first."""
+    found = mem.entities(scope=scope_of(tenant), kind=entity.kind, limit=MERGE_CHOICES + 1)
+    return [e for e in found if e.id != entity.id][:MERGE_CHOICES]
+
+
+def entity_by_id(mem: Any, tenant: str, entity_id: str, kind: str) -> Entity:
+    """A listed entity of the tenant by id (the merge form posts ids); NotFoundError when it is not one."""
+    for e in mem.entities(scope=scope_of(tenant), kind=kind or None, limit=10_000):
+        if e.id == entity_id:
+            return e
+    raise NotFoundError(f"no entity {entity_id!r} of kind {kind!r} in this tenant (merged or forgotten since?)")
+
+
+def timeline_days(profile: EntityProfile) -> Counter[tuple[_dt.date, str]]:
+    """Per day, how many of the profile's lines became true then, as "true now" or "changed since"."""
+    days: Counter[tuple[_dt.date, str]] = Counter()
+    for label, lines in (("true now", profile.current), ("changed since", profile.changed)):
+        for line in lines:
+            if line.since is not None:
+                days[(line.since.astimezone(_dt.timezone.utc).date(), label)] += 1
+    return days
+
+
+def describe(e: Entity) -> str:
+    """One line for a confirmation page: name, kind, other names, mentions."""
+    also = f"; also {', '.join(e.aliases)}" if e.aliases else ""
+    return f"{e.name} ({e.kind}{also}) · {e.mentions} memor{'y' if e.mentions == 1 else 'ies'}"
+
+
+__all__ = ["EntityPage", "EntityQuery", "PAGE_SIZE", "describe", "entity_by_id", "entity_page", "merge_choices",
+           "profile_of", "timeline_days"]
