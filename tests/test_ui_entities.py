@@ -155,6 +155,11 @@ def test_the_entity_page_shows_the_profile_its_timeline_and_its_neighbours(d: An
         html = d.page_source
         assert "<script" not in html and not re.search(r"\son[a-z]+=", html)
         assert not re.search(r"""(?:src|href)=["']?(?:https?:)?//""", html)
+        unlabelled = d.execute_script(
+            "return [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]"
+            ".filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map(e => e.name)")
+        assert unlabelled == [], f"{path}: inputs without a label: {unlabelled}"
+        assert d.execute_script("return document.documentElement.scrollWidth - window.innerWidth") <= 0, path
 
 
 def test_an_unknown_or_other_tenants_entity_is_not_found(d: Any, served: Any, mem: Memory) -> None:

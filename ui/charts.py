@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 WIDTH, HEIGHT = 640, 220
 PAD_L, PAD_R, PAD_T, PAD_B = 48, 12, 12, 36
-GRAPH_SIZE = 420
+GRAPH_W, GRAPH_H = 600, 420
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def kinds_over_time(days: Counter[tuple[_dt.date, str]], kinds: Sequence[str], *
     colours = kind_colours(kinds)
     if not bars:
         return "", [], unit
-    ymax = _nice_max(max(b.total for b in bars))
+    ymax = _nice_max(max(4, *(b.total for b in bars)))  # at least 4: whole numbers on the axis
     inner_w, inner_h = WIDTH - PAD_L - PAD_R, HEIGHT - PAD_T - PAD_B
     slot = inner_w / len(bars)
     bar_w = max(1.0, slot * 0.8)
@@ -166,7 +166,7 @@ class Node:
     href: str
 
 
-def _cut(text: str, limit: int = 24) -> str:
+def _cut(text: str, limit: int = 22) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
@@ -175,36 +175,36 @@ def neighbours(centre: Node, others: Sequence[Node], colours: dict[str, str]) ->
     width says how many memories the two share. Every label is escaped (names come from memory text)."""
     if not others:
         return ""
-    size, mid = GRAPH_SIZE, GRAPH_SIZE / 2
-    radius = size / 2 - 70
+    midx, midy = GRAPH_W / 2, GRAPH_H / 2
+    radius = GRAPH_H / 2 - 70  # room beside the circle for a label of 22 characters
     top = max(n.shared for n in others) or 1
     edges: list[str] = []
     nodes: list[str] = []
     for i, n in enumerate(others):
         angle = -math.pi / 2 + 2 * math.pi * i / len(others)
-        x, y = mid + radius * math.cos(angle), mid + radius * math.sin(angle)
+        x, y = midx + radius * math.cos(angle), midy + radius * math.sin(angle)
         width = 1 + 5 * n.shared / top
-        edges.append(f'<line x1="{mid:.1f}" y1="{mid:.1f}" x2="{x:.1f}" y2="{y:.1f}" class="edge" '
+        edges.append(f'<line x1="{midx:.1f}" y1="{midy:.1f}" x2="{x:.1f}" y2="{y:.1f}" class="edge" '
                      f'stroke-width="{width:.1f}"/>')
-        anchor = "middle" if abs(x - mid) < 20 else "start" if x > mid else "end"
+        anchor = "middle" if abs(x - midx) < 20 else "start" if x > midx else "end"
         dx = 0 if anchor == "middle" else 14 if anchor == "start" else -14
-        dy = 26 if anchor == "middle" and y > mid else -16 if anchor == "middle" else 4
+        dy = 26 if anchor == "middle" and y > midy else -16 if anchor == "middle" else 4
         nodes.append(f'<a href="{escape(n.href, quote=True)}" class="node">'
                      f'<title>{escape(n.label)} ({escape(n.kind)}): named with it in {n.shared} '
                      f'memor{"y" if n.shared == 1 else "ies"}</title>'
                      f'<circle cx="{x:.1f}" cy="{y:.1f}" r="10" fill="{colours.get(n.kind, PALETTE[-1])}"/>'
                      f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}" class="label">'
                      f'{escape(_cut(n.label))}</text></a>')
-    centre_svg = (f'<g class="centre"><circle cx="{mid:.1f}" cy="{mid:.1f}" r="16" '
-                  f'fill="{colours.get(centre.kind, PALETTE[-1])}"/><text x="{mid:.1f}" y="{mid + 34:.1f}" '
+    centre_svg = (f'<g class="centre"><circle cx="{midx:.1f}" cy="{midy:.1f}" r="16" '
+                  f'fill="{colours.get(centre.kind, PALETTE[-1])}"/><text x="{midx:.1f}" y="{midy + 34:.1f}" '
                   f'text-anchor="middle" class="label">{escape(_cut(centre.label))}</text></g>')
     desc = (f"{escape(centre.label)} and the {len(others)} entities named with it most often: "
             + ", ".join(f"{escape(n.label)} ({n.shared})" for n in others) + ".")
-    return (f'<svg viewBox="0 0 {size} {size}" class="graph" role="img" aria-labelledby="graph-t graph-d" '
+    return (f'<svg viewBox="0 0 {GRAPH_W} {GRAPH_H}" class="graph" role="img" aria-labelledby="graph-t graph-d" '
             f'xmlns="http://www.w3.org/2000/svg"><title id="graph-t">Entities named with '
             f'{escape(centre.label)}</title><desc id="graph-d">{desc}</desc>{"".join(edges)}{centre_svg}'
             f'{"".join(nodes)}</svg>')
 
 
-__all__ = ["Bucket", "GRAPH_SIZE", "Node", "PALETTE", "buckets", "kind_colours", "kinds_over_time", "latency_chart",
+__all__ = ["Bucket", "GRAPH_H", "GRAPH_W", "Node", "PALETTE", "buckets", "kind_colours", "kinds_over_time", "latency_chart",
            "neighbours"]
