@@ -157,9 +157,14 @@ def main() -> int:
     mem = Memory(path=home / "store", embedder="none")
     shop = SHOP
     rate = next(r for r in mem.list(scope={"tenant": shop}, limit=400) if "100 requests" in r.text)
+    from urllib.parse import urlencode
+
+    hub = mem.entities(scope={"tenant": shop}, limit=1)[0]
     pages = {
         "tenants": "/",
         "memories": f"/memories?t={shop}",
+        "entities": f"/entities?t={shop}",
+        "entity": f"/entity?t={shop}&{urlencode({'name': hub.name, 'kind': hub.kind})}",
         "detail": f"/memory/{rate.id}",
         "recall": f"/search?t={shop}&q=how+should+I+store+the+price+of+an+order+line%3F",
         "hook-recalls": "/recalls",
