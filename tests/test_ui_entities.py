@@ -131,16 +131,23 @@ def test_the_entity_page_shows_the_profile_its_timeline_and_its_neighbours(d: An
     changed = d.find_element(By.CSS_SELECTOR, "section[aria-labelledby=chg-h]").text
     assert "Redis Streams" in now_part and "RabbitMQ" not in now_part
     assert "RabbitMQ" in changed and re.search(r"\d{4}-\d\d-\d\d → \d{4}-\d\d-\d\d", changed)
-    # the timeline: one bar per line, dated when it became true, coloured by whether it still is
+    # the timeline: each line and relation counted when it became true, coloured by whether it still is
     bars = d.find_elements(By.CSS_SELECTOR, "#timeline svg.chart rect")
     titles = [b.find_element(By.TAG_NAME, "title").get_attribute("textContent") for b in bars]
     counts = [(x.split(" ", 1)[1].rsplit(":", 1)[0], int(x.rsplit(": ", 1)[1])) for x in titles]
-    assert sum(n for _, n in counts) == 4 and [n for what, n in counts if what == "changed since"] == [1]
+    lines = [n for what, n in counts if what != "relation began"]
+    assert sum(lines) == 4 and [n for what, n in counts if what == "changed since"] == [1]
+    assert sum(n for what, n in counts if what == "relation began") == 2  # maintains, moved to
     # the neighbours: an SVG graph whose nodes are links to their pages
     nodes = d.find_elements(By.CSS_SELECTOR, "#neighbours svg a")
     labels = {n.find_element(By.TAG_NAME, "text").text: n.get_dom_attribute("href") for n in nodes}
     assert {"Dana Whitfield", "RabbitMQ", "Redis Streams", "ClickHouse"} <= set(labels)
     assert labels["Dana Whitfield"] == "/entity?t=page&name=Dana+Whitfield&kind=person"
+    edge_labels = [x.text for x in d.find_elements(By.CSS_SELECTOR, "#neighbours svg text.via")]
+    assert "maintains" in edge_labels and "moved to" in edge_labels  # relations, on the edges they label
+    relations = d.find_element(By.CSS_SELECTOR, "section[aria-labelledby=rel-h]").text
+    assert "Dana Whitfield maintains ingest worker" in relations
+    assert "ingest worker moved to Redis Streams" in relations
     d.find_element(By.CSS_SELECTOR, "#neighbours svg a[href*='Dana'] circle").click()
     from selenium.webdriver.support.ui import WebDriverWait
 

@@ -122,11 +122,12 @@ def entity_view(st: State, request: Request) -> Response:
     colours = charts.kind_colours(KINDS)
     link = lambda name, kind: f"/entity?{qs(t=tenant, name=name, kind=kind)}"  # noqa: E731
     graph = charts.neighbours(charts.Node(e.name, e.kind, e.mentions, link(e.name, e.kind)),
-                              [charts.Node(r.name, r.kind, r.shared, link(r.name, r.kind)) for r in profile.related],
+                              [charts.Node(r.name, r.kind, r.shared, link(r.name, r.kind), tuple(r.via))
+                               for r in profile.related],
                               colours)
-    lines = {"true now": "#0072B2", "changed since": "#E69F00"}
+    lines = {"true now": "#0072B2", "changed since": "#E69F00", "relation began": "#009E73"}
     timeline, bars, unit = charts.kinds_over_time(entities.timeline_days(profile), list(lines), chart_id="timeline",
-                                                  noun="lines that became true", by="whether still true")
+                                                  noun="lines that became true", by="what")
     return page("entity.html", **st.ctx(
         request, "entities", tenant, title=e.name, p=profile, e=e, graph=graph, colours=colours, link=link,
         timeline=timeline, bars=bars, unit=unit, line_colours=lines,

@@ -164,15 +164,23 @@ class Node:
     kind: str
     shared: int
     href: str
+    via: tuple[str, ...] = ()  # the relations that link it to the centre ("maintains"), beside co-mentions
 
 
 def _cut(text: str, limit: int = 22) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
+def _how(n: Node) -> str:
+    said = [", ".join(p.replace("_", " ") for p in n.via)] if n.via else []
+    shared = [f"named with it in {n.shared} memor{'y' if n.shared == 1 else 'ies'}"] if n.shared else []
+    return "; ".join(said + shared)
+
+
 def neighbours(centre: Node, others: Sequence[Node], colours: dict[str, str]) -> str:
     """The entity at the centre and its neighbours on a circle around it, each a link to its page; an edge's
-    width says how many memories the two share. Every label is escaped (names come from memory text)."""
+    width says how many memories the two share, its label the relations between them (dashed: a relation and no
+    shared memory). Every label is escaped (names come from memory text)."""
     if not others:
         return ""
     midx, midy = GRAPH_W / 2, GRAPH_H / 2
@@ -184,14 +192,18 @@ def neighbours(centre: Node, others: Sequence[Node], colours: dict[str, str]) ->
         angle = -math.pi / 2 + 2 * math.pi * i / len(others)
         x, y = midx + radius * math.cos(angle), midy + radius * math.sin(angle)
         width = 1 + 5 * n.shared / top
+        dashed = ' stroke-dasharray="4 3"' if n.via and not n.shared else ""
         edges.append(f'<line x1="{midx:.1f}" y1="{midy:.1f}" x2="{x:.1f}" y2="{y:.1f}" class="edge" '
-                     f'stroke-width="{width:.1f}"/>')
+                     f'stroke-width="{width:.1f}"{dashed}/>')
+        if n.via:
+            said = ", ".join(p.replace("_", " ") for p in n.via)
+            edges.append(f'<text x="{midx + (x - midx) * 0.55:.1f}" y="{midy + (y - midy) * 0.55 - 4:.1f}" '
+                         f'text-anchor="middle" class="via">{escape(_cut(said))}</text>')
         anchor = "middle" if abs(x - midx) < 20 else "start" if x > midx else "end"
         dx = 0 if anchor == "middle" else 14 if anchor == "start" else -14
         dy = 26 if anchor == "middle" and y > midy else -16 if anchor == "middle" else 4
         nodes.append(f'<a href="{escape(n.href, quote=True)}" class="node">'
-                     f'<title>{escape(n.label)} ({escape(n.kind)}): named with it in {n.shared} '
-                     f'memor{"y" if n.shared == 1 else "ies"}</title>'
+                     f'<title>{escape(n.label)} ({escape(n.kind or "?")}): {escape(_how(n))}</title>'
                      f'<circle cx="{x:.1f}" cy="{y:.1f}" r="10" fill="{colours.get(n.kind, PALETTE[-1])}"/>'
                      f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}" class="label">'
                      f'{escape(_cut(n.label))}</text></a>')
@@ -199,7 +211,7 @@ def neighbours(centre: Node, others: Sequence[Node], colours: dict[str, str]) ->
                   f'fill="{colours.get(centre.kind, PALETTE[-1])}"/><text x="{midx:.1f}" y="{midy + 34:.1f}" '
                   f'text-anchor="middle" class="label">{escape(_cut(centre.label))}</text></g>')
     desc = (f"{escape(centre.label)} and the {len(others)} entities named with it most often: "
-            + ", ".join(f"{escape(n.label)} ({n.shared})" for n in others) + ".")
+            + "; ".join(f"{escape(n.label)} ({escape(_how(n))})" for n in others) + ".")
     return (f'<svg viewBox="0 0 {GRAPH_W} {GRAPH_H}" class="graph" role="img" aria-labelledby="graph-t graph-d" '
             f'xmlns="http://www.w3.org/2000/svg"><title id="graph-t">Entities named with '
             f'{escape(centre.label)}</title><desc id="graph-d">{desc}</desc>{"".join(edges)}{centre_svg}'

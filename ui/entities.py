@@ -110,12 +110,14 @@ def entity_by_id(mem: Any, tenant: str, entity_id: str, kind: str) -> Entity:
 
 
 def timeline_days(profile: EntityProfile) -> Counter[tuple[_dt.date, str]]:
-    """Per day, how many of the profile's lines became true then, as "true now" or "changed since"."""
+    """Per day, how many of the profile's lines became true then ("true now" or "changed since"), and how many of
+    its relations began."""
     days: Counter[tuple[_dt.date, str]] = Counter()
-    for label, lines in (("true now", profile.current), ("changed since", profile.changed)):
-        for line in lines:
-            if line.since is not None:
-                days[(line.since.astimezone(_dt.timezone.utc).date(), label)] += 1
+    dated = [("true now", x.since) for x in profile.current] + [("changed since", x.since) for x in profile.changed]
+    dated += [("relation began", r.since) for r in getattr(profile, "relations", ())]
+    for label, since in dated:
+        if since is not None:
+            days[(since.astimezone(_dt.timezone.utc).date(), label)] += 1
     return days
 
 
