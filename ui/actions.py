@@ -182,7 +182,7 @@ def _entity_url(tenant: str, name: str, kind: str, **more: str) -> str:
 def entity_change(st: Any, action: str, form: FormData, request: Request) -> Response:
     """Merge another entity into this one, or split a name off it: both shown first, done on ``confirm=yes``,
     inside the tenant on screen only (the store refuses ids of another tenant, and so another tenant's entity)."""
-    from .entities import describe, entity_by_id, profile_of
+    from .entities import describe, other_named, profile_of
 
     tenant = str(form.get("t") or GLOBAL_KEY)
     scope = scope_of(tenant)
@@ -194,14 +194,18 @@ def entity_change(st: Any, action: str, form: FormData, request: Request) -> Res
         raise ValueError(f"{entity.name!r} is no longer the entity this form was for: reload its page")
     back = _entity_url(tenant, entity.name, entity.kind)
     if action == "entity-merge":
-        other = entity_by_id(st.mem, tenant, str(form.get("other") or ""), entity.kind)
+        other = other_named(st.mem, tenant, str(form.get("other_name") or ""), entity)
+        if form.get("other", other.id) != other.id:
+            raise ValueError(f"{form.get('other_name')!r} names another entity than the one shown: review it again")
         if not confirmed:
+            form = FormData([*form.multi_items(), ("other", other.id)])  # confirmed: exactly this one
             rows = [("keep", describe(entity)), ("merge in", describe(other)),
                     ("then", f"{other.name!r} and its other names find {entity.name!r}; recall and its profile "
                              f"read the memories of both. Nothing is deleted: split it off again any time.")]
             return _confirm(st, request, "entity-merge", form, f"Merge {other.name} into {entity.name}?", rows,
                             "Merge", True, back)
         st.mem.merge_entities(entity.id, other.id, scope=scope)
+        st.entity_lists.clear()
         return RedirectResponse(_entity_url(tenant, entity.name, entity.kind,
                                             done=f"merged {other.name} into {entity.name}"), status_code=303)
     part = str(form.get("part") or "").strip()
@@ -216,6 +220,7 @@ def entity_change(st: Any, action: str, form: FormData, request: Request) -> Res
         return _confirm(st, request, "entity-split", form, f"Split {part} off {entity.name}?", rows, "Split",
                         True, back)
     new = st.mem.split_entity(entity.id, part, scope=scope)
+    st.entity_lists.clear()
     return RedirectResponse(_entity_url(tenant, entity.name, entity.kind,
                                         done=f"split {new.name} off {entity.name}"), status_code=303)
 

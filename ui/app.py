@@ -40,6 +40,7 @@ class State:
     jobs: Jobs = field(init=False)
     searches: collections.deque = field(default_factory=lambda: collections.deque(maxlen=UI_SEARCHES))
     chart: tuple[Any, Any] = (None, None)
+    entity_lists: entities.ListCache = field(default_factory=entities.ListCache)
 
     def __post_init__(self) -> None:
         self.jobs = Jobs(self.mem)
@@ -106,7 +107,7 @@ def entities_view(st: State, request: Request) -> Response:
     error, q, result = None, None, None
     try:
         q = entities.EntityQuery.from_params(request.query_params)
-        result = entities.entity_page(st.mem, q)
+        result = entities.entity_page(st.mem, q, cache=st.entity_lists)
     except (ValueError, RememError) as exc:
         error = str(exc)
     q = q or entities.EntityQuery(tenant=_tenant(request))
@@ -131,7 +132,7 @@ def entity_view(st: State, request: Request) -> Response:
     return page("entity.html", **st.ctx(
         request, "entities", tenant, title=e.name, p=profile, e=e, graph=graph, colours=colours, link=link,
         timeline=timeline, bars=bars, unit=unit, line_colours=lines,
-        choices=entities.merge_choices(st.mem, tenant, e), budget=entities.PROFILE_TOKENS))
+        budget=entities.PROFILE_TOKENS))
 
 
 def search_view(st: State, request: Request) -> Response:
@@ -218,7 +219,8 @@ def create_app(mem: Any, *, port: int, guard: Guard | None = None, export_dir: P
 
     routes = [
         route("/", tenants_page), route("/memories", list_view), route("/memory/{memory_id}", detail_view),
-        route("/entities", entities_view), route("/entity", entity_view), route("/search", search_view), route("/recalls", recalls_view), route("/audit", audit_view),
+        route("/entities", entities_view), route("/entity", entity_view), route("/search", search_view),
+        route("/recalls", recalls_view), route("/audit", audit_view),
         route("/export", export_view), route("/exports/{name}", download), route("/static/style.css", stylesheet),
         route("/audit/run", audit_run, ("POST",)), route("/do/{action}", change, ("POST",)),
         Route(SIGNIN_PATH, signin(guard), methods=["GET"]),

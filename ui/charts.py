@@ -218,5 +218,5 @@ def neighbours(centre: Node, others: Sequence[Node], colours: dict[str, str]) ->
             f'{"".join(nodes)}</svg>')
 
 
-__all__ = ["Bucket", "GRAPH_H", "GRAPH_W", "Node", "PALETTE", "buckets", "kind_colours", "kinds_over_time", "latency_chart",
-           "neighbours"]
+__all__ = ["Bucket", "GRAPH_H", "GRAPH_W", "Node", "PALETTE", "buckets", "kind_colours", "kinds_over_time",
+           "latency_chart", "neighbours"]
