@@ -126,9 +126,12 @@ def entity_view(st: State, request: Request) -> Response:
                               [charts.Node(r.name, r.kind, r.shared, link(r.name, r.kind), tuple(r.via))
                                for r in profile.related],
                               colours)
-    lines = {"true now": "#0072B2", "changed since": "#E69F00", "relation began": "#009E73"}
-    timeline, bars, unit = charts.kinds_over_time(entities.timeline_days(profile), list(lines), chart_id="timeline",
-                                                  noun="lines that became true", by="what")
+    days = entities.timeline_days(profile)
+    drawn = {label for _, label in days}
+    lines = {k: c for k, c in (("true now", "#0072B2"), ("changed since", "#E69F00"), ("relation began", "#009E73"))
+             if k in drawn}  # the same colour for a series on every page, the legend only for what is drawn
+    timeline, bars, unit = charts.kinds_over_time(days, list(lines), chart_id="timeline",
+                                                  noun="lines that became true", by="what", colours=lines)
     return page("entity.html", **st.ctx(
         request, "entities", tenant, title=e.name, p=profile, e=e, graph=graph, colours=colours, link=link,
         timeline=timeline, bars=bars, unit=unit, line_colours=lines,

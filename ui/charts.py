@@ -99,11 +99,12 @@ def _frame(title: str, desc: str, body: Iterable[str], ymax: float, unit_label: 
 
 
 def kinds_over_time(days: Counter[tuple[_dt.date, str]], kinds: Sequence[str], *, chart_id: str = "kinds",
-                    noun: str = "memories stored", by: str = "kind") -> tuple[str, list[Bucket], str]:
+                    noun: str = "memories stored", by: str = "kind",
+                    colours: dict[str, str] | None = None) -> tuple[str, list[Bucket], str]:
     """A stacked bar chart of ``noun`` per day/week/month and ``by`` (memories stored, by kind, unless said
     otherwise); returns (svg, buckets, unit)."""
     unit, bars = buckets(days)
-    colours = kind_colours(kinds)
+    colours = colours or kind_colours(kinds)
     if not bars:
         return "", [], unit
     ymax = _nice_max(max(4, *(b.total for b in bars)))  # at least 4: whole numbers on the axis
