@@ -318,6 +318,56 @@ def second_set(rng: random.Random) -> Iterator[Probe]:
         yield Probe(text, "prose: B about credentials")
 
 
+def third_set(rng: random.Random) -> Iterator[Probe]:
+    """The misses the security round recorded: one dictionary word after a clear cue, a bare AWS secret access
+    key on its own line or list item, and ``pwd`` / ``passwd`` / ``pass`` fields; with prose that only talks
+    about passwords (and about ``pwd`` the command) as negatives."""
+    one = ["the password is {w}", "The password is {w}.", "pw: {w}", "passphrase was {w}", "my password is {w}",
+           "the wifi password: {w}", "Password: {w}", "the password for the shed is {w}", "pw is {w}",
+           "her passcode was {w}, she said", "ok the password is now {w}", "I changed the router password to {w}",
+           "The Netflix password is {w}!", "the password?? it's {w}", "set the password to {w} for now",
+           "the guest wifi passphrase is {w} and the network is Cedar"]
+    for frame in one:
+        w = rng.choice(WORDS + ["swordfish", "dragon", "monkey", "sunshine", "princess", "football", "shadow"])
+        w = w.capitalize() if rng.random() < 0.3 else w
+        yield Probe(frame.format(w=w), "C one word", (w,))
+    aws = ["{k}", "- {k}", "* {k}", "1. {k}", "new creds:\n- AKIA{i}\n- {k}", "secret:\n{k}\n",
+           "here are the keys\n  {k}\nkeep them safe", '["{k}",', "> {k}", "  - '{k}'"]
+    for frame in aws:
+        while True:
+            k = rs(rng, B62 + "/+", 40)
+            if "/" in k or "+" in k:
+                break
+        yield Probe(frame.format(k=k, i=rs(rng, UPPER_DIGITS, 16)), "C aws alone", (k,))
+    fields = ["pwd={v}", "PWD={v}", "db_pwd = '{v}'", '{{"user": "bob", "pwd": "{v}"}}', "  user: bob\n  pwd: {v}",
+              "pwd: {v}", "passwd={v}", '"passwd": "{v}"', "passwd: {v}", "user=bob&pass={v}",
+              "db:\n  user: admin\n  pass: {v}", '{{"login": "bob", "pass": "{v}"}}', "pass={v}",
+              "mysql --user=root --pass={v}"]
+    for frame in fields:
+        v = rng.choice((rng.choice(WORDS), rng.choice(WORDS) + str(rng.randint(1, 99)), rs(rng, B62, 12)))
+        v = v if frame != "pass={v}" else rs(rng, B62, 12)  # a bare `pass=` with a plain word stays (a verdict)
+        yield Probe(frame.format(v=v), "C pwd field", (v,))
+    prose = [
+        "I forgot my password", "the password is in 1Password", "the password is required",
+        "pwd is the current directory command", "The password is mine, not yours.", "the password is expired",
+        "the password is unique per site", "The password is plaintext in that file!", "the password is broken",
+        "the password is missing", "My password is secret.", "the password is here somewhere",
+        "The password is different on staging.", "the password was compromised", "the password is fine",
+        "Reset the password to something longer.", "pwd: prints the working directory", "PWD=/home/bob/project",
+        "OLDPWD=/srv/app", "pass: true", "PASS: t/basic.sh", "pass=3 fail=0 skip=1", "tests: pass",
+        "the password is what you set at install", "the passphrase is optional", "The password is case-sensitive.",
+        "the password is useless now", "the password is irrelevant", "the password is important",
+        "my password manager is Bitwarden", "the password policy is strict", "the password field is empty",
+        "Password: Required", "the password hint is on the sticky note", "set the password to expire in a week",
+        "the password is whatever you like", "the password is ok", "The password was changed yesterday.",
+        "commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f", "- 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f",
+        "- please-remember-to-rotate-the-keys-today", "ThisIsAVeryLongIdentifierNameForTestsXY",
+        "cd $(pwd)/build && make", "import pwd; pwd.getpwnam('bob')",
+    ]
+    for text in prose:
+        yield Probe(text, "prose: C about passwords")
+
+
 # ------------------------------------------------------------------------------------------ negatives
 PROSE = [
     "The password is incorrect, try again.", "the password is required for every login",
@@ -363,7 +413,7 @@ def ordinary_prose() -> Iterator[Probe]:
 def build(seed: int = 4401) -> list[Probe]:
     rng = random.Random(seed)
     return [*plain_passwords(rng), *auth_headers(rng), *new_relic(rng), *provider_formats(rng), *ordinary_prose(),
-            *second_set(random.Random(seed + 1))]
+            *second_set(random.Random(seed + 1)), *third_set(random.Random(seed + 2))]
 
 
 # ------------------------------------------------------------------------------------------ before / after

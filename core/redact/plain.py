@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Callable
 
 from .assignments import CODE_REF, is_placeholder
 from .rule import Rule
@@ -90,6 +91,11 @@ def is_word(token: str) -> bool:
     return len(stripped) >= 3 and stripped != low and known(stripped)
 
 
+def hyphenated_words(v: str) -> bool:
+    """"case-sensitive", "auto-generated": two English words joined, which prose writes and a secret is not."""
+    return re.fullmatch(r"[A-Za-z]+-[A-Za-z]+", v) is not None and all(is_word(p) for p in v.split("-"))
+
+
 def _sentence_word(w: str) -> bool:
     low = w.lower()
     return low in FUNCTION_WORDS or low.endswith(("ly", "ed", "ing"))
@@ -125,14 +131,88 @@ def spaced_kind(m: re.Match[str]) -> str | None:
     return "password" if len(words) >= 4 and said == words[:1] and words[0].lower() in DESCRIBERS else None
 
 
+# nouns that make "password X" a thing of its own: "the password manager is Bitwarden" names no password
+_COMPOUND = re.compile(r"(?i)[ \t]+(?:manager|policy|policies|field|hint|reset|length|strength|requirements?|rules?|"
+                       r"prompt|file|hash|store|vault|app|generator|form|box|dialog|screen|page|expiry|change)\b")
+
+
+def _compound(m: re.Match[str]) -> bool:
+    return _COMPOUND.match(m.string, m.end("name")) is not None
+
+
 def word_kind(m: re.Match[str]) -> str | None:
     v = m.group("v")
     parts = v.split("-")
-    if is_placeholder(v) or any(_sentence_word(p) for p in parts):
+    if is_placeholder(v) or any(_sentence_word(p) for p in parts) or _compound(m) or v.lower() in STATE_WORDS:
         return None
     if len(parts) >= 3:  # purple-monkey-dishwasher: words strung together are a passphrase
         return "password"
     return None if len(v) < 6 or all(is_word(p) for p in parts) else "password"
+
+
+# One dictionary word ("the password is swordfish", "pw: dragon", "passphrase was tulip") is a password only after a
+# clear cue: the noun, at most "for/of/to <thing>", then "is / was / became / :" (or "set ... password to"), and
+# the word ends the clause. What a sentence says there instead is a state or a judgement ("the password is
+# expired / unique / mine / plaintext"): function words, describers, the words below and adjective endings.
+_ONE_NOUN = r"pass(?:word|wd|code|phrase)|pwd?"
+_ONE_VERB = r"(?:is[ \t]+(?:now|still)|is|was|became|becomes|will[ \t]+be|should[ \t]+be|[?!]*[ \t]*it'?s|:|=)"
+_ONE_VALUE = r"[\"'`]?(?P<v>[A-Za-z]{3,30})[\"'`]?"
+ONE_WORD = (rf"(?i)(?<![\w\-\"'`“‘])(?P<name>{_ONE_NOUN})(?![\w\-\"'`”’]){_QUALIFIER}[ \t]*{_ONE_VERB}[ \t]+"
+            + _ONE_VALUE + _END)
+SET_TO = (r"(?i)(?<![\w\-])(?:set|setting|changed?|changing|reset|resetting|updated?|updating)[ \t]+"
+          r"(?:(?:the|my|our|your|his|her|their|its)[ \t]+)?(?:[\w\-]{1,20}[ \t]+)?"
+          rf"(?P<name>{_ONE_NOUN})[ \t]+to[ \t]+" + _ONE_VALUE
+          # "to tulip" ends there; "to expire in a week" goes on: a verb, not a password
+          + r"(?=[ \t]*(?:$|\n|[.,;:!?](?=\s|$)|[)\]]|[ \t]+(?:and|but|so|for[ \t]+now|before|until)\b))")
+
+STATE_WORDS = frozenset("""
+mine yours ours theirs hers ok okay fine gone lost broken forgotten stolen taken chosen shown open frozen proven
+unique secret private confidential personal public important plaintext cleartext plain clear insecure reusable
+identical similar different ready available unavailable active inactive right true false null none nil whatever
+unset wrong bogus fake real dumb stupid silly funny weird strange terrible awful horrible great nice cool lame
+obvious trivial generic common popular standard normal typical usual special local global critical essential
+crucial basic automatic static dynamic classic specific cryptic numeric alphanumeric manual universal mandatory
+compulsory necessary elsewhere somewhere attached below above inside outside underneath there here pending
+unknown unclear invalid correct incorrect wrong good bad long short strong weak simple complex hard easy secure
+unsafe safe sensitive insensitive complicated gibberish nonsense garbage useless pointless meaningless
+something nothing anything everything same case what which who whose whatever whichever printed written
+different important irrelevant relevant present absent consistent inconsistent redundant apparent current recent
+sufficient insufficient efficient evident constant significant transparent persistent
+expire change match rotate reset default blank empty
+""".split())
+_ADJECTIVE_ENDINGS = ("able", "ible", "ous", "ful", "less", "ical")
+
+
+@functools.lru_cache(maxsize=1)
+def _lemma() -> "Callable[[str], str] | None":
+    try:
+        import simplemma
+    except ImportError:
+        return None
+    return functools.lru_cache(maxsize=4096)(lambda w: str(simplemma.lemmatize(w, lang="en")))
+
+
+def _verb_form(low: str) -> bool:
+    """"expired", "missing", "broken": a verb's participle says what happened to the password (the dictionary's
+    lemma differs), where "bread", "dumpling" and "kitten" are nouns that end the same way."""
+    if not low.endswith(("ed", "ing", "en")):
+        return False
+    lemma = _lemma()
+    return True if lemma is None else lemma(low) != low
+
+
+def one_word_kind(m: re.Match[str]) -> str | None:
+    """A single word after a clear cue: a password unless it says something about the password."""
+    v = m.group("v")
+    low = v.lower()
+    if low in FUNCTION_WORDS or low in DESCRIBERS or low in STATE_WORDS or is_placeholder(v):
+        return None
+    if low.endswith(_ADJECTIVE_ENDINGS) or (low.endswith("ly") and len(low) >= 6 and not low.endswith("fly")) \
+            or (low.endswith("ive") and len(low) >= 6) or _verb_form(low):
+        return None
+    if re.fullmatch(_ONE_NOUN + r"|pass|passwords?|secret|login", low) or _compound(m):
+        return None
+    return "password"
 
 
 _HINTS = ("pass", "pwd", "pw ", "pw:", "pw=", "phrase", "mnemonic")
@@ -170,6 +250,28 @@ PLAIN_RULES: tuple[Rule, ...] = (
         generic=True,
         rule_id="plain_word",
     ),
+    Rule(
+        "password",
+        ONE_WORD,
+        "v",
+        validator=one_word_kind,
+        positive="the password is swordfish",
+        negative="the password is required, the password is mine, I forgot my password",
+        hints=_HINTS,
+        generic=True,
+        rule_id="plain_one_word",
+    ),
+    Rule(
+        "password",
+        SET_TO,
+        "v",
+        validator=one_word_kind,
+        positive="I changed the wifi password to tulip",
+        negative="reset the password to something longer; set the password to expire",
+        hints=("pass", "pwd", "pw "),
+        generic=True,
+        rule_id="plain_set_to_word",
+    ),
 )
 
-__all__ = ["PLAIN_RULES", "is_word"]
+__all__ = ["PLAIN_RULES", "hyphenated_words", "is_word"]
