@@ -5,17 +5,20 @@ configured ``remem mcp --http`` creates one in a 0600 file and says where. The m
 that reads the headers: a header it relies on that appears twice is a 400 (one copy would authenticate, the
 other choose the tenant), and what it decided — the token, the tenant it may use — travels to the tools in the
 ASGI scope (:func:`identity_of`), never re-read from the headers. Failed token guesses are limited per client
-address (429 + Retry-After) in a table of bounded size.
+(429 + Retry-After) in a table of bounded size: on loopback the client is the local account that owns the
+connection (:func:`peer_uid`), so another account's guesses never lock the owner out; elsewhere its address.
 
 Standard library only at import time: ``remem mcp`` over stdio never loads any of this.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import os
 import secrets
+import sys
 import threading
 import time
 from collections import OrderedDict, deque
@@ -112,10 +115,76 @@ class Limits:
             return 0
 
 
+def _proc_net_address(host: str, port: int) -> str | None:
+    """``host:port`` as ``/proc/net/tcp(6)`` writes it: each 32-bit word of the address in host byte order, hex."""
+    try:
+        packed = ipaddress.ip_address(host).packed
+    except ValueError:
+        return None
+    words = [packed[i:i + 4] for i in range(0, len(packed), 4)]
+    return "".join(w[::-1].hex() if sys.byteorder == "little" else w.hex() for w in words).upper() + f":{port:04X}"
+
+
+def peer_uid(client: tuple[str, int] | None, server: tuple[str, int] | None) -> int | None:
+    """The account that owns the other end of a loopback TCP connection (Linux: the kernel's socket table), or
+    None where the OS does not say. The client's socket has the client's address as its local end and ours as its
+    remote end; its owner cannot be forged by an unprivileged process, unlike the source address it picks."""
+    if not client or not server or not sys.platform.startswith("linux"):
+        return None
+    (chost, cport), (shost, sport) = client[:2], server[:2]
+    for table, family in (("/proc/net/tcp6", 6), ("/proc/net/tcp", 4)):
+        local, remote = _proc_net_address(_as_family(chost, family), cport), \
+            _proc_net_address(_as_family(shost, family), sport)
+        if local is None or remote is None:
+            continue
+        try:
+            with open(table, encoding="ascii") as fh:
+                next(fh, None)
+                for line in fh:
+                    f = line.split()
+                    if len(f) > 7 and f[1] == local and f[2] == remote:
+                        return int(f[7])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _as_family(host: str, family: int) -> str:
+    """``127.0.0.1`` as it appears in the IPv6 table (``::ffff:127.0.0.1``) and the reverse."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if family == 6 and ip.version == 4:
+        return f"::ffff:{ip}"
+    if family == 4 and ip.version == 6 and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip)
+
+
+def client_key(scope: Mapping[str, Any]) -> str:
+    """Whom failed guesses are counted against: on loopback the local account behind the connection (so another
+    account's guesses never lock out the owner, and one account cannot get a fresh allowance from each of the
+    16 million 127.x addresses), elsewhere (or where the OS does not say) the client address."""
+    client, server = scope.get("client"), scope.get("server")
+    host = (client or ("unknown", 0))[0]
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return f"addr:{host}"
+    mapped = getattr(ip, "ipv4_mapped", None)
+    if ip.is_loopback or (mapped is not None and mapped.is_loopback):
+        uid = peer_uid(tuple(client), tuple(server) if server else None)  # type: ignore[arg-type]
+        if uid is not None:
+            return f"uid:{uid}"
+    return f"addr:{host}"
+
+
 class FailedAuth:
-    """Failed token guesses per client address: after ``per_minute`` in a minute that address gets 429 (valid
-    token or not, or guessing would go on) until the oldest failure is a minute old. At most ``max_clients``
-    addresses are tracked (least recently failing dropped first), so a flood of addresses cannot grow it."""
+    """Failed token guesses per client (:func:`client_key`: the local account on loopback, else the address):
+    after ``per_minute`` in a minute that client gets 429 (valid token or not, or guessing would go on) until the
+    oldest failure is a minute old. At most ``max_clients`` clients are tracked (least recently failing dropped
+    first), so a flood of addresses cannot grow it."""
 
     def __init__(self, per_minute: int = 10, max_clients: int = 4096, window: float = 60.0) -> None:
         self.per_minute, self.max_clients, self.window = per_minute, max_clients, window
@@ -187,7 +256,7 @@ class AuthMiddleware:
             if name in headers and name in SINGLE_HEADERS:
                 return await _reply(send, 400, f"the {name} header may appear only once")
             headers[name] = raw_value.decode("latin-1")
-        client = (scope.get("client") or ("unknown", 0))[0]
+        client = client_key(scope)
         wait = self.failures.retry_after(client)
         if wait:
             return await _reply(send, 429, "too many failed authentication attempts",
@@ -234,5 +303,5 @@ def http_app(server: Any, *, host: str = "127.0.0.1", tokens: Mapping[str, Token
     return AuthMiddleware(server.streamable_http_app(host=host), tokens, limits or Limits(), failures)
 
 
-__all__ = ["AuthMiddleware", "FailedAuth", "Identity", "Limits", "Token", "default_token", "http_app",
+__all__ = ["AuthMiddleware", "FailedAuth", "client_key", "peer_uid", "Identity", "Limits", "Token", "default_token", "http_app",
            "identity_of", "load_tokens", "parse_tokens"]
