@@ -18,6 +18,7 @@ import json
 import math
 import os
 import secrets
+import stat
 import sys
 import threading
 import time
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .core.config import private_dir, remem_home, tighten
+from .core.config import OWN_UID, private_dir, remem_home, tighten
 from .core.types import RememError
 
 IDENTITY_KEY = "remem.identity"
@@ -69,10 +70,33 @@ def parse_tokens(text: str | None) -> dict[str, Token]:
     return out
 
 
+class SecretFileError(RememError):
+    """A file of secrets other accounts could read or have written: refused, as ssh refuses such a key."""
+
+
+def read_secret_file(path: str | os.PathLike[str]) -> str:
+    """The text of a file of secrets (bearer tokens), refused when another account could read it (any group or
+    other permission) or could have written it (owned by another account but root): a token any local account
+    can read authenticates any local account. The error names the fix (``chmod 600 PATH``)."""
+    path = Path(path).expanduser()
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())  # the file opened, not the name (which could be swapped after a check)
+        if OWN_UID is not None:
+            if st.st_uid not in (OWN_UID, 0):
+                raise SecretFileError(f"{path} belongs to uid {st.st_uid}, not to you (uid {OWN_UID}): another "
+                                      f"account could have written these tokens; keep your own copy, then "
+                                      f"`chmod 600 {path}`")
+            if st.st_mode & 0o077:
+                raise SecretFileError(f"{path} is open to other accounts (mode {stat.S_IMODE(st.st_mode):04o}): "
+                                      f"anyone who can read a token can use it; run `chmod 600 {path}`")
+        return fh.read().decode("utf-8")
+
+
 def load_tokens(tokens_file: str | os.PathLike[str] | None = None) -> dict[str, Token]:
+    """``REMEM_MCP_TOKENS`` plus the entries of ``tokens_file`` (which must be private: :func:`read_secret_file`)."""
     tokens = parse_tokens(os.environ.get("REMEM_MCP_TOKENS"))
     if tokens_file:
-        tokens.update(parse_tokens(Path(tokens_file).expanduser().read_text("utf-8")))
+        tokens.update(parse_tokens(read_secret_file(tokens_file)))
     return tokens
 
 
@@ -84,11 +108,11 @@ def default_token(path: str | os.PathLike[str] | None = None) -> tuple[dict[str,
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        tighten(target)
+        tighten(target)  # ours and left loose by an older version: made 0600; another account's: refused below
     else:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(secrets.token_urlsafe(32) + "\n")
-    return parse_tokens(target.read_text("utf-8")), target
+    return parse_tokens(read_secret_file(target)), target
 
 
 @dataclass
@@ -303,5 +327,5 @@ def http_app(server: Any, *, host: str = "127.0.0.1", tokens: Mapping[str, Token
     return AuthMiddleware(server.streamable_http_app(host=host), tokens, limits or Limits(), failures)
 
 
-__all__ = ["AuthMiddleware", "FailedAuth", "client_key", "peer_uid", "Identity", "Limits", "Token", "default_token", "http_app",
+__all__ = ["AuthMiddleware", "FailedAuth", "SecretFileError", "client_key", "peer_uid", "read_secret_file", "Identity", "Limits", "Token", "default_token", "http_app",
            "identity_of", "load_tokens", "parse_tokens"]
