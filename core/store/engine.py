@@ -29,7 +29,7 @@ from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
 from .fields import check_add_items, superseding_spec
 from .records import build_filter, content_hash, from_payload, tally, to_payload, valid_within
-from .quota import QuotaExceededError, check_quota
+from .quota import QuotaExceededError, check_quota, confirm_quota
 from .validation import MAX_TEXT_CHARS, Validator, check_limit, check_query, finite
 
 FORMAT_VERSION = 1
@@ -165,11 +165,16 @@ class Engine:
                     return dedupe.merge_into(self.backend, existing, rec)
             self._check_quota(rec.scope, 1)
             self.backend.upsert([self.point(rec, dense)])
+            self._confirm_quota(rec.scope, [rec.id])
         return rec
 
     def _check_quota(self, scope: Scope, adding: int) -> None:
         """Atomic with the write that follows (both under the write lock): N concurrent saves cannot overshoot."""
         check_quota(self.backend, self.settings.tenant_quota, scope, adding)
+
+    def _confirm_quota(self, scope: Scope, written: list[str]) -> None:
+        """After the write, for writers in other processes (a Qdrant server): over the quota, the write is undone."""
+        confirm_quota(self.backend, self.settings.tenant_quota, scope, written)
 
     # ------------------------------------------------------------------ add
     @planned
@@ -300,6 +305,7 @@ class Engine:
             self._check_quota(old.scope, 1)
             rec = replace(rec, embedded=dense is not None or not self.dense)
             self.backend.upsert([self.point(rec, dense)])
+            self._confirm_quota(old.scope, [rec.id])  # before the old one is closed: a refusal leaves it current
             self.backend.set_payload([old.id], {"valid_until_ts": switch.timestamp(), "superseded_by": rec.id,
                                                 "updated_ts": time.time()})
         return rec
