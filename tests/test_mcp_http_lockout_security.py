@@ -102,3 +102,19 @@ def test_one_account_gets_no_fresh_allowance_from_another_loopback_address(mem: 
                 statuses.append(h.post(url, json=INIT, headers={**MCP_HEADERS, "Authorization": f"Bearer g-{i}"})
                                 .status_code)
         assert statuses == [401] * 5 + [429]
+
+
+def test_requests_are_identified_only_while_some_client_is_blocked() -> None:
+    """Reading the kernel's socket table costs a millisecond or two: a request pays it only while a client is
+    blocked (or when its own token fails), never on the owner's normal traffic."""
+    from remem.mcp_http import FailedAuth
+
+    failures = FailedAuth(per_minute=3)
+    assert not failures.blocking(now=1000.0)
+    for _ in range(2):
+        failures.failed("uid:1001", now=1000.0)
+    assert not failures.blocking(now=1000.0)  # failures below the limit block no one
+    failures.failed("uid:1001", now=1000.0)
+    assert failures.blocking(now=1001.0) and failures.retry_after("uid:1001", now=1001.0) == 59
+    assert failures.retry_after("uid:0", now=1001.0) == 0  # the owner's account is not the one blocked
+    assert not failures.blocking(now=1060.5)
