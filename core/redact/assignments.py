@@ -12,6 +12,7 @@ import re
 from functools import lru_cache
 
 from .rule import group_value as _value
+from .words import hyphenated_words, is_word
 
 # --------------------------------------------------------------------------- #
 # Assignment rules: ``NAME = value`` in code, config and shell
@@ -154,9 +155,7 @@ def _short_field_ok(m: re.Match[str], name: str, v: str) -> bool:
         return False
     if not re.fullmatch(r"[A-Za-z]+", v):
         return True
-    from .plain import is_word  # the dictionary loads only for a `pass` field with a word for a value
-
-    if not is_word(v):
+    if not is_word(v):  # the dictionary loads only for a `pass` field with a word for a value
         return True
     near = m.string[max(0, m.start() - 120): m.end() + 120]
     return _USER_FIELD.search(near) is not None
@@ -190,11 +189,8 @@ def prose_kind(m: re.Match[str]) -> str | None:
     v = m.group("v")
     if kind is None or is_placeholder(v) or CODE_REF.search(v):
         return None
-    if "-" in v:
-        from .plain import hyphenated_words
-
-        if hyphenated_words(v):  # "case-sensitive", "auto-generated": two words, not a secret
-            return None
+    if "-" in v and hyphenated_words(v):  # "case-sensitive", "auto-generated": two words, not a secret
+        return None
     has_alpha = any(c.isalpha() for c in v)
     has_other = any(not c.isalpha() for c in v)
     return kind if has_alpha and has_other and not re.fullmatch(r"[\d.,:/\-]+[a-z]{0,3}", v) else None

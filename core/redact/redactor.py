@@ -285,7 +285,7 @@ passed, so its value is read as a password only when it is no plain word ("faile
 
 
 def _not_a_word(value: Any) -> bool:
-    from .plain import is_word
+    from .words import is_word
 
     return not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]+(?:[ -][A-Za-z]+)*", value.strip()) \
         or not all(is_word(w) for w in re.split(r"[ -]", value.strip()))

@@ -165,16 +165,12 @@ class Engine:
                     return dedupe.merge_into(self.backend, existing, rec)
             self._check_quota(rec.scope, 1)
             self.backend.upsert([self.point(rec, dense)])
-            self._confirm_quota(rec.scope, [rec.id])
+            confirm_quota(self.backend, self.settings.tenant_quota, rec.scope, [rec.id])  # other processes' writes
         return rec
 
     def _check_quota(self, scope: Scope, adding: int) -> None:
         """Atomic with the write that follows (both under the write lock): N concurrent saves cannot overshoot."""
         check_quota(self.backend, self.settings.tenant_quota, scope, adding)
-
-    def _confirm_quota(self, scope: Scope, written: list[str]) -> None:
-        """After the write, for writers in other processes (a Qdrant server): over the quota, the write is undone."""
-        confirm_quota(self.backend, self.settings.tenant_quota, scope, written)
 
     # ------------------------------------------------------------------ add
     @planned
@@ -305,7 +301,7 @@ class Engine:
             self._check_quota(old.scope, 1)
             rec = replace(rec, embedded=dense is not None or not self.dense)
             self.backend.upsert([self.point(rec, dense)])
-            self._confirm_quota(old.scope, [rec.id])  # before the old one is closed: a refusal leaves it current
+            confirm_quota(self.backend, self.settings.tenant_quota, old.scope, [rec.id])  # before closing the old
             self.backend.set_payload([old.id], {"valid_until_ts": switch.timestamp(), "superseded_by": rec.id,
                                                 "updated_ts": time.time()})
         return rec

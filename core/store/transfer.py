@@ -22,7 +22,7 @@ from ..types import MemoryRecord, ScopeError, record_time, utcnow
 from .plan import EmbedDocuments, Plan
 from ..recall.fencing import clean_tag
 from .records import content_hash, from_payload
-from .quota import QuotaExceededError
+from .quota import QuotaExceededError, confirm_quota
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -151,7 +151,8 @@ def _write(engine: "Engine", recs: Sequence[MemoryRecord], vectors: Sequence[lis
         new = [r for r in recs if r.id not in existing]
         for tenant, (sc, _) in by_tenant.items():  # another process may have filled the tenant meanwhile
             try:
-                engine._confirm_quota(sc, [r.id for r in new if r.scope.stored_tenant == tenant])
+                confirm_quota(engine.backend, engine.settings.tenant_quota, sc,
+                              [r.id for r in new if r.scope.stored_tenant == tenant])
             except QuotaExceededError:
                 engine.backend.delete([r.id for r in new])  # the batch goes as one: none of its new records stay
                 raise
