@@ -30,6 +30,8 @@ class Racing:
         self._backend.upsert(points)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
         return getattr(self._backend, name)
 
 
@@ -44,7 +46,7 @@ def _processes(mem: Memory, n: int, quota: int) -> list[LocalMemory]:
     """``n`` writers as separate processes see the store: one collection, a write lock each, racing writes."""
     local = mem._connection.local  # noqa: SLF001 - the real engine of this store
     barrier = threading.Barrier(n)
-    settings = local.settings.with_changes({"tenant_quota": quota})
+    settings = local.settings.with_changes({"tenant_quota": quota, "entities": False})  # the entity index is not raced
     return [LocalMemory(Racing(local.backend, barrier), local.embedder, settings) for _ in range(n)]
 
 
@@ -103,3 +105,35 @@ def test_a_refused_supersede_leaves_the_old_memory_current(server_mem: Memory) -
     current = server_mem.get(old.id, scope=ACME)
     successors = [r for r in server_mem.iter_records(ALL_TENANTS) if r.supersedes == old.id]
     assert len(successors) == (1 if current.superseded_by else 0)  # never closed without its successor kept
+
+
+def test_an_import_racing_a_save_keeps_the_tenant_within_its_quota(server_mem: Memory, tmp_path: Any) -> None:
+    source = Memory(url=":memory:", embedder="none")
+    try:
+        for i in range(2):
+            source.add(f"imported fact {i}: the queue q{i} drains nightly", scope=ACME)
+        source.export(tmp_path / "acme.jsonl", scope=ACME)
+    finally:
+        source.close()
+    server_mem.add("existing fact about the billing service", scope=ACME)
+    importer, saver = _processes(server_mem, 2, quota=3)
+    outcome: dict[str, str] = {}
+
+    def run(name: str, fn: Any) -> None:
+        try:
+            fn()
+            outcome[name] = "kept"
+        except QuotaExceededError:
+            outcome[name] = "refused"
+
+    threads = [threading.Thread(target=run, args=("import", lambda: importer.import_(tmp_path / "acme.jsonl",
+                                                                                     scope=ACME))),
+               threading.Thread(target=run, args=("save", lambda: saver.add("a fact about the cache", scope=ACME)))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(outcome) == 2 and _records(server_mem) <= 3
+    imported = [r for r in server_mem.iter_records(ALL_TENANTS) if r.text.startswith("imported fact")]
+    assert len(imported) in (0, 2)  # an import is kept or refused whole, never half
+    assert (len(imported) == 2) == (outcome["import"] == "kept")
