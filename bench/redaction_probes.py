@@ -22,6 +22,7 @@ import base64
 import importlib
 import json
 import random
+import re
 import shutil
 import statistics
 import string
@@ -363,6 +364,9 @@ def third_set(rng: random.Random) -> Iterator[Probe]:
         "commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f", "- 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f",
         "- please-remember-to-rotate-the-keys-today", "ThisIsAVeryLongIdentifierNameForTestsXY",
         "cd $(pwd)/build && make", "import pwd; pwd.getpwnam('bob')",
+        # code, found by --scan over installed packages while the rules were written
+        "username, password = credentials", "def login(user: str, password: Text, retries=3):",
+        '    "MountSandboxapiContextHubRepoMountSpecS3",', "$pass = !$pass;", "'pass': 'The \"pass\" statement\\n',",
     ]
     for text in prose:
         yield Probe(text, "prose: C about passwords")
@@ -447,10 +451,45 @@ def score(probes: list[Probe], redactors: dict[str, Any]) -> dict[str, dict[str,
     return table
 
 
+_SCAN_LINE = re.compile(r"(?i)pass|pwd|pw\b|^\s*[-*\[(\"']*\S{40}[\"',]*\s*$")
+
+
+def scan(folders: list[str], redactors: dict[str, Any]) -> None:
+    """Lines of ``folders`` (``.py .md .rst .txt .yaml .yml .toml .cfg .ini``) that before and after redact
+    differently, grouped by the rules that fire after (``(removed)``: before redacted something after keeps)."""
+    before, after = redactors.values()
+    lines = differ = 0
+    groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*")):
+            if path.suffix not in (".py", ".md", ".rst", ".txt", ".yaml", ".yml", ".toml", ".cfg", ".ini"):
+                continue
+            try:
+                text = path.read_text("utf-8", errors="ignore")[:2_000_000]
+            except OSError:
+                continue
+            for line in text.splitlines():
+                if not _SCAN_LINE.search(line):
+                    continue
+                lines += 1
+                if before.redact(line).text != after.redact(line).text:
+                    differ += 1
+                    rules = tuple(sorted({f.rule for f in after.findings(line)})) or ("(removed)",)
+                    groups[rules].append(line.strip()[:110])
+    print(f"\nscan: {lines} lines, {differ} redacted differently before and after")
+    for rules, found in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        print(f"  {len(found):>5}  {', '.join(rules)}")
+        for line in found[:5]:
+            print(f"         {line!r}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m remem.bench.redaction_probes", description=__doc__)
     ap.add_argument("-v", "--verbose", action="store_true", help="list what the new rules still miss or change")
     ap.add_argument("--before", default=BEFORE_REV, help="git revision of the rules to compare with")
+    ap.add_argument("--scan", nargs="*", metavar="DIR", help="also list the lines of these folders' text files "
+                    "that mention pass/pwd/pw (or are one 40-character token) which before and after redact "
+                    "differently: unlabelled text (code, docs) to look for new false positives in")
     args = ap.parse_args(argv)
     from remem.core.redact.redactor import Redactor
 
@@ -486,6 +525,8 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(time.process_time() - t0)
         speeds.append(f"{mb / statistics.median(runs):>14.2f} MB/s")
     print(f"{'speed (CPU, median of 5)':<28}{len(texts):>6}" + "".join(f"{x:>20}" for x in speeds))
+    if args.scan:
+        scan(args.scan, redactors)
     if args.verbose:
         after = redactors["after"]
         for p in probes:

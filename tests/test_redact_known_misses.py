@@ -89,6 +89,14 @@ def test_pwd_the_directory_and_pass_the_verdict_stay(r: Redactor, text: str) -> 
     assert r.redact(text).text == text
 
 
+@pytest.mark.parametrize("text", [
+    "username, password = credentials", "def login(user: str, password: Text, retries=3):",
+    '    "MountSandboxapiContextHubRepoMountSpecS3",', "$pass = !$pass;", "'pass': 'The \"pass\" statement\\n',",
+])
+def test_code_that_names_a_password_stays(r: Redactor, text: str) -> None:
+    assert r.redact(text).text == text
+
+
 def test_pwd_in_metadata_is_a_password_unless_it_is_a_path(r: Redactor) -> None:
     out, counts = r.redact_data({"pwd": "swordfish", "job": {"pwd": "/home/ci/build"}})
     assert out == {"pwd": "[REDACTED:password]", "job": {"pwd": "/home/ci/build"}} and counts == {"password": 1}

@@ -147,12 +147,12 @@ def _short_field_ok(m: re.Match[str], name: str, v: str) -> bool:
     """A value of a ``pwd`` / ``pass`` field that is a password: not a path, a count or a verdict; for ``pass``
     also either no plain word (``Tr0ub4dor``, ``swordf1sh``) or next to a user name field (``user=bob&pass=x``,
     ``user: bob`` / ``pass: swordfish``), and never the upper-case ``PASS:`` of a test log."""
-    if _PATH.search(v) or v.lower() in _VERDICTS or re.fullmatch(r"[\d.,:/%\-]+", v):
-        return False
+    if _PATH.search(v) or v.lower() in _VERDICTS or re.fullmatch(r"[\d.,:/%\-]+", v) or "$" in v:
+        return False  # a path, a verdict, a count, code (`$pass = !$pass;`)
     if _norm_name(name).endswith("pwd"):
         return True
-    if name.strip("\"'`").isupper() and m.groupdict().get("sep") == ":":
-        return False
+    if (name.strip("\"'`").isupper() and m.groupdict().get("sep") == ":") or re.search(r"\s", v):
+        return False  # a test log's `PASS:`; text under a "pass" key ('pass': 'The "pass" statement')
     if not re.fullmatch(r"[A-Za-z]+", v):
         return True
     if not is_word(v):  # the dictionary loads only for a `pass` field with a word for a value

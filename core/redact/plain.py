@@ -124,7 +124,8 @@ def word_kind(m: re.Match[str]) -> str | None:
 # the word ends the clause. What a sentence says there instead is a state or a judgement ("the password is
 # expired / unique / mine / plaintext"): function words, describers, the words below and adjective endings.
 _ONE_NOUN = r"pass(?:word|wd|code|phrase)|pwd?"
-_ONE_VERB = r"(?:is[ \t]+(?:now|still)|is|was|became|becomes|will[ \t]+be|should[ \t]+be|[?!]*[ \t]*it'?s|:|=)"
+# no "=": `username, password = credentials` is code (an assignment literal is the assignment rules' job)
+_ONE_VERB = r"(?:is[ \t]+(?:now|still)|is|was|became|becomes|will[ \t]+be|should[ \t]+be|[?!]*[ \t]*it'?s|:)"
 _ONE_VALUE = r"[\"'`]?(?P<v>[A-Za-z]{3,30})[\"'`]?"
 ONE_WORD = (rf"(?i)(?<![\w\-\"'`“‘])(?P<name>{_ONE_NOUN})(?![\w\-\"'`”’]){_QUALIFIER}[ \t]*{_ONE_VERB}[ \t]+"
             + _ONE_VALUE + _END)
@@ -148,14 +149,24 @@ something nothing anything everything same case what which who whose whatever wh
 different important irrelevant relevant present absent consistent inconsistent redundant apparent current recent
 sufficient insufficient efficient evident constant significant transparent persistent
 expire change match rotate reset default blank empty
+text string optional field column secretstr secretbytes union literal final classvar annotated input
 """.split())
 _ADJECTIVE_ENDINGS = ("able", "ible", "ous", "ful", "less", "ical")
+
+
+def _in_code(m: re.Match[str]) -> bool:
+    """``def login(password: Text, ...)``, ``password: Secret = ...``: a parameter or annotation, not a password."""
+    after = m.string[m.end():m.end() + 3].lstrip(" \t")
+    line = m.string[m.string.rfind("\n", 0, m.start()) + 1:m.start()]
+    return after[:1] in (")", "=", "[", "|") or bool(re.search(r"\([^)]*$|\bdef\b|\blambda\b", line))
 
 
 def one_word_kind(m: re.Match[str]) -> str | None:
     """A single word after a clear cue: a password unless it says something about the password."""
     v = m.group("v")
     low = v.lower()
+    if _in_code(m):
+        return None
     if low in FUNCTION_WORDS or low in DESCRIBERS or low in STATE_WORDS or is_placeholder(v):
         return None
     if low.endswith(_ADJECTIVE_ENDINGS) or (low.endswith("ly") and len(low) >= 6 and not low.endswith("fly")) \

@@ -67,6 +67,8 @@ def _lone_aws_secret_ok(m: re.Match[str]) -> bool:
     v = m.group("v")
     if char_classes(v) < 3 or not _aws_secret_ok(v):
         return False
+    if sum(len(w) for w in re.findall(r"[A-Z][a-z]{2,}", v)) >= len(v) // 2:
+        return False  # a CamelCase identifier ("MountSandboxapiContextHubRepoMountSpecS3"), not random base64
     text = m.string
     before = text[max(0, text.rfind("\n", 0, max(0, m.start() - 1)) + 1): m.start()].strip()
     after_end = text.find("\n", m.end() + 1)
