@@ -59,7 +59,9 @@ _VERSIONED = re.compile(r"(?<![\w.@/-])([A-Za-z][\w+#]*(?:[.-][A-Za-z][\w+#]*)*)
                         r"(?:@|==|>=|~=|\s+v|\s+version\s+|\s+)(v?\d+(?:\.\d+){1,3}[a-z0-9]*|v\d+)(?!\w|\.\d)")
 _SERVICE = re.compile(r"\b(?:the|our|a|an|their|my|your|its|this|that)\s+((?:[\w-]+\s+){0,2}[\w-]+)\s+("
                       + "|".join(sorted(lexicon.SERVICE_HEADS, key=len, reverse=True)) + r")\b", re.I)
-_ALIAS = re.compile(r"\b(?:aka|a\.k\.a\.|also known as|also called|known as|nicknamed|short for)\s+[\"'“]?"
+_ALIAS = re.compile(r"\b(?:aka|a\.k\.a\.|also known as|also called|known as|nicknamed|short for"
+                    r"|(?:which|that|who|whom)\s+(?:we|they|you|people|everyone|everybody)\s+"  # "which we also call"
+                    r"(?:also\s+|often\s+|usually\s+|just\s+|sometimes\s+)?call)\s+[\"'“]?"
                     r"([^,;()\"'”.<>\r\n\v\f\x1c-\x1f\x85\u2028\u2029]{2,40})", re.I)  # one line, no tag
 _PLACEHOLDER = re.compile(r"\[REDACTED:[^\]]{0,64}\]|\[(?:EMAIL|PHONE|PERSON|IP|CARD|IBAN|SSN)[^\]]{0,32}\]")
 _TOKEN = re.compile(r"[^\W_][\w'’&.-]*[\w]|[^\W_]", re.UNICODE)
