@@ -78,8 +78,8 @@ def fetch(mem: Any, prompt: str, scope: Any, budget_tokens: int) -> Profile | No
         return None
     profile = mem.about(name, scope=scope, token_budget=budget_tokens)
     entity = profile.entity
-    if entity is None or not profile.text:
-        return None
+    if entity is None or not profile.text or not (profile.current or profile.changed):
+        return None  # unknown, or nothing known about it but its name
     hub = float(getattr(getattr(mem, "settings", None), "entity_hub_share", 0.2))
     if entity.mentions >= hub * HUB_MIN_MEMORIES:  # only a big scope can have a hub: counted then
         total = mem.count(scope=scope)

@@ -205,7 +205,7 @@ def recall(inp: HookInput) -> tuple[str, str]:
         defer(log, "recall", "profile skipped", reason=box["profile_error"])
     profile = box.get("profile") if status == "ok" else None
     profile_text, budget_left = "", budget
-    if profile is not None and any(shown.is_new(_Shows(i, t)) for i, t in profile.shows):
+    if profile is not None and (not profile.shows or any(shown.is_new(_Shows(i, t)) for i, t in profile.shows)):
         profile_text = profile.text
         budget_left = budget - int(token_count(profile_text + "\n\n") + 0.999)
         shown.mark(_Shows(i, t) for i, t in profile.shows)  # shown now: recall fills the rest with others
