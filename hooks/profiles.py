@@ -69,6 +69,34 @@ class Profile:
     shows: tuple[tuple[str, str], ...]  # (memory id, its text as shown)
 
 
+def worth_reading(profile: Any, budget_tokens: int) -> Any:
+    """``profile`` without the lines ordinary recall would leave out of a prompt (:mod:`remem.core.recall.worth`):
+    a line that only asks or acknowledges (an earlier question, a summary that says only what was asked), and
+    one saying nearly only what a line before it says; rendered again within ``budget_tokens``, by ``about()``'s
+    own renderer, so what is left has the room."""
+    from dataclasses import replace
+
+    from remem.core.entities.profile import render
+    from remem.core.recall.repeats import contained, words
+    from remem.core.recall.worth import says_nothing
+
+    seen: list[set[str]] = []
+
+    def keep(line: Any) -> bool:
+        said = words(line.text)
+        if says_nothing(line.text) or contained(said, seen):
+            return False
+        seen.append(said)
+        return True
+
+    current = tuple(x for x in profile.current if keep(x))
+    changed = tuple(x for x in profile.changed if keep(x))
+    if (current, changed) == (tuple(profile.current), tuple(profile.changed)):
+        return profile
+    kept = replace(profile, current=current, changed=changed)
+    return replace(kept, text=render(kept, budget_tokens))
+
+
 def fetch(mem: Any, prompt: str, scope: Any, budget_tokens: int) -> Profile | None:
     """The profile of the one known, non-hub entity ``prompt`` asks about, rendered within ``budget_tokens``
     (``Memory.about``), or None: not a profile prompt, a name the project does not know, a hub, nothing to say.
@@ -76,7 +104,7 @@ def fetch(mem: Any, prompt: str, scope: Any, budget_tokens: int) -> Profile | No
     name = asked_about(prompt)
     if name is None or budget_tokens <= 0:
         return None
-    profile = mem.about(name, scope=scope, token_budget=budget_tokens)
+    profile = worth_reading(mem.about(name, scope=scope, token_budget=budget_tokens), budget_tokens)
     entity = profile.entity
     if entity is None or not profile.text or not (profile.current or profile.changed):
         return None  # unknown, or nothing known about it but its name
