@@ -27,6 +27,8 @@ from typing import Any
 MAX_PROMPT_CHARS = 120
 MAX_NAME_WORDS = 6
 SHARE = 0.6  # of the recall budget the profile may take; recall keeps the rest (and what the profile leaves)
+READ_LINES = 20  # lines of what is true now read to judge them (a 480-token profile shows about a dozen)
+READ_CHANGED = 8  # lines of what changed
 HUB_MIN_MEMORIES = 200  # as core.entities.hooks: a small scope has no hubs
 _TAIL = r"\s*[?.!]*\s*"
 _ASKS = [re.compile(p, re.I) for p in (
@@ -69,28 +71,34 @@ class Profile:
     shows: tuple[tuple[str, str], ...]  # (memory id, its text as shown)
 
 
-def worth_reading(profile: Any, budget_tokens: int) -> Any:
+def worth_reading(mem: Any, profile: Any, scope: Any, budget_tokens: int) -> Any:
     """``profile`` without the lines ordinary recall would leave out of a prompt (:mod:`remem.core.recall.worth`):
-    a line that only asks or acknowledges (an earlier question, a summary that says only what was asked), and
-    one saying nearly only what a line before it says; rendered again within ``budget_tokens``, by ``about()``'s
-    own renderer, so what is left has the room."""
+    a user's earlier question, a line that only asks or acknowledges (a summary that says only what was asked,
+    an assistant's "Noted: ..." of what the user said), and one saying nearly only what a line before it says;
+    rendered again within ``budget_tokens`` by ``about()``'s own renderer, so what is left has the room. The
+    first :data:`READ_LINES` (and :data:`READ_CHANGED`) lines are read (``mem.get``) to know who said them; the
+    rest are left out."""
     from dataclasses import replace
 
     from remem.core.entities.profile import render
     from remem.core.recall.repeats import contained, words
-    from remem.core.recall.worth import says_nothing
+    from remem.core.recall.worth import echoes, worth_showing
 
     seen: list[set[str]] = []
 
     def keep(line: Any) -> bool:
+        try:
+            rec = mem.get(line.memory_id, scope=scope)
+        except Exception:  # noqa: BLE001 - forgotten since (NotFoundError): not shown
+            return False
         said = words(line.text)
-        if says_nothing(line.text) or contained(said, seen):
+        if not worth_showing(rec) or echoes(rec) or contained(said, seen):
             return False
         seen.append(said)
         return True
 
-    current = tuple(x for x in profile.current if keep(x))
-    changed = tuple(x for x in profile.changed if keep(x))
+    current = tuple(x for x in profile.current[:READ_LINES] if keep(x))
+    changed = tuple(x for x in profile.changed[:READ_CHANGED] if keep(x))
     if (current, changed) == (tuple(profile.current), tuple(profile.changed)):
         return profile
     kept = replace(profile, current=current, changed=changed)
@@ -104,7 +112,7 @@ def fetch(mem: Any, prompt: str, scope: Any, budget_tokens: int) -> Profile | No
     name = asked_about(prompt)
     if name is None or budget_tokens <= 0:
         return None
-    profile = worth_reading(mem.about(name, scope=scope, token_budget=budget_tokens), budget_tokens)
+    profile = worth_reading(mem, mem.about(name, scope=scope, token_budget=budget_tokens), scope, budget_tokens)
     entity = profile.entity
     if entity is None or not profile.text or not (profile.current or profile.changed):
         return None  # unknown, or nothing known about it but its name
