@@ -143,7 +143,8 @@ def render_chosen(chosen: list[tuple[Any, ...]]) -> str:
     return fence((hit_lines(recs) for recs in chosen), RECALL_PREAMBLE) if chosen else ""
 
 
-def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[tuple[Any, ...]]:
+def select(hits: list[Any], shown: Shown, budget_tokens: int, said: list[set[str]] | None = None
+           ) -> list[tuple[Any, ...]]:
     """The hits worth injecting, best first, as the records each shows (a passage: its messages): each thing
     said once (:func:`remem.core.recall.repeats.distinct`: a memory and the episode it came from, a summary
     and its turns), nothing this session's context holds already (:meth:`Shown.wanted`), within the budget
@@ -151,10 +152,11 @@ def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[tuple[Any,
     and a passage that does not fit is cut to its best message, as in ``context()``). A user's question, filler,
     a reply that only acknowledges what it answers, and a line saying nearly only what a chosen one said are left
     out (:mod:`remem.core.recall.worth`): the answer is the memory, the question its context; so is a hit scoring
-    under :data:`RELATIVE_FLOOR` of the best (in a small store every memory fits the budget, relevant or not)."""
+    under :data:`RELATIVE_FLOOR` of the best (in a small store every memory fits the budget, relevant or not).
+    ``said``: the words of lines injected beside it (a profile's): a record saying nearly only those is left out."""
     used = token_count(fence_overhead(RECALL_PREAMBLE) + "\n")
     out: list[tuple[Any, ...]] = []
-    lines: list[set[str]] = []  # the words of each record chosen: one saying nearly only those is a repeat
+    lines: list[set[str]] = list(said or ())  # the words of each line shown: one saying nearly only those repeats
     best = max((h.score for h in hits), default=0.0)
     for hit in distinct([h for h in hits if h.score >= RELATIVE_FLOOR * best]):
         recs = tuple(rec for rec in hit.records if shown.wanted(rec) and worth_showing(rec)
@@ -209,7 +211,8 @@ def recall(inp: HookInput) -> tuple[str, str]:
         profile_text = profile.text
         budget_left = budget - int(token_count(profile_text + "\n\n") + 0.999)
         shown.mark(_Shows(i, t) for i, t in profile.shows)  # shown now: recall fills the rest with others
-    groups = select(hits, shown, budget_left) if status == "ok" else []
+    said = [content_words(t) for _, t in profile.shows] if profile_text and profile is not None else None
+    groups = select(hits, shown, budget_left, said) if status == "ok" else []
     digest_text, in_digest, message = "", [], ""
     if want_digest and status == "ok":
         chosen = [rec for recs in groups for rec in recs]
