@@ -233,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         for side in sides:
             print(f"\n=== {side.name}")
             for (question, _), ok, context in zip(QUESTIONS, side.gold, side.contexts):
-                print(f"\n--- {question} (gold {'found' if ok else 'MISSING'})")
+                print(f"\n--- {question} (gold {'found' if ok else 'MISSING'}, "
+                      f"{side.tokens[QUESTIONS.index((question, _))]} tokens)")
                 earlier: list[list[str]] = []
                 for line in memory_lines(context):
                     print(f"  [{verdict(line, earlier)}] {line[:160]}")
