@@ -8,6 +8,10 @@ when every fact phrase it lists is in the recalled text (case-insensitive); a ne
 scored by the tokens its context spends (the fewer the better). Profile questions are also asked of
 ``about(name)``: the share of their facts its text holds.
 
+``bench/data/entities_heldout.json`` is a held-out set of the same kinds (a hospital ward, a research lab, a
+household, an indie game studio), written apart from the code: run it with
+``--data bench/data/entities_heldout.json`` only at the end of a round, and never tune on it.
+
     python -m remem.bench.entities_questions [--embedder none] [--data PATH]
 """
 
