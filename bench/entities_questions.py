@@ -77,13 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         mem = Memory(path=Path(tmp) / "store", embedder=args.embedder, service="off")
         load(mem, data)
-        bare = Memory(path=Path(tmp) / "bare", embedder=args.embedder, service="off", entities=False)
-        load(bare, data)
         variants = {"default (boost off, unknown-name rule on)": mem,
                     "boost on (entity_weight=0.5)": mem.with_settings(entity_weight=0.5),
-                    "alias names off (entity_aliases=False)": mem.with_settings(entity_aliases=False),
-                    "entity recall off (same store)": mem.with_settings(entity_recall=False),
-                    "entities=False (own store)": bare}
+                    "entity recall off (same store)": mem.with_settings(entity_recall=False)}
+        variants["alias names off (entity_aliases=False)"] = mem.with_settings(entity_aliases=False)
+        bare = Memory(path=Path(tmp) / "bare", embedder=args.embedder, service="off", entities=False)
+        load(bare, data)
+        variants["entities=False (own store)"] = bare
         results = {name: score(m, data) for name, m in variants.items()}
         mem.close()
         bare.close()
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         first = next(iter(results.values()))[key]
         fmt = (lambda v: f"{v:.0f}") if key.startswith("never") else (lambda v: f"{v:.3f}")
         table.add_row(key, str(first["n"]), *(fmt(r[key]["mean"]) for r in results.values()))
-    Console(width=180).print(table)
+    Console(width=140).print(table)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0
