@@ -62,10 +62,6 @@ _SERVICE = re.compile(r"\b(?:the|our|a|an|their|my|your|its|this|that)\s+((?:[\w
 _ALIAS = re.compile(r"\b(?:aka|a\.k\.a\.|also known as|also called|known as|nicknamed|short for)\s+[\"'“]?"
                     r"([^,;()\"'”.<>\r\n\v\f\x1c-\x1f\x85\u2028\u2029]{2,40})", re.I)  # one line, no tag
 _PLACEHOLDER = re.compile(r"\[REDACTED:[^\]]{0,64}\]|\[(?:EMAIL|PHONE|PERSON|IP|CARD|IBAN|SSN)[^\]]{0,32}\]")
-# "ClickHouse, which we also call the events store": the name after "call" is an alias, as after "aka"
-_CALLED = re.compile(r"\b(?:which|that|who|whom)\s+(?:we|they|you|people|everyone|everybody)\s+"
-                     r"(?:also\s+|often\s+|usually\s+|just\s+|sometimes\s+)?call\s+[\"'“]?"
-                     r"([^,;()\"'”.<>\r\n\v\f\x1c-\x1f\x85\u2028\u2029]{2,40})", re.I)  # one line, no tag
 _TOKEN = re.compile(r"[^\W_][\w'’&.-]*[\w]|[^\W_]", re.UNICODE)
 _SENTENCE_END = re.compile(r"[.!?:;\n]\s*$|^\s*$")
 _NAME_JOINERS = frozenset({"of", "de", "del", "da", "van", "von", "der", "la", "le", "di", "du", "&"})  # not "and": two people
@@ -254,6 +250,12 @@ def _names(text: str, add: "_Add", taken: list[tuple[int, int]]) -> None:
 
 def _strip_possessive(word: str) -> str:
     return re.sub(r"['’]s?$", "", word)
+
+
+# "ClickHouse, which we also call the events store": the name after "call" is an alias, as after "aka"
+_CALLED = re.compile(r"\b(?:which|that|who|whom)\s+(?:we|they|you|people|everyone|everybody)\s+"
+                     r"(?:also\s+|often\s+|usually\s+|just\s+|sometimes\s+)?call\s+[\"'“]?"
+                     r"([^,;()\"'”.<>\r\n\v\f\x1c-\x1f\x85\u2028\u2029]{2,40})", re.I)  # one line, no tag
 
 
 def _aliases(text: str, found: dict[tuple[str, str], Mention]) -> None:
