@@ -205,7 +205,7 @@ def recall(inp: HookInput) -> tuple[str, str]:
         status = f"error: {type(exc).__name__}: {str(exc)[:200]}"
     if "profile_error" in box:
         defer(log, "recall", "profile skipped", reason=box["profile_error"])
-    profile = box.get("profile") if status == "ok" else None
+    profile = box.get("profile") if status == "ok" and "profile_error" not in box else None  # late: none
     profile_text, budget_left = "", budget
     if profile is not None and (not profile.shows or any(shown.is_new(_Shows(i, t)) for i, t in profile.shows)):
         profile_text = profile.text
