@@ -80,8 +80,13 @@ def main(argv: list[str] | None = None) -> int:
         variants = {"default (boost off, unknown-name rule on)": mem,
                     "boost on (entity_weight=0.5)": mem.with_settings(entity_weight=0.5),
                     "entity recall off (same store)": mem.with_settings(entity_recall=False)}
+        variants["alias names off (entity_aliases=False)"] = mem.with_settings(entity_aliases=False)
+        bare = Memory(path=Path(tmp) / "bare", embedder=args.embedder, service="off", entities=False)
+        load(bare, data)
+        variants["entities=False (own store)"] = bare
         results = {name: score(m, data) for name, m in variants.items()}
         mem.close()
+        bare.close()
     table = Table(title=f"entity questions via remember() -> context() at {BUDGET} tokens ({args.embedder})")
     table.add_column("measure")
     table.add_column("n", justify="right")

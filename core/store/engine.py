@@ -352,6 +352,7 @@ class Engine:
         entity_ident, unknown = self.entity_recall(query, scope)
         if unknown:  # the question names only what this scope never heard of: nothing is better than the nearest
             return []
+        alias_bm25 = self.alias_recall(query, scope)
         qvec = yield EmbedQuery(query)
         now_ts = time.time()
 
@@ -361,8 +362,8 @@ class Engine:
                 newest = flt if checked is None else valid_within(flt, checked)
                 return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
                         for f in self.backend.newest(newest, n)]
-            return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked,
-                                    self._shared.drops, getattr(self.embedder, "relevance_floor", None), entity_ident)
+            return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked, self._shared.drops,
+                                    getattr(self.embedder, "relevance_floor", None), entity_ident, alias_bm25)
 
         hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
         hits = fit_hits(hits, token_budget) if token_budget is not None else hits
@@ -373,6 +374,9 @@ class Engine:
     def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
         """Entity terms for a search, and whether it names only unknown entities (LocalMemory: core.entities)."""
         return None, False
+
+    def alias_recall(self, query: str, scope: Any) -> Any:  # LocalMemory: core.entities.hooks.alias_terms
+        return None  # BM25 terms of the other names of the entities the query names by an alias
 
     def _reinforce(self, hits: Sequence[SearchHit], now_ts: float) -> None:
         """Count a recall: read and write each count under the write lock, so concurrent searches add up."""
