@@ -31,6 +31,8 @@ def triples(text: str) -> set[tuple[str, str, str]]:
     ("Dana moved to Berlin last year.", {("Dana", "lives_in", "Berlin")}),
     ("Dana reports to Priya Raman.", {("Dana", "reports_to", "Priya Raman")}),
     ("The ingest worker uses Kafka as its queue.", {("ingest worker", "uses", "Kafka")}),
+    ("Is the cron runner on call? Dana Whitfield, who joined in May, maintains the ingest worker.", set()),
+    ("Who knows? Dana Whitfield maintains the ingest worker.", {("Dana Whitfield", "maintains", "ingest worker")}),
 ])
 def test_patterns_find_the_relation_a_sentence_states(text: str, expected: set) -> None:
     assert triples(text) == expected
@@ -39,7 +41,8 @@ def test_patterns_find_the_relation_a_sentence_states(text: str, expected: set) 
 @pytest.mark.parametrize("text", [
     "Dana no longer maintains the ingest worker.",  # a negation is not the relation
     "Dana Whitfield and the ingest worker were both mentioned in the retro.",
-    "If Dana Whitfield maintains the ingest worker, who reviews it?",  # no: "If" breaks nothing, but see below
+    "If Dana Whitfield maintains the ingest worker, who reviews it?",  # a condition, not a fact
+    "Does Dana Whitfield maintain the ingest worker? Maybe Priya Raman maintains the ingest worker.",
     "Dana Whitfield, who leads the platform team, owns the deploy pipeline.",  # the team is no entity: nothing
     "Caroline went to the LGBTQ support group with Melanie.",
     "Der Ingest-Dienst läuft jetzt auf Redis Streams und Dana wartet ihn.",
@@ -48,11 +51,7 @@ def test_patterns_find_the_relation_a_sentence_states(text: str, expected: set) 
     "",
 ])
 def test_patterns_claim_nothing_without_a_stated_relation(text: str) -> None:
-    found = triples(text)
-    if text.startswith("If "):  # the clause states it, conditionally: at most that one relation, nothing else
-        assert found <= {("Dana Whitfield", "maintains", "ingest worker")}
-    else:
-        assert found == set()
+    assert triples(text) == set()
 
 
 def _story(mem: Memory, scope: Scope = ACME) -> dict[str, str]:
