@@ -205,3 +205,16 @@ def test_record_claims_stores_what_an_llm_hands_over(mem: Memory) -> None:
                          rec.id, "2026-02-01T00:00:00+00:00") == [got[0]]  # said again: the same record
     assert record_claims(mem.with_settings(entities=False)._connection.local, ACME, [
         RelationClaim("a service", "uses", "b")], rec.id) == []
+
+
+def test_cli_about_json_lists_the_relations(store_factory) -> None:
+    from tests.test_cli import run
+
+    store = store_factory("none")
+    run("add", "Dana Whitfield maintains the ingest worker.", "--tenant", "acme", store=store)
+    import json
+
+    out = json.loads(run("about", "ingest worker", "--tenant", "acme", "--json", store=store).stdout)
+    assert [(r["subject"], r["predicate"], r["object"], r["until"]) for r in out["relations"]] == [
+        ("Dana Whitfield", "maintains", "ingest worker", None)]
+    assert "Dana Whitfield maintains ingest worker" in out["text"]
