@@ -7,7 +7,7 @@ service Dana maintains"), what changed, alias, plain fact, and never-mentioned e
 when every fact phrase it lists is in the recalled text (case-insensitive); a never-mentioned question is
 scored by the tokens its context spends (the fewer the better). Profile questions are also asked of
 ``about(name)``: the share of their facts its text holds. Two-hop and what-changed questions are also scored on
-``search()``'s top 3 hits (800 tokens hold most of these small stores), with the relation hop on and off.
+``search()``'s top hit and top 3 hits (800 tokens hold most of these small stores), with the relation hop on and off.
 
     python -m remem.bench.entities_questions [--embedder none] [--data PATH]
 """
@@ -56,8 +56,11 @@ def score(mem: Memory, data: dict) -> dict[str, dict[str, float]]:
                 continue
             found = [has(text, f) for f in q["facts"]]
             if q["kind"] in ("two-hop", "changed"):  # stricter than 800 tokens, which hold most of a small store
-                top = " ".join(h.record.text for h in mem.search(q["q"], scope=scope, limit=TOP, reinforce=False))
-                rows[f"{q['kind']}: all facts in the top {TOP} hits"].append(float(all(has(top, f) for f in q["facts"])))
+                hits = [h.record.text for h in mem.search(q["q"], scope=scope, limit=TOP, reinforce=False)]
+                for k in (1, TOP):
+                    top = " ".join(hits[:k])
+                    rows[f"{q['kind']}: all facts in the top {k} hit(s)"].append(
+                        float(all(has(top, f) for f in q["facts"])))
             rows[f"{q['kind']}: fully answered"].append(float(all(found)))
             rows["all but never: facts found"].extend(float(f) for f in found)
             rows["all but never: fully answered"].append(float(all(found)))

@@ -69,7 +69,6 @@ _PASSIVE_GAP = re.compile(rf"^{_LINK}(?:is|was|are|were|has been|have been|had b
                           rf"(?:{_alternatives(PASSIVE)})\s+by\s+{_ARTICLE}$", re.I)
 _MOVED_OFF = re.compile(rf"^{_LINK}{_ADVERBS}(?:has\s+|have\s+)?(?:moved|migrated|switched)\s+(?:off|from|away from)\s+"
                         rf"{_ARTICLE}$", re.I)
-_ANY_VERB = re.compile(r"\b(?:(?:moved|migrated|switched) (?:off|from|away)|" + "|".join(ACTIVE.values()) + r"|" + "|".join(PASSIVE.values()) + r")\b", re.I)
 _ASKED = re.compile(r"\b(?:" + _alternatives(ASKED) + r")\b", re.I)
 _SENTENCE_BREAK = re.compile(r"[.!?;:\n]")
 _HEDGED = re.compile(r"\b(?:if|whether|unless|suppose|supposing|maybe|perhaps|might|should|would|could|wants? to|"
@@ -77,9 +76,18 @@ _HEDGED = re.compile(r"\b(?:if|whether|unless|suppose|supposing|maybe|perhaps|mi
 MAX_CLAIMS = 8  # per memory
 
 
+_TRIGGERS = frozenset("""
+maintains maintained maintaining owns owned leads led leading heads headed uses used using runs ran running hosted
+deployed moved migrated switched depends depended relies relied works worked working lives lived living based
+reports reported reporting
+""".split())  # the word each relation phrase turns on
+_WORD = re.compile(r"[a-z]+")
+
+
 def might_relate(text: str) -> bool:
-    """Whether ``text`` has a verb phrase a relation is written with (a cheap check before extraction)."""
-    return bool(text) and _ANY_VERB.search(text) is not None
+    """Whether ``text`` has a word a relation phrase turns on (a cheap check before extraction: it runs on every
+    write, ~2 us for a sentence, against ~100 us for the phrase pattern over the whole text)."""
+    return bool(text) and not _TRIGGERS.isdisjoint(_WORD.findall(text.casefold()))
 
 
 # what a question asking through one predicate may be answered by ("what queue does X use?": X moved to it)
