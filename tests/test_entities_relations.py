@@ -218,3 +218,14 @@ def test_cli_about_json_lists_the_relations(store_factory) -> None:
     assert [(r["subject"], r["predicate"], r["object"], r["until"]) for r in out["relations"]] == [
         ("Dana Whitfield", "maintains", "ingest worker", None)]
     assert "Dana Whitfield maintains ingest worker" in out["text"]
+
+
+def test_an_edited_memory_no_longer_supports_what_it_stopped_saying(mem: Memory) -> None:
+    told = mem.add("Dana Whitfield maintains the ingest worker.", scope=ACME)
+    mem.add("Priya Raman owns the ingest worker.", scope=ACME)
+    mem.update(told.id, text="Dana Whitfield reviewed the ingest worker.", scope=ACME)
+    assert {(r.subject, r.predicate) for r in mem.about("ingest worker", scope=ACME).relations} == {
+        ("Priya Raman", "owns")}
+    mem.update(told.id, text="Dana Whitfield leads the ingest worker.", scope=ACME)
+    assert {(r.subject, r.predicate) for r in mem.about("ingest worker", scope=ACME).relations} == {
+        ("Priya Raman", "owns"), ("Dana Whitfield", "leads")}

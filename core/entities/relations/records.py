@@ -133,12 +133,14 @@ class RelationIndex:
             change["superseded_by"] = superseded_by
         self.backend.set_payload([rid], change)
 
-    def drop_sources(self, memory_ids: Sequence[str]) -> list[str]:
-        """Take ``memory_ids`` out of every relation's sources; delete the relations left with none. Returns
-        the ids deleted."""
+    def drop_sources(self, memory_ids: Sequence[str], only: Sequence[str] | None = None) -> list[str]:
+        """Take ``memory_ids`` out of every relation's sources (of the relations ``only``, when given); delete
+        the relations left with none. Returns the ids deleted."""
         gone = set(memory_ids)
         dead: list[str] = []
         for f in self.with_sources(list(gone)):
+            if only is not None and f.id not in only:
+                continue
             left = [s for s in f.payload.get("sources") or () if s not in gone]
             if left:
                 self.backend.set_payload([f.id], {"sources": left})
