@@ -109,9 +109,9 @@ class LocalMemory(Engine):
         return point
 
     def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
-        from .entities import hooks as entity_hooks
+        from .entities.relations import hop
 
-        return entity_hooks.recall_with_relations(self, query, scope)
+        return hop.recall_with_relations(self, query, scope)
 
     def close(self) -> None:
         from .entities import hooks as entity_hooks

@@ -246,26 +246,6 @@ def recall_terms(engine: "Engine", question: str, scope: Any) -> tuple[SparseVec
         return None, False
 
 
-def recall_with_relations(engine: "Engine", question: str, scope: Any) -> tuple[SparseVec | None, bool]:
-    """:func:`recall_terms` with the relation hop's terms added (:mod:`.relations.hop`): the entities one
-    matching relation away from those the question names ("the service Dana maintains")."""
-    terms, unknown = recall_terms(engine, question, scope)
-    if unknown or not enabled(engine) or not getattr(engine.settings, "entity_recall", True):
-        return terms, unknown
-    try:
-        from .relations.hop import hop_terms
-
-        hop = hop_terms(engine, question, scope)
-    except Exception as exc:  # noqa: BLE001 - recall goes on without the hop
-        log.warning("relation hop skipped: %s: %s", type(exc).__name__, exc)
-        return terms, unknown
-    if hop is None:
-        return terms, unknown
-    if terms is None or float(getattr(engine.settings, "entity_weight", 0.0)) <= 0:
-        return hop, False
-    return with_tokens(terms, hop[0], 1.0), False
-
-
 def _linked_count(engine: "Engine", scope: Any, ids: Sequence[str]) -> int:
     flt = engine.filter(scope)
     flt.must.append(Cond(LINK_FIELD, any_of=tuple(ids)))
@@ -304,5 +284,5 @@ def _asks_only_the_unknown(engine: "Engine", question: str, unknown: Sequence[An
     return not found(rest)
 
 
-__all__ = ["recall_terms", "recall_with_relations", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
+__all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
            "known_in_question", "linked", "links"]

@@ -86,4 +86,22 @@ def hop_terms(engine: "Engine", question: str, scope: Any) -> "SparseVec | None"
     return [t for t, _ in pairs], [w for _, w in pairs]
 
 
-__all__ = ["HOP_ENTITIES", "hop_entities", "hop_terms"]
+def recall_with_relations(engine: "Engine", question: str, scope: Any) -> "tuple[SparseVec | None, bool]":
+    """:func:`~remem.core.entities.hooks.recall_terms` with the hop's terms added: what recall fuses for the
+    entities a question names and for those one matching relation away ("the service Dana maintains")."""
+    terms, unknown = hooks.recall_terms(engine, question, scope)
+    if unknown or not hooks.enabled(engine) or not getattr(engine.settings, "entity_recall", True):
+        return terms, unknown
+    try:
+        hop = hop_terms(engine, question, scope)
+    except Exception as exc:  # noqa: BLE001 - recall goes on without the hop
+        hooks.log.warning("relation hop skipped: %s: %s", type(exc).__name__, exc)
+        return terms, unknown
+    if hop is None:
+        return terms, unknown
+    if terms is None or float(getattr(engine.settings, "entity_weight", 0.0)) <= 0:
+        return hop, False
+    return hooks.with_tokens(terms, hop[0], 1.0), False
+
+
+__all__ = ["HOP_ENTITIES", "hop_entities", "hop_terms", "recall_with_relations"]
