@@ -229,3 +229,24 @@ def test_an_edited_memory_no_longer_supports_what_it_stopped_saying(mem: Memory)
     mem.update(told.id, text="Dana Whitfield leads the ingest worker.", scope=ACME)
     assert {(r.subject, r.predicate) for r in mem.about("ingest worker", scope=ACME).relations} == {
         ("Priya Raman", "owns"), ("Dana Whitfield", "leads")}
+
+
+def test_relations_cross_the_service(store_factory, monkeypatch) -> None:
+    from remem.core.entities.types import Relation
+    from remem.core.service.client import stop_service
+
+    monkeypatch.setenv("REMEM_SERVICE_IDLE", "60")  # a leaked service still goes away by itself
+    path = store_factory("none")
+    try:
+        with Memory(path=path, embedder="none", service="require") as mem:
+            assert mem.remote
+            _story(mem)
+            p = mem.about("ingest worker", scope=ACME)
+            assert all(isinstance(r, Relation) for r in p.relations)
+            assert _facts(p) == {("Dana Whitfield", "maintains", "ingest worker", None),
+                                 ("ingest worker", "moved_to", "Redis Streams", None),
+                                 ("ingest worker", "uses", "Kafka", "2026-05-01")}
+            hits = mem.search("What queue does the service Dana maintains use?", scope=ACME, limit=3)
+            assert "The ingest worker moved to Redis Streams." in [h.record.text for h in hits]
+    finally:
+        stop_service(path, timeout=5, wait=False)
