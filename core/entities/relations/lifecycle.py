@@ -117,7 +117,7 @@ def on_write(engine: "Engine", rec: MemoryRecord) -> None:
     if not hooks.enabled(engine) or (not rec.supersedes and not edited and not might_relate(rec.text)):
         return
     try:
-        when = (rec.valid_from or rec.occurred_at or rec.created_at).timestamp()
+        when = rec.event_time.timestamp()  # when it was said or happened (as about() dates its line)
         found = find_claims(rec.text, extract(rec.text)) if might_relate(rec.text) else []
         new = record_claims(engine, rec.scope, found, rec.id, when, until=rec.valid_until) if found else []
         if rec.supersedes:
