@@ -29,7 +29,9 @@ class LocalMemory(Engine):
     """The in-process implementation of every operation (see :class:`~remem.core.operations.MemoryOperations`)."""
 
     def export(self, path: str | os.PathLike[str], *, scope: Any = None) -> int:
-        return transfer.export(self, path, scope=scope)
+        from .entities.relations import transfer as relations
+
+        return transfer.export(self, path, scope=scope, extra=lambda: relations.export_lines(self, scope))
 
     @planned
     def import_(self, path: str | os.PathLike[str], *, scope: Any = None,
@@ -39,6 +41,9 @@ class LocalMemory(Engine):
             from .entities import rebuild
 
             rebuild.link_all(self, scope=scope)
+            from .entities.relations import transfer as relations
+
+            relations.import_lines(self, transfer.read_extra(path, relations.KEY), scope)
         return n
 
     def backup(self, directory: str | os.PathLike[str] | None = None, *, keep: int = 10) -> Path:
