@@ -12,6 +12,7 @@ from remem import Memory, Scope
 from remem.core.entities import extract
 from remem.core.entities.relations import claims, record_claims
 from remem.core.entities.types import RelationClaim
+from tests.test_entities import _story  # Dana maintains the worker; it uses Kafka, then moves to Redis Streams
 
 ACME = Scope(tenant="acme")
 
@@ -52,17 +53,6 @@ def test_patterns_find_the_relation_a_sentence_states(text: str, expected: set) 
 ])
 def test_patterns_claim_nothing_without_a_stated_relation(text: str) -> None:
     assert triples(text) == set()
-
-
-def _story(mem: Memory, scope: Scope = ACME) -> dict[str, str]:
-    ids = {}
-    ids["maint"] = mem.add("Dana Whitfield maintains the ingest worker.", scope=scope,
-                           valid_from="2026-03-02T10:00:00Z", occurred_at="2026-03-02T10:00:00Z").id
-    ids["kafka"] = mem.add("The ingest worker uses Kafka as its queue.", scope=scope,
-                           valid_from="2026-03-05T10:00:00Z", occurred_at="2026-03-05T10:00:00Z").id
-    ids["redis"] = mem.supersede(ids["kafka"], "The ingest worker moved to Redis Streams.", scope=scope,
-                                 valid_from="2026-05-01T00:00:00Z").id
-    return ids
 
 
 def _facts(profile) -> set[tuple[str, str, str, str | None]]:

@@ -52,12 +52,9 @@ class RelationIndex:
 
     # ------------------------------------------------------------------ reading
     def scan(self, flt: FilterSpec) -> Iterator[Found]:
-        offset = None
-        while True:
-            found, offset = self.backend.scroll(flt, limit=PAGE, offset=offset)
-            yield from found
-            if offset is None or not found:
-                return
+        from ...store.engine import Engine
+
+        yield from Engine.scan(self, flt, PAGE)  # type: ignore[arg-type]  # the engine's paging reads .backend only
 
     def touching(self, scope: Scope | None, entity_ids: Iterable[str], *, own: bool = False) -> list[Found]:
         """The relations whose subject or object is one of ``entity_ids``, visible from ``scope``."""
