@@ -9,6 +9,10 @@ scored by the tokens its context spends (the fewer the better). Profile question
 ``about(name)``: the share of their facts its text holds. Two-hop and what-changed questions are also scored on
 ``search()``'s top hit and top 3 hits (800 tokens hold most of these small stores), with the relation hop on and off.
 
+``bench/data/entities_heldout.json`` is a held-out set of the same kinds (a hospital ward, a research lab, a
+household, an indie game studio), written apart from the code: run it with
+``--data bench/data/entities_heldout.json`` only at the end of a round, and never tune on it.
+
     python -m remem.bench.entities_questions [--embedder none] [--data PATH]
 """
 
