@@ -245,3 +245,25 @@ def test_relations_cross_the_service(store_factory, monkeypatch) -> None:
             assert "The ingest worker moved to Redis Streams." in [h.record.text for h in hits]
     finally:
         stop_service(path, timeout=5, wait=False)
+
+
+def test_the_hop_rides_with_the_entity_boost_and_relation_weight_0_turns_it_off(mem: Memory) -> None:
+    from remem.core.entities import hooks
+    from remem.core.entities.relations.hop import recall_with_relations
+
+    _story(mem)
+    question = "What queue does the service Dana maintains use?"
+    engine = mem._connection.local
+    worker = mem.about("ingest worker", scope=ACME).entity.id
+    redis = mem.about("Redis Streams", scope=ACME).entity.id
+    dana = mem.about("Dana", scope=ACME).entity.id
+    terms, unknown = recall_with_relations(engine, question, ACME)
+    assert not unknown and dict(zip(*terms)) == {hooks.entity_token(worker): 1.0, hooks.entity_token(redis): 0.5}
+    boosted = mem.with_settings(entity_weight=0.5)._connection.local
+    both = dict(zip(*recall_with_relations(boosted, question, ACME)[0]))
+    assert both[hooks.entity_token(dana)] == 1.0 and both[hooks.entity_token(worker)] == 1.0
+    assert both[hooks.entity_token(redis)] == 0.5
+    off = mem.with_settings(entity_weight=0.5, relation_weight=0)._connection.local
+    assert hooks.entity_token(redis) not in dict(zip(*recall_with_relations(off, question, ACME)[0]))
+    assert recall_with_relations(mem.with_settings(relation_weight=0)._connection.local, question, ACME) == (None,
+                                                                                                             False)

@@ -70,7 +70,7 @@ def _across(ridx: Any, scope: Scope | None, group: set[str], preds: set[str], no
 def hop_terms(engine: "Engine", question: str, scope: Any) -> "SparseVec | None":
     """The ``ident`` terms of :func:`hop_entities` (hubs left out as in entity recall), or None."""
     settings = engine.settings
-    if float(getattr(settings, "relation_weight", 0.0)) <= 0 and float(getattr(settings, "entity_weight", 0.0)) <= 0:
+    if float(getattr(settings, "relation_weight", 0.0)) <= 0:  # the hop is off (with the entity boost on or not)
         return None
     first, second = hop_entities(engine, question, scope)
     hub = float(getattr(settings, "entity_hub_share", 1.0))
@@ -101,7 +101,11 @@ def recall_with_relations(engine: "Engine", question: str, scope: Any) -> "tuple
         return terms, unknown
     if terms is None or float(getattr(engine.settings, "entity_weight", 0.0)) <= 0:
         return hop, False
-    return hooks.with_tokens(terms, hop[0], 1.0), False
+    acc = dict(zip(*terms))
+    for t, w in zip(*hop):
+        acc[t] = max(acc.get(t, 0.0), w)
+    idx = sorted(acc)
+    return (idx, [acc[i] for i in idx]), False
 
 
 __all__ = ["HOP_ENTITIES", "hop_entities", "hop_terms", "recall_with_relations"]
