@@ -182,6 +182,12 @@ def test_export_import_and_rebuild_carry_the_relations(memory_factory, store_fac
         mem.link_entities(scope=ACME)
         assert _facts(mem.about("ingest worker", scope=ACME)) == _facts(a) - {("ingest worker", "depends_on", "Vault",
                                                                               None)}
+    path = store_factory("none")  # or with remem reembed, which writes every memory again
+    with Memory(path=path, embedder="none", entities=False) as mem:
+        _story(mem)
+    with Memory(path=path, embedder="none") as mem:
+        mem.reembed()
+        assert ("ingest worker", "moved_to", "Redis Streams", None) in _facts(mem.about("ingest worker", scope=ACME))
 
 
 def test_record_claims_stores_what_an_llm_hands_over(mem: Memory) -> None:
