@@ -273,3 +273,13 @@ def test_the_hop_rides_with_the_entity_boost_and_relation_weight_0_turns_it_off(
     assert hooks.entity_token(redis) not in dict(zip(*recall_with_relations(off, question, ACME)[0]))
     assert recall_with_relations(mem.with_settings(relation_weight=0)._connection.local, question, ACME) == (None,
                                                                                                              False)
+
+
+def test_the_hop_survives_the_dense_relevance_floor(memory_factory) -> None:
+    mem = memory_factory("minilm")  # the default local model: a hit sharing no word needs a dense similarity
+    _story(mem)
+    question = "What queue does the service Dana maintains use?"
+    assert "The ingest worker moved to Redis Streams." in [h.record.text for h in mem.search(question, scope=ACME)]
+    assert "The ingest worker moved to Redis Streams." not in [  # the same run without the hop: under the floor
+        h.record.text for h in mem.with_settings(relation_weight=0).search(question, scope=ACME)]
+    assert mem.search("What is the capital of France?", scope=ACME) == []  # the floor still holds elsewhere

@@ -54,7 +54,7 @@ def index(engine: "Engine") -> EntityIndex | None:
 
 def entity_token(entity_id: str) -> int:
     """The ``ident`` sparse index a memory linked to ``entity_id`` carries (recall finds it by that)."""
-    return lexical._index("\x00entity:" + entity_id)
+    return lexical.entity_token(entity_id)
 
 
 def with_tokens(vec: SparseVec, tokens: Iterable[int], weight: float = 1.0) -> SparseVec:
