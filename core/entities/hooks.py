@@ -18,7 +18,7 @@ from ..types import MemoryRecord, SparseVec
 from . import names
 from .extract import extract
 from .resolve import lookup_keys, resolve
-from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend
+from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend, rewrite_shard
 
 if TYPE_CHECKING:
     from ..store.engine import Engine
@@ -54,7 +54,7 @@ def index(engine: "Engine") -> EntityIndex | None:
 
 def entity_token(entity_id: str) -> int:
     """The ``ident`` sparse index a memory linked to ``entity_id`` carries (recall finds it by that)."""
-    return lexical._index("\x00entity:" + entity_id)
+    return lexical.entity_token(entity_id)
 
 
 def with_tokens(vec: SparseVec, tokens: Iterable[int], weight: float = 1.0) -> SparseVec:
@@ -155,26 +155,7 @@ def compact(engine: "Engine") -> None:
         return
     collect_unlinked(engine)
     idx.flush()
-    rewrite = getattr(idx.backend, "rewrite", None)
-    if rewrite is None:
-        return
-
-    def pages() -> Any:
-        offset = None
-        while True:
-            found, offset = idx.backend.scroll(FilterSpec(), limit=256, offset=offset)
-            yield [PointData(id=f.id, payload=f.payload) for f in found]
-            if offset is None or not found:
-                return
-
-    def settle(touched: set[str]) -> tuple[list[PointData], list[str]]:
-        ids = sorted(touched)
-        found = idx.backend.retrieve(ids)
-        kept = {f.id for f in found}
-        return [PointData(id=f.id, payload=f.payload) for f in found], [i for i in ids if i not in kept]
-
-    with engine.write_lock:
-        rewrite(pages(), 0, settle, engine.write_lock)
+    rewrite_shard(engine, idx.backend)
 
 
 def close(engine: "Engine") -> None:

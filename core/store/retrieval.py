@@ -105,7 +105,7 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
     ident = lexical.ident_vector(query)
     if ident[0]:
         prefetches.append(PrefetchSpec("ident", ident, depth))
-    weight = float(getattr(settings, "entity_weight", 1.0))
+    weight = float(getattr(settings, "entity_weight", 1.0)) or float(getattr(settings, "relation_weight", 0.0))
     if extra_ident and extra_ident[0] and weight > 0:  # the entities the question names (core.entities)
         prefetches.append(PrefetchSpec("ident", extra_ident, depth, weight=weight))
     prefetches = [p for p in prefetches if not isinstance(p.vector, tuple) or p.vector[0]]
@@ -125,7 +125,17 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
     hits = [SearchHit(record=(rec := from_payload(f.id, f.payload)), relevance=f.score,
                       score=settings.decay.score(f.score, rec, now_ts)) for f in found]
     hits.sort(key=lambda h: h.score, reverse=True)
-    return support.supported(hits[:limit], query, qvec, floor, backend)
+    hits = hits[:limit]
+    raised = set(extra_ident[0]) if extra_ident and weight > 0 else set()
+    named = {f.id for f in found if raised and any(lexical.entity_token(i) in raised
+                                                   for i in f.payload.get("entities") or ())}
+    if not named:
+        return support.supported(hits, query, qvec, floor, backend)
+    # a memory linked to an entity the question names or reaches through a relation is supported by that name,
+    # though it shares no word with the question ("the service Dana maintains" -> "the worker moved to Redis")
+    kept = {h.record.id for h in support.supported([h for h in hits if h.record.id not in named], query, qvec,
+                                                   floor, backend)}
+    return [h for h in hits if h.record.id in named or h.record.id in kept]
 
 
 __all__ = ["DENSE_WEIGHT", "SPARE", "DropRate", "fixed_spare", "ranked"]
