@@ -53,6 +53,9 @@ class LocalMemory(Engine):
 
         n = compaction.compact(self, progress=progress, prune_backups=prune_backups)
         entity_hooks.compact(self)  # then unlinked entities gone, their names out of the entity shard's files
+        from .entities.relations import lifecycle as relations
+
+        relations.compact(self)  # relations no memory says any more gone, out of the relation shard's files
         return n
 
     def prune_stale_backups(self) -> list[Path]:
@@ -91,23 +94,33 @@ class LocalMemory(Engine):
         from .entities import hooks as entity_hooks
 
         entity_hooks.after_forget(self, gone)
+        from .entities.relations import lifecycle as relations
+
+        relations.after_forget(self, gone)
 
     # ------------------------------------------------------------------ entities (remem.core.entities)
     def point(self, rec: MemoryRecord, dense: list[float] | None) -> Any:
         from .entities import hooks as entity_hooks
 
-        return entity_hooks.linked(self, super().point(rec, dense), rec)
+        from .entities.relations import lifecycle as relations
+
+        point = entity_hooks.linked(self, super().point(rec, dense), rec)
+        relations.on_write(self, rec)  # after its entities are linked: the relations it states, between them
+        return point
 
     def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
         from .entities import hooks as entity_hooks
 
-        return entity_hooks.recall_terms(self, query, scope)
+        return entity_hooks.recall_with_relations(self, query, scope)
 
     def close(self) -> None:
         from .entities import hooks as entity_hooks
 
+        from .entities.relations import lifecycle as relations
+
         with self.write_lock:
             entity_hooks.close(self)
+            relations.close(self)
         super().close()
 
     def about(self, name: str, *, scope: Any = None, as_of: Any = None, token_budget: int = 600) -> Any:

@@ -18,7 +18,7 @@ from ..types import MemoryRecord, SparseVec
 from . import given, names
 from .extract import extract
 from .resolve import lookup_keys, resolve
-from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend
+from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend, rewrite_shard
 
 if TYPE_CHECKING:
     from ..store.engine import Engine
@@ -156,26 +156,7 @@ def compact(engine: "Engine") -> None:
         return
     collect_unlinked(engine)
     idx.flush()
-    rewrite = getattr(idx.backend, "rewrite", None)
-    if rewrite is None:
-        return
-
-    def pages() -> Any:
-        offset = None
-        while True:
-            found, offset = idx.backend.scroll(FilterSpec(), limit=256, offset=offset)
-            yield [PointData(id=f.id, payload=f.payload) for f in found]
-            if offset is None or not found:
-                return
-
-    def settle(touched: set[str]) -> tuple[list[PointData], list[str]]:
-        ids = sorted(touched)
-        found = idx.backend.retrieve(ids)
-        kept = {f.id for f in found}
-        return [PointData(id=f.id, payload=f.payload) for f in found], [i for i in ids if i not in kept]
-
-    with engine.write_lock:
-        rewrite(pages(), 0, settle, engine.write_lock)
+    rewrite_shard(engine, idx.backend)
 
 
 def close(engine: "Engine") -> None:
@@ -266,6 +247,26 @@ def recall_terms(engine: "Engine", question: str, scope: Any) -> tuple[SparseVec
         return None, False
 
 
+def recall_with_relations(engine: "Engine", question: str, scope: Any) -> tuple[SparseVec | None, bool]:
+    """:func:`recall_terms` with the relation hop's terms added (:mod:`.relations.hop`): the entities one
+    matching relation away from those the question names ("the service Dana maintains")."""
+    terms, unknown = recall_terms(engine, question, scope)
+    if unknown or not enabled(engine) or not getattr(engine.settings, "entity_recall", True):
+        return terms, unknown
+    try:
+        from .relations.hop import hop_terms
+
+        hop = hop_terms(engine, question, scope)
+    except Exception as exc:  # noqa: BLE001 - recall goes on without the hop
+        log.warning("relation hop skipped: %s: %s", type(exc).__name__, exc)
+        return terms, unknown
+    if hop is None:
+        return terms, unknown
+    if terms is None or float(getattr(engine.settings, "entity_weight", 0.0)) <= 0:
+        return hop, False
+    return with_tokens(terms, hop[0], 1.0), False
+
+
 def _linked_count(engine: "Engine", scope: Any, ids: Sequence[str]) -> int:
     flt = engine.filter(scope)
     flt.must.append(Cond(LINK_FIELD, any_of=tuple(ids)))
@@ -304,5 +305,5 @@ def _asks_only_the_unknown(engine: "Engine", question: str, unknown: Sequence[An
     return not found(rest)
 
 
-__all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
+__all__ = ["recall_terms", "recall_with_relations", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
            "known_in_question", "linked", "links"]

@@ -104,7 +104,7 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
     ident = lexical.ident_vector(query)
     if ident[0]:
         prefetches.append(PrefetchSpec("ident", ident, depth))
-    weight = float(getattr(settings, "entity_weight", 1.0))
+    weight = float(getattr(settings, "entity_weight", 1.0)) or float(getattr(settings, "relation_weight", 0.0))
     if extra_ident and extra_ident[0] and weight > 0:  # the entities the question names (core.entities)
         prefetches.append(PrefetchSpec("ident", extra_ident, depth, weight=weight))
     prefetches = [p for p in prefetches if not isinstance(p.vector, tuple) or p.vector[0]]

@@ -1,0 +1,76 @@
+"""The relation hop of recall: a question that names an entity and asks through a relation ("what queue does
+the service Dana maintains use?", "the queue the ingest worker moved to") raises the memories linked to the
+entity at the other end of a matching relation true now ("the ingest worker"). One hop, a few entities at
+most, entities linked to a large share of the scope left out, fused in Qdrant as one more ``ident`` list
+(``relation_weight``)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from ...types import Scope
+from .. import hooks
+from .lifecycle import index
+from .patterns import asked_predicates
+from .records import holds_at
+
+if TYPE_CHECKING:
+    from ...store.engine import Engine
+    from ...types import SparseVec
+
+HOP_ENTITIES = 3  # entities reached through relations, at most (the newest relations first)
+
+
+def hop_entities(engine: "Engine", question: str, scope: Any, known: list[str] | None = None) -> list[str]:
+    """The ids of the entities one matching relation away from the entities ``question`` names."""
+    preds = asked_predicates(question)
+    if not preds:
+        return []
+    ridx = index(engine, create=False)
+    if ridx is None:
+        return []
+    if known is None:
+        known, _ = hooks.known_in_question(engine, question, scope)
+    if not known:
+        return []
+    from ...scope import coerce_scope
+
+    wanted = coerce_scope(scope, admin=True)
+    sc = wanted if isinstance(wanted, Scope) else None
+    eidx = hooks.index(engine)
+    group = set(known)
+    for f in (eidx.get(known) if eidx is not None else []):
+        group |= set(f.payload.get("merged") or ())
+    now = time.time()
+    found = [f for f in ridx.touching(sc, group) if f.payload.get("predicate") in preds and holds_at(f.payload, now)]
+    found.sort(key=lambda f: -float(f.payload.get("since_ts") or 0))
+    out: list[str] = []
+    for f in found:
+        p = f.payload
+        other = p["object_id"] if p.get("subject_id") in group else p.get("subject_id")
+        if other and other not in group and other not in out:
+            out.append(other)
+        if len(out) >= HOP_ENTITIES:
+            break
+    return out
+
+
+def hop_terms(engine: "Engine", question: str, scope: Any) -> "SparseVec | None":
+    """The ``ident`` terms of :func:`hop_entities` (hubs left out as in entity recall), or None."""
+    settings = engine.settings
+    if float(getattr(settings, "relation_weight", 0.0)) <= 0 and float(getattr(settings, "entity_weight", 0.0)) <= 0:
+        return None
+    ids = hop_entities(engine, question, scope)
+    hub = float(getattr(settings, "entity_hub_share", 1.0))
+    if ids and hub < 1.0:
+        total = engine.backend.count(engine.filter(scope))
+        if total >= hooks.HUB_MIN_MEMORIES:
+            ids = [i for i in ids if hooks._linked_count(engine, scope, [i]) <= hub * total]
+    if not ids:
+        return None
+    pairs = sorted((hooks.entity_token(i), 1.0) for i in ids)
+    return [t for t, _ in pairs], [w for _, w in pairs]
+
+
+__all__ = ["HOP_ENTITIES", "hop_entities", "hop_terms"]

@@ -1,0 +1,148 @@
+"""Keyless relation extraction: "Dana maintains the ingest worker", "the worker moved to Redis Streams", "the
+API is owned by the platform team" -> (subject, predicate, object) claims over the entities a text names.
+
+Precision over recall: a claim is made only when the words between two entity mentions of one sentence are
+exactly a known verb phrase (an adverb such as "now" or "also" and an article allowed; nothing else), so
+"Dana no longer maintains X", "if Dana maintains X" and "Dana said Priya maintains X" claim nothing wrong.
+Text in other languages matches no verb phrase and yields nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..extract import Mention
+from ..types import RelationClaim
+
+# predicate -> its active verb phrases (as regular expressions), every form a sentence writes it in
+ACTIVE: dict[str, str] = {
+    "maintains": r"maintains|maintained|is maintaining|was maintaining|has maintained",
+    "owns": r"owns|owned|has owned",
+    "leads": r"leads|led|heads|headed|is leading",
+    "uses": r"uses|used|is using|was using|has used",
+    "runs_on": r"runs on|ran on|is running on|is hosted on|is deployed on|was deployed on|now runs on",
+    "moved_to": r"moved to|has moved to|migrated to|has migrated to|was migrated to|switched to|has switched to",
+    "depends_on": r"depends on|depended on|relies on|relied on",
+    "works_at": r"works at|worked at|works for|worked for|is working at|is working for",
+    "lives_in": r"lives in|lived in|is living in|is based in|was based in",
+    "reports_to": r"reports to|reported to|is reporting to",
+}
+# predicate -> its passive phrases: "Y is maintained by X" says X maintains Y
+PASSIVE: dict[str, str] = {
+    "maintains": r"maintained",
+    "owns": r"owned",
+    "leads": r"led|headed",
+    "uses": r"used",
+}
+# the words a question asks a relation with ("the service Dana maintains", "who owns X", "what X moved to")
+ASKED: dict[str, str] = {
+    "maintains": r"maintain|maintains|maintained|maintaining|maintainer|maintainers",
+    "owns": r"own|owns|owned|owning|owner|owners",
+    "leads": r"lead|leads|led|leading|heads|headed",
+    "uses": r"use|uses|used|using",
+    "runs_on": r"runs? on|ran on|running on|hosted on|deployed on",
+    "moved_to": r"move to|moves to|moved to|migrate to|migrated to|switched to|switch to",
+    "depends_on": r"depends? on|depended on|relies on|rely on",
+    "works_at": r"works? at|worked at|works? for|worked for|working (?:at|for)|employer",
+    "lives_in": r"lives? in|lived in|living in|based in",
+    "reports_to": r"reports? to|reported to|manager|boss",
+}
+# single-valued: a subject has one at a time, so a new claim with another object closes the old one. The slot
+# groups predicates that say the same thing ("runs on Postgres", later "moved to Redis": one place it runs)
+SLOT: dict[str, str] = {"runs_on": "runs_on", "moved_to": "runs_on", "lives_in": "lives_in",
+                        "works_at": "works_at", "reports_to": "reports_to"}
+PREDICATES = tuple(ACTIVE)
+PERSON_SUBJECT = frozenset({"works_at", "lives_in", "reports_to"})
+
+_ADVERBS = r"(?:(?:now|also|still|currently|recently|already|officially|then|just)\s+)*"
+_ARTICLE = r"(?:(?:the|our|a|an|their|its|his|her|my|your)\s+)?"
+_LINK = r"(?:,\s*(?:who|which|that)\s+|\s+(?:who|which|that)\s+|\s+)"  # "Dana, who maintains", "X that uses"
+
+
+def _alternatives(table: dict[str, str]) -> str:
+    return "|".join(f"(?P<{p}>{v})" for p, v in table.items())
+
+
+_ACTIVE_GAP = re.compile(rf"^{_LINK}{_ADVERBS}(?:{_alternatives(ACTIVE)})\s+{_ARTICLE}$", re.I)
+_PASSIVE_GAP = re.compile(rf"^{_LINK}(?:is|was|are|were|has been|have been|had been)\s+{_ADVERBS}"
+                          rf"(?:{_alternatives(PASSIVE)})\s+by\s+{_ARTICLE}$", re.I)
+_ANY_VERB = re.compile(r"\b(?:" + "|".join(ACTIVE.values()) + r"|" + "|".join(PASSIVE.values()) + r")\b", re.I)
+_ASKED = re.compile(r"\b(?:" + _alternatives(ASKED) + r")\b", re.I)
+_SENTENCE_BREAK = re.compile(r"[.!?;:\n]")
+MAX_CLAIMS = 8  # per memory
+
+
+def might_relate(text: str) -> bool:
+    """Whether ``text`` has a verb phrase a relation is written with (a cheap check before extraction)."""
+    return bool(text) and _ANY_VERB.search(text) is not None
+
+
+def asked_predicates(question: str) -> set[str]:
+    """The predicates a question asks through ("the service Dana maintains": ``maintains``)."""
+    return {p for m in _ASKED.finditer(question or "") for p, v in m.groupdict().items() if v}
+
+
+def claims(text: str, mentions: Sequence[Mention]) -> list[RelationClaim]:
+    """The relations ``text`` states between the entities ``mentions`` found in it."""
+    if not might_relate(text) or len(mentions) < 2:
+        return []
+    spans = _spans(text, mentions)
+    out: list[RelationClaim] = []
+    for (a0, a1, a), (b0, b1, b) in zip(spans, spans[1:]):
+        gap = text[a1:b0]
+        if _SENTENCE_BREAK.search(gap) or a.key == b.key:
+            continue
+        act = _ACTIVE_GAP.match(gap)
+        pas = None if act else _PASSIVE_GAP.match(gap)
+        hit = act or pas
+        if hit is None:
+            continue
+        predicate = next(p for p, v in hit.groupdict().items() if v)
+        subj, obj = (a, b) if act else (b, a)
+        if predicate == "moved_to" and subj.kind == "person":
+            predicate = "lives_in" if obj.kind == "place" else "works_at" if obj.kind == "org" else ""
+        if not predicate or predicate in PERSON_SUBJECT and subj.kind != "person" \
+                or predicate == "reports_to" and obj.kind != "person":
+            continue
+        out.append(RelationClaim(subject=subj.name, predicate=predicate, object=obj.name, subject_kind=subj.kind,
+                                 object_kind=obj.kind))
+        if len(out) >= MAX_CLAIMS:
+            break
+    return list(dict.fromkeys(out))
+
+
+def _spans(text: str, mentions: Sequence[Mention]) -> list[tuple[int, int, Mention]]:
+    """Where each mention is written, left to right, longer names first where two overlap."""
+    found: list[tuple[int, int, Mention]] = []
+    for m in mentions:
+        for name in (m.name, *m.aliases):
+            if not name:
+                continue
+            for hit in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)", text):
+                found.append((hit.start(), hit.end(), m))
+    found.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+    kept: list[tuple[int, int, Mention]] = []
+    for s in found:
+        if not kept or s[0] >= kept[-1][1]:
+            kept.append(s)
+    return kept
+
+
+def normalise_predicate(predicate: str) -> tuple[str, bool]:
+    """A predicate as stored, and whether it was written the other way round: "Maintains"/"runs on" ->
+    ("maintains", False)/("runs_on", False); "maintained by" -> ("maintains", True) (the object maintains the
+    subject). A verb phrase this module does not know is kept, lowercased, words joined by "_"."""
+    text = " ".join(str(predicate or "").casefold().replace("_", " ").split())
+    if not text:
+        raise ValueError("a relation needs a predicate")
+    for p, forms in PASSIVE.items():
+        if re.fullmatch(rf"(?:is |was |are |were )?(?:{forms}) by", text):
+            return p, True
+    for p, forms in ACTIVE.items():
+        if re.fullmatch(rf"(?:{forms}|{p.replace('_', ' ')}|{p.rstrip('s').replace('_', ' ')})", text):
+            return p, False
+    return text.replace(" ", "_")[:64], False
+
+
+__all__ = ["PREDICATES", "SLOT", "asked_predicates", "claims", "might_relate", "normalise_predicate"]
