@@ -171,3 +171,26 @@ def test_relations_are_typed_by_the_memorys_entities_and_dated() -> None:
     assert (claim.subject, claim.predicate, claim.object) == ("Dana", "maintains", "ingest worker")
     assert (claim.subject_kind, claim.object_kind) == ("person", "service")
     assert claim.since is not None and (claim.since.year, claim.since.month) == (2025, 3)
+
+
+def test_the_llms_relation_is_stored_and_followed_by_recall(mem: Memory, srv: OpenAIServer,
+                                                                  llm: LLMDistiller) -> None:
+    """"is the on-call owner for" is no verb phrase the keyless patterns know: only the LLM says Dana maintains
+    the ledger service. A question through that relation ("the service Dana maintains") then raises what is
+    known about the service, against the same store where the LLM named no relation."""
+    question = "What does the service Dana maintains write to?"
+    ranks = {}
+    for tenant, relations in (("llm", [rel("Dana", "maintains", "ledger service", "2025-03-01")]), ("none", [])):
+        scope = Scope(tenant=tenant, user="dana")
+        for text in ("The ledger service writes its batches to Redis Streams.", "The billing worker writes to Kafka.",
+                     "The search indexer writes to Elasticsearch.", "Priya maintains the billing worker.",
+                     "The export job writes nightly files to S3."):
+            mem.add(text, scope=scope)
+        srv.reply({"memories": [memory("Dana is the on-call owner for the ledger service.",
+                                       [ent("Dana", "person"), ent("ledger service", "service")], relations)],
+                   "summary": "Dana owns the ledger service."})
+        mem.remember(said("Dana is the on-call owner for the ledger service since March."), scope=scope,
+                     session="s1", distiller=llm, episodes=False)
+        texts = [h.record.text for h in mem.search(question, scope=scope, limit=5)]
+        ranks[tenant] = texts.index("The ledger service writes its batches to Redis Streams.")
+    assert ranks["llm"] < ranks["none"] and ranks["llm"] <= 1

@@ -120,14 +120,18 @@ def relation_claims(rec: "MemoryRecord") -> list[RelationClaim]:
     return out
 
 
-def hand_over(engine: "Engine", rec: "MemoryRecord", entity_ids: Sequence[str]) -> None:
-    """Give the relation store the relations ``rec`` states (the one call between the write path and it). Never
-    raises: the memory and its links are stored whatever becomes of its relations."""
+def hand_over(engine: "Engine", rec: "MemoryRecord") -> None:
+    """Give the relation store the relations ``rec``'s metadata gives (the one call between the write path and
+    it): recorded as said by ``rec``, true from each claim's ``since`` (else when ``rec`` was said), closed when
+    ``rec`` stops being true. Never raises: the memory and its links are stored whatever becomes of them."""
     try:
         claims = relation_claims(rec)
         if not claims:
             return
-        log.debug("memory %s states %d relations; no relation store to keep them", rec.id, len(claims))
+        from .relations import record_claims
+
+        when = rec.occurred_at or rec.valid_from or rec.created_at
+        record_claims(engine, rec.scope, claims, rec.id, when, until=rec.valid_until)
     except Exception as exc:  # noqa: BLE001 - relations are an addition to the memory, never a reason to refuse it
         log.warning("could not store the relations of memory %s: %s: %s", rec.id, type(exc).__name__, exc)
 

@@ -74,11 +74,11 @@ def linked(engine: "Engine", point: PointData, rec: MemoryRecord) -> PointData:
         return point
     try:
         mentions = given.merged(extract(rec.text), rec)  # with those an LLM distiller named (given.py)
+        given.hand_over(engine, rec)  # and the relations it stated, to the relation store
         if not mentions:
             return point
         when = (rec.occurred_at or rec.valid_from or rec.created_at).timestamp()
         ids = idx.link(rec.scope, mentions, when)
-        given.hand_over(engine, rec, ids)
     except Exception as exc:  # noqa: BLE001 - the memory is stored without its links, never refused for them
         log.warning("could not link the entities of memory %s: %s: %s", rec.id, type(exc).__name__, exc)
         return point
