@@ -33,7 +33,9 @@ Never store greetings, thanks, the system prompt, the assistant restating the re
 JSON, logs or secrets ([REDACTED:...] placeholders stay as they are). Skip anything only relevant to this
 moment. Importance 1-10: 8-10 identity, strong preferences, hard-won lessons; 5-7 useful facts and decisions;
 1-4 minor details. Return an empty list when nothing is worth keeping.
-For each memory also list `entities`: the people, organisations, places, products, services, repositories, files, issues and hosts it names, each with its exact name as written in the memory and its `type` (person, org, place, product, service, repo, file, issue, host); and `relations`: facts it states between two of them as subject, short predicate, object ("Dana" "maintains" "ingest worker"), with `since`: the ISO date it became true when said, else "". Empty lists when there are none.
+Per memory, `entities`: the people, organisations, places, products, services, repos, files, issues and hosts \
+it names (`name` exactly as the memory writes it, `type`); `relations`: what it states between two of them \
+(subject, short predicate, object; `since`: the ISO date it became true if said, else ""). Empty lists when none.
 Also write `summary`: 2-5 sentences on what this session was about: the request, what was done and the
 outcome, with the files/commands that matter. If a previous summary is given, return an updated summary that
 covers both the earlier part and the new messages."""
