@@ -42,6 +42,7 @@ class RelatedEntity:
     name: str
     kind: str
     shared: int  # memories naming both
+    via: tuple[str, ...] = ()  # the relations that link them ("maintains", "moved_to"), beside co-mentions
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class EntityProfile:
     related: tuple[RelatedEntity, ...] = ()
     text: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    relations: tuple["Relation", ...] = ()  # true at as_of, then those that ended before it (newest first)
 
     @property
     def found(self) -> bool:

@@ -164,4 +164,27 @@ def to_relation(f: Found, names: dict[str, str]) -> Relation:
                     superseded_by=p.get("superseded_by"), sources=tuple(p.get("sources") or ()))
 
 
-__all__ = ["INDEXED", "RELATION_DIR", "RelationIndex", "holds_at", "to_relation"]
+
+def for_profile(ridx: RelationIndex, eidx: Any, scope: Scope | None, group: Sequence[str], ts: float,
+                limit: int = 40) -> tuple[list[Relation], list[Relation]]:
+    """The relations of the entity ``group`` (an entity and those merged into it) true at ``ts``, and those that
+    ended by then (newest first), their ends named; relations to entities since erased are left out."""
+    from ..store import shown
+
+    found = [f for f in ridx.touching(scope, group) if float(f.payload.get("since_ts") or 0) <= ts]
+    ends = {f.payload.get(k) for f in found for k in ("subject_id", "object_id")}
+    names = {e.id: shown(e.payload.get("name", "")) for e in eidx.get(sorted(i for i in ends if i))}
+    merged_into = {e.id: e.payload.get("merged_into") for e in eidx.get(sorted(i for i in ends if i))}
+    for i, target in merged_into.items():  # a merged entity is shown under the name it was merged into
+        if target:
+            got = eidx.get([target])
+            if got:
+                names[i] = shown(got[0].payload.get("name", ""))
+    found = [f for f in found if f.payload.get("subject_id") in names and f.payload.get("object_id") in names]
+    found.sort(key=lambda f: -float(f.payload.get("since_ts") or 0))
+    now = [to_relation(f, names) for f in found if holds_at(f.payload, ts)][:limit]
+    ended = [to_relation(f, names) for f in found if not holds_at(f.payload, ts)][:limit]
+    return now, ended
+
+
+__all__ = ["INDEXED", "RELATION_DIR", "RelationIndex", "for_profile", "holds_at", "to_relation"]
