@@ -173,7 +173,7 @@ def test_relations_are_typed_by_the_memorys_entities_and_dated() -> None:
     assert claim.since is not None and (claim.since.year, claim.since.month) == (2025, 3)
 
 
-def test_the_llms_relation_is_stored_and_followed_by_recall(mem: Memory, srv: OpenAIServer,
+def test_the_llms_relation_is_dated_in_about_and_followed_by_recall(mem: Memory, srv: OpenAIServer,
                                                                   llm: LLMDistiller) -> None:
     """"is the on-call owner for" is no verb phrase the keyless patterns know: only the LLM says Dana maintains
     the ledger service. A question through that relation ("the service Dana maintains") then raises what is
@@ -188,9 +188,16 @@ def test_the_llms_relation_is_stored_and_followed_by_recall(mem: Memory, srv: Op
             mem.add(text, scope=scope)
         srv.reply({"memories": [memory("Dana is the on-call owner for the ledger service.",
                                        [ent("Dana", "person"), ent("ledger service", "service")], relations)],
-                   "summary": "Dana owns the ledger service."})
+                   "summary": "On-call duties."})
         mem.remember(said("Dana is the on-call owner for the ledger service since March."), scope=scope,
                      session="s1", distiller=llm, episodes=False)
         texts = [h.record.text for h in mem.search(question, scope=scope, limit=5)]
         ranks[tenant] = texts.index("The ledger service writes its batches to Redis Streams.")
     assert ranks["llm"] < ranks["none"] and ranks["llm"] <= 1
+    profile = mem.about("Dana", scope=Scope(tenant="llm", user="dana"))
+    [said_by_llm] = [r for r in profile.relations if r.predicate == "maintains"]
+    assert (said_by_llm.subject, said_by_llm.object) == ("Dana", "ledger service")
+    assert said_by_llm.since is not None and said_by_llm.since.date().isoformat() == "2025-03-01"
+    assert said_by_llm.until is None and "- [2025-03-01] Dana maintains ledger service" in profile.text
+    assert not [r for r in mem.about("Dana", scope=Scope(tenant="none", user="dana")).relations
+                if r.predicate == "maintains"]
