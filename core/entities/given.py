@@ -5,7 +5,7 @@ The LLM distiller's vetted claims travel in the memory's metadata (``llm_entitie
 extractor found in its text, and the one resolver links both: a name the extractor typed by no cue (a bare
 capitalised word, a tentative sentence-initial one) takes the LLM's type; a name the extractor typed by a cue
 keeps its type; a name it missed is linked with the LLM's. :func:`relation_claims` turns the relations into
-:class:`~remem.core.entities.types.RelationClaim` for the relation store.
+:class:`~remem.core.entities.types.RelationClaim` for the relation store (:mod:`.handover`).
 
 Checked again here, against the text being written (a merge or an edit may have changed it since): a name must
 occur in the memory's text, and nothing with a redaction placeholder is linked. The LLM cannot invent an
@@ -15,7 +15,6 @@ entity, and metadata a caller writes by hand can name only what the text says.
 from __future__ import annotations
 
 import datetime as _dt
-import logging
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from . import names
@@ -23,10 +22,7 @@ from .extract import KINDS, MAX_MENTIONS, Mention
 from .types import RelationClaim
 
 if TYPE_CHECKING:
-    from ..store.engine import Engine
     from ..types import MemoryRecord
-
-log = logging.getLogger("remem.entities")
 
 ENTITIES_FIELD = "llm_entities"
 RELATIONS_FIELD = "llm_relations"
@@ -120,20 +116,4 @@ def relation_claims(rec: "MemoryRecord") -> list[RelationClaim]:
     return out
 
 
-def hand_over(engine: "Engine", rec: "MemoryRecord") -> None:
-    """Give the relation store the relations ``rec``'s metadata gives (the one call between the write path and
-    it): recorded as said by ``rec``, true from each claim's ``since`` (else when ``rec`` was said), closed when
-    ``rec`` stops being true. Never raises: the memory and its links are stored whatever becomes of them."""
-    try:
-        claims = relation_claims(rec)
-        if not claims:
-            return
-        from .relations import record_claims
-
-        when = rec.occurred_at or rec.valid_from or rec.created_at
-        record_claims(engine, rec.scope, claims, rec.id, when, until=rec.valid_until)
-    except Exception as exc:  # noqa: BLE001 - relations are an addition to the memory, never a reason to refuse it
-        log.warning("could not store the relations of memory %s: %s: %s", rec.id, type(exc).__name__, exc)
-
-
-__all__ = ["ENTITIES_FIELD", "RELATIONS_FIELD", "given_entities", "hand_over", "merged", "relation_claims"]
+__all__ = ["ENTITIES_FIELD", "RELATIONS_FIELD", "given_entities", "merged", "relation_claims"]

@@ -74,7 +74,6 @@ def linked(engine: "Engine", point: PointData, rec: MemoryRecord) -> PointData:
         return point
     try:
         mentions = given.merged(extract(rec.text), rec)  # with those an LLM distiller named (given.py)
-        given.hand_over(engine, rec)  # and the relations it stated, to the relation store
         if not mentions:
             return point
         when = (rec.occurred_at or rec.valid_from or rec.created_at).timestamp()
