@@ -28,11 +28,10 @@ MAX_SOURCES = 1000  # memory ids kept on one relation (a fact said a thousand ti
 
 
 def _ts(when: Any) -> float | None:
-    if when is None:
-        return None
-    if isinstance(when, _dt.datetime):
-        return (when if when.tzinfo else when.replace(tzinfo=_dt.timezone.utc)).timestamp()
-    return float(when)
+    """Epoch seconds of a datetime, an ISO string or a number (None stays None)."""
+    from ...types import to_ts
+
+    return None if when is None else to_ts(when)
 
 
 def _dt_of(ts: Any) -> _dt.datetime | None:
