@@ -111,6 +111,9 @@ class LocalMemory(Engine):
 
         point = entity_hooks.linked(self, super().point(rec, dense), rec)
         relations.on_write(self, rec)  # after its entities are linked: the relations it states, between them
+        from .entities import handover
+
+        handover.hand_over(self, rec)  # and those an LLM distiller said it states (vetted, in its metadata)
         return point
 
     def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:

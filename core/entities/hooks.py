@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from ..recall import lexical
 from ..store.backends.base import Cond, FilterSpec, PointData
 from ..types import MemoryRecord, SparseVec
-from . import names
+from . import given, names
 from .extract import extract
 from .resolve import lookup_keys, resolve
 from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend, rewrite_shard
@@ -73,7 +73,7 @@ def linked(engine: "Engine", point: PointData, rec: MemoryRecord) -> PointData:
     if idx is None:
         return point
     try:
-        mentions = extract(rec.text)
+        mentions = given.merged(extract(rec.text), rec)  # with those an LLM distiller named (given.py)
         if not mentions:
             return point
         when = (rec.occurred_at or rec.valid_from or rec.created_at).timestamp()
@@ -141,7 +141,7 @@ def after_forget(engine: "Engine", gone: Sequence[MemoryRecord]) -> None:
     try:
         candidates: set[str] = set()
         for rec in gone:
-            keys = [k for m in extract(rec.text) for k in lookup_keys(m)]
+            keys = [k for m in given.merged(extract(rec.text), rec) for k in lookup_keys(m)]
             candidates |= {k.id for k in idx.known(entity_scope(rec.scope), keys)}
         collect_unlinked(engine, candidates)
     except Exception as exc:  # noqa: BLE001 - the forget happened; compact() collects what is left
