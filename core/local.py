@@ -116,15 +116,12 @@ class LocalMemory(Engine):
         handover.hand_over(self, rec)  # and those an LLM distiller said it states (vetted, in its metadata)
         return point
 
-    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
+    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool, Any]:
+        from .entities import hooks as entity_hooks
         from .entities.relations import hop
 
-        return hop.recall_with_relations(self, query, scope)
-
-    def alias_recall(self, query: str, scope: Any) -> Any:
-        from .entities import hooks as entity_hooks
-
-        return entity_hooks.alias_terms(self, query, scope)
+        ident, unknown = hop.recall_with_relations(self, query, scope)
+        return ident, unknown, None if unknown else entity_hooks.alias_terms(self, query, scope)
 
     def close(self) -> None:
         from .entities import hooks as entity_hooks

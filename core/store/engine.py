@@ -349,10 +349,9 @@ class Engine:
         query = query.strip()
         if not query:
             return []
-        entity_ident, unknown = self.entity_recall(query, scope)
+        entity_ident, unknown, alias_bm25 = self.entity_recall(query, scope)
         if unknown:  # the question names only what this scope never heard of: nothing is better than the nearest
             return []
-        alias_bm25 = self.alias_recall(query, scope)
         qvec = yield EmbedQuery(query)
         now_ts = time.time()
 
@@ -371,12 +370,10 @@ class Engine:
             self._reinforce(hits, now_ts)
         return hits
 
-    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
-        """Entity terms for a search, and whether it names only unknown entities (LocalMemory: core.entities)."""
-        return None, False
-
-    def alias_recall(self, query: str, scope: Any) -> Any:  # LocalMemory: core.entities.hooks.alias_terms
-        return None  # BM25 terms of the other names of the entities the query names by an alias
+    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool, Any]:
+        """Entity terms for a search, whether it names only unknown entities, and the BM25 terms of the other names
+        of entities it names by an alias (LocalMemory: core.entities)."""
+        return None, False, None
 
     def _reinforce(self, hits: Sequence[SearchHit], now_ts: float) -> None:
         """Count a recall: read and write each count under the write lock, so concurrent searches add up."""
