@@ -43,6 +43,7 @@ class Settings:
     relation_weight: float = 0.5  # fusion weight of the memories linked to the entities a question reaches through
     # a relation it names ("the service Dana maintains": one hop; docs/benchmarks.md, "Relations"; 0: off)
     entity_hub_share: float = 0.2  # an entity linked to more than this share of a scope's memories is not used
+    entity_aliases: bool = True  # a question naming an entity by an alias is searched with its other names too
 
     def __post_init__(self) -> None:
         if self.decay is None:

@@ -12,6 +12,7 @@ from remem import Memory, Scope
 from remem.core.entities import extract
 from remem.core.entities.relations import claims, record_claims
 from remem.core.entities.types import RelationClaim
+from tests.test_entities import _story  # Dana maintains the worker; it uses Kafka, then moves to Redis Streams
 
 ACME = Scope(tenant="acme")
 
@@ -31,6 +32,8 @@ def triples(text: str) -> set[tuple[str, str, str]]:
     ("Dana moved to Berlin last year.", {("Dana", "lives_in", "Berlin")}),
     ("Dana reports to Priya Raman.", {("Dana", "reports_to", "Priya Raman")}),
     ("The ingest worker uses Kafka as its queue.", {("ingest worker", "uses", "Kafka")}),
+    ("Is the cron runner on call? Dana Whitfield, who joined in May, maintains the ingest worker.", set()),
+    ("Who knows? Dana Whitfield maintains the ingest worker.", {("Dana Whitfield", "maintains", "ingest worker")}),
 ])
 def test_patterns_find_the_relation_a_sentence_states(text: str, expected: set) -> None:
     assert triples(text) == expected
@@ -39,7 +42,8 @@ def test_patterns_find_the_relation_a_sentence_states(text: str, expected: set) 
 @pytest.mark.parametrize("text", [
     "Dana no longer maintains the ingest worker.",  # a negation is not the relation
     "Dana Whitfield and the ingest worker were both mentioned in the retro.",
-    "If Dana Whitfield maintains the ingest worker, who reviews it?",  # no: "If" breaks nothing, but see below
+    "If Dana Whitfield maintains the ingest worker, who reviews it?",  # a condition, not a fact
+    "Does Dana Whitfield maintain the ingest worker? Maybe Priya Raman maintains the ingest worker.",
     "Dana Whitfield, who leads the platform team, owns the deploy pipeline.",  # the team is no entity: nothing
     "Caroline went to the LGBTQ support group with Melanie.",
     "Der Ingest-Dienst läuft jetzt auf Redis Streams und Dana wartet ihn.",
@@ -48,22 +52,7 @@ def test_patterns_find_the_relation_a_sentence_states(text: str, expected: set) 
     "",
 ])
 def test_patterns_claim_nothing_without_a_stated_relation(text: str) -> None:
-    found = triples(text)
-    if text.startswith("If "):  # the clause states it, conditionally: at most that one relation, nothing else
-        assert found <= {("Dana Whitfield", "maintains", "ingest worker")}
-    else:
-        assert found == set()
-
-
-def _story(mem: Memory, scope: Scope = ACME) -> dict[str, str]:
-    ids = {}
-    ids["maint"] = mem.add("Dana Whitfield maintains the ingest worker.", scope=scope,
-                           valid_from="2026-03-02T10:00:00Z", occurred_at="2026-03-02T10:00:00Z").id
-    ids["kafka"] = mem.add("The ingest worker uses Kafka as its queue.", scope=scope,
-                           valid_from="2026-03-05T10:00:00Z", occurred_at="2026-03-05T10:00:00Z").id
-    ids["redis"] = mem.supersede(ids["kafka"], "The ingest worker moved to Redis Streams.", scope=scope,
-                                 valid_from="2026-05-01T00:00:00Z").id
-    return ids
+    assert triples(text) == set()
 
 
 def _facts(profile) -> set[tuple[str, str, str, str | None]]:
@@ -174,11 +163,15 @@ def test_forgetting_deletes_relations_only_it_said_and_compact_takes_them_off_di
 
 def test_export_import_and_rebuild_carry_the_relations(memory_factory, store_factory, tmp_path: Path) -> None:
     src, dst = memory_factory("none"), memory_factory("none")
-    _story(src)
-    src.export(tmp_path / "x.jsonl", scope=ACME)
-    dst.import_(tmp_path / "x.jsonl", scope=ACME)
+    ids = _story(src)  # and one relation only an LLM saw in the text: the file must carry it
+    record_claims(src._connection.local, ACME, [RelationClaim("ingest worker", "depends on", "Vault", "service",
+                                                              "product")], ids["maint"], "2026-03-02T10:00:00Z")
+    src.export(tmp_path / "x.jsonl.gz", scope=ACME)
+    dst.import_(tmp_path / "x.jsonl.gz", scope=ACME)
     a, b = src.about("ingest worker", scope=ACME), dst.about("ingest worker", scope=ACME)
-    assert _facts(b) == _facts(a) and len(_facts(a)) == 3
+    assert _facts(b) == _facts(a) and len(_facts(a)) == 4 and ("ingest worker", "depends_on", "Vault", None) in _facts(b)
+    assert dst.import_(tmp_path / "x.jsonl.gz", scope=ACME) and _facts(dst.about("ingest worker", scope=ACME)) == \
+        _facts(a)  # imported twice: the same relations
     assert {(r.predicate, r.since, r.sources) for r in b.relations} == {(r.predicate, r.since, r.sources)
                                                                        for r in a.relations}
     path = store_factory("none")  # a store written without entities builds its relations with link_entities
@@ -187,7 +180,14 @@ def test_export_import_and_rebuild_carry_the_relations(memory_factory, store_fac
     with Memory(path=path, embedder="none") as mem:
         assert mem.about("ingest worker", scope=ACME).entity is None
         mem.link_entities(scope=ACME)
-        assert _facts(mem.about("ingest worker", scope=ACME)) == _facts(a)
+        assert _facts(mem.about("ingest worker", scope=ACME)) == _facts(a) - {("ingest worker", "depends_on", "Vault",
+                                                                              None)}
+    path = store_factory("none")  # or with remem reembed, which writes every memory again
+    with Memory(path=path, embedder="none", entities=False) as mem:
+        _story(mem)
+    with Memory(path=path, embedder="none") as mem:
+        mem.reembed()
+        assert ("ingest worker", "moved_to", "Redis Streams", None) in _facts(mem.about("ingest worker", scope=ACME))
 
 
 def test_record_claims_stores_what_an_llm_hands_over(mem: Memory) -> None:
@@ -206,3 +206,80 @@ def test_record_claims_stores_what_an_llm_hands_over(mem: Memory) -> None:
                          rec.id, "2026-02-01T00:00:00+00:00") == [got[0]]  # said again: the same record
     assert record_claims(mem.with_settings(entities=False)._connection.local, ACME, [
         RelationClaim("a service", "uses", "b")], rec.id) == []
+
+
+def test_cli_about_json_lists_the_relations(store_factory) -> None:
+    from tests.test_cli import run
+
+    store = store_factory("none")
+    run("add", "Dana Whitfield maintains the ingest worker.", "--tenant", "acme", store=store)
+    import json
+
+    out = json.loads(run("about", "ingest worker", "--tenant", "acme", "--json", store=store).stdout)
+    assert [(r["subject"], r["predicate"], r["object"], r["until"]) for r in out["relations"]] == [
+        ("Dana Whitfield", "maintains", "ingest worker", None)]
+    assert "Dana Whitfield maintains ingest worker" in out["text"]
+
+
+def test_an_edited_memory_no_longer_supports_what_it_stopped_saying(mem: Memory) -> None:
+    told = mem.add("Dana Whitfield maintains the ingest worker.", scope=ACME)
+    mem.add("Priya Raman owns the ingest worker.", scope=ACME)
+    mem.update(told.id, text="Dana Whitfield reviewed the ingest worker.", scope=ACME)
+    assert {(r.subject, r.predicate) for r in mem.about("ingest worker", scope=ACME).relations} == {
+        ("Priya Raman", "owns")}
+    mem.update(told.id, text="Dana Whitfield leads the ingest worker.", scope=ACME)
+    assert {(r.subject, r.predicate) for r in mem.about("ingest worker", scope=ACME).relations} == {
+        ("Priya Raman", "owns"), ("Dana Whitfield", "leads")}
+
+
+def test_relations_cross_the_service(store_factory, monkeypatch) -> None:
+    from remem.core.entities.types import Relation
+    from remem.core.service.client import stop_service
+
+    monkeypatch.setenv("REMEM_SERVICE_IDLE", "60")  # a leaked service still goes away by itself
+    path = store_factory("none")
+    try:
+        with Memory(path=path, embedder="none", service="require") as mem:
+            assert mem.remote
+            _story(mem)
+            p = mem.about("ingest worker", scope=ACME)
+            assert all(isinstance(r, Relation) for r in p.relations)
+            assert _facts(p) == {("Dana Whitfield", "maintains", "ingest worker", None),
+                                 ("ingest worker", "moved_to", "Redis Streams", None),
+                                 ("ingest worker", "uses", "Kafka", "2026-05-01")}
+            hits = mem.search("What queue does the service Dana maintains use?", scope=ACME, limit=3)
+            assert "The ingest worker moved to Redis Streams." in [h.record.text for h in hits]
+    finally:
+        stop_service(path, timeout=5, wait=False)
+
+
+def test_the_hop_rides_with_the_entity_boost_and_relation_weight_0_turns_it_off(mem: Memory) -> None:
+    from remem.core.entities import hooks
+    from remem.core.entities.relations.hop import recall_with_relations
+
+    _story(mem)
+    question = "What queue does the service Dana maintains use?"
+    engine = mem._connection.local
+    worker = mem.about("ingest worker", scope=ACME).entity.id
+    redis = mem.about("Redis Streams", scope=ACME).entity.id
+    dana = mem.about("Dana", scope=ACME).entity.id
+    terms, unknown = recall_with_relations(engine, question, ACME)
+    assert not unknown and dict(zip(*terms)) == {hooks.entity_token(worker): 1.0, hooks.entity_token(redis): 0.5}
+    boosted = mem.with_settings(entity_weight=0.5)._connection.local
+    both = dict(zip(*recall_with_relations(boosted, question, ACME)[0]))
+    assert both[hooks.entity_token(dana)] == 1.0 and both[hooks.entity_token(worker)] == 1.0
+    assert both[hooks.entity_token(redis)] == 0.5
+    off = mem.with_settings(entity_weight=0.5, relation_weight=0)._connection.local
+    assert hooks.entity_token(redis) not in dict(zip(*recall_with_relations(off, question, ACME)[0]))
+    assert recall_with_relations(mem.with_settings(relation_weight=0)._connection.local, question, ACME) == (None,
+                                                                                                             False)
+
+
+def test_the_hop_survives_the_dense_relevance_floor(memory_factory) -> None:
+    mem = memory_factory("minilm")  # the default local model: a hit sharing no word needs a dense similarity
+    _story(mem)
+    question = "What queue does the service Dana maintains use?"
+    assert "The ingest worker moved to Redis Streams." in [h.record.text for h in mem.search(question, scope=ACME)]
+    assert "The ingest worker moved to Redis Streams." not in [  # the same run without the hop: under the floor
+        h.record.text for h in mem.with_settings(relation_weight=0).search(question, scope=ACME)]
+    assert mem.search("What is the capital of France?", scope=ACME) == []  # the floor still holds elsewhere

@@ -256,9 +256,15 @@ def _strip_possessive(word: str) -> str:
     return re.sub(r"['’]s?$", "", word)
 
 
+# "ClickHouse, which we also call the events store": the name after "call" is an alias, as after "aka"
+_CALLED = re.compile(r"\b(?:which|that|who|whom)\s+(?:we|they|you|people|everyone|everybody)\s+"
+                     r"(?:also\s+|often\s+|usually\s+|just\s+|sometimes\s+)?call\s+[\"'“]?"
+                     r"([^,;()\"'”.<>\r\n\v\f\x1c-\x1f\x85\u2028\u2029]{2,40})", re.I)  # one line, no tag
+
+
 def _aliases(text: str, found: dict[tuple[str, str], Mention]) -> None:
     """"ClickHouse (aka CHouse)", "Robert, also known as Bob": the second name is an alias of the first."""
-    for m in _ALIAS.finditer(text):
+    for m in [*_ALIAS.finditer(text), *_CALLED.finditer(text)]:
         first, second = names.key(text[max(0, m.start() - 60):m.start()].rstrip(" ,(")), m.group(1).strip()
         for slot, mention in list(found.items()):
             if mention.key and first.endswith(mention.key):

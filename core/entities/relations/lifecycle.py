@@ -113,14 +113,17 @@ def _entity(eidx: Any, scope: Scope, name: str, kind: str | None, when: float) -
 def on_write(engine: "Engine", rec: MemoryRecord) -> None:
     """A memory being written: the relations its text states recorded (it is their source); if it supersedes
     another, the relations only that one said are closed when this one starts."""
-    if not hooks.enabled(engine) or (not rec.supersedes and not might_relate(rec.text)):
+    edited = rec.updated_at > rec.created_at  # update(): what its old text said may not be said any more
+    if not hooks.enabled(engine) or (not rec.supersedes and not edited and not might_relate(rec.text)):
         return
     try:
-        when = (rec.valid_from or rec.occurred_at or rec.created_at).timestamp()
+        when = rec.event_time.timestamp()  # when it was said or happened (as about() dates its line)
         found = find_claims(rec.text, extract(rec.text)) if might_relate(rec.text) else []
         new = record_claims(engine, rec.scope, found, rec.id, when, until=rec.valid_until) if found else []
         if rec.supersedes:
             _supersede(engine, rec.supersedes, when, new)
+        if edited:
+            _unsay(engine, rec.id, new)
     except Exception as exc:  # noqa: BLE001 - the memory is stored without its relations, never refused for them
         log.warning("could not record the relations of memory %s: %s: %s", rec.id, type(exc).__name__, exc)
 
@@ -142,6 +145,17 @@ def _supersede(engine: "Engine", old_id: str, when: float, new: Sequence[str]) -
                          and SLOT.get(g.payload.get("predicate", ""), g.payload.get("predicate")) == slot), None) \
                 or next((g.id for g in fresh if g.payload.get("subject_id") == p.get("subject_id")), None)
             ridx.close(f.id, max(when, float(p.get("since_ts") or when)), succ)
+
+
+def _unsay(engine: "Engine", memory_id: str, kept: Sequence[str]) -> None:
+    """Memory ``memory_id`` no longer says the relations it said but ``kept``: it leaves their sources."""
+    ridx = index(engine, create=False)
+    if ridx is None:
+        return
+    with engine.write_lock:
+        stale = [f.id for f in ridx.with_sources([memory_id]) if f.id not in kept]
+        if stale:
+            ridx.drop_sources([memory_id], only=stale)
 
 
 def after_forget(engine: "Engine", gone: Sequence[MemoryRecord]) -> None:

@@ -52,12 +52,9 @@ class RelationIndex:
 
     # ------------------------------------------------------------------ reading
     def scan(self, flt: FilterSpec) -> Iterator[Found]:
-        offset = None
-        while True:
-            found, offset = self.backend.scroll(flt, limit=PAGE, offset=offset)
-            yield from found
-            if offset is None or not found:
-                return
+        from ...store.engine import Engine
+
+        yield from Engine.scan(self, flt, PAGE)  # type: ignore[arg-type]  # the engine's paging reads .backend only
 
     def touching(self, scope: Scope | None, entity_ids: Iterable[str], *, own: bool = False) -> list[Found]:
         """The relations whose subject or object is one of ``entity_ids``, visible from ``scope``."""
@@ -133,12 +130,14 @@ class RelationIndex:
             change["superseded_by"] = superseded_by
         self.backend.set_payload([rid], change)
 
-    def drop_sources(self, memory_ids: Sequence[str]) -> list[str]:
-        """Take ``memory_ids`` out of every relation's sources; delete the relations left with none. Returns
-        the ids deleted."""
+    def drop_sources(self, memory_ids: Sequence[str], only: Sequence[str] | None = None) -> list[str]:
+        """Take ``memory_ids`` out of every relation's sources (of the relations ``only``, when given); delete
+        the relations left with none. Returns the ids deleted."""
         gone = set(memory_ids)
         dead: list[str] = []
         for f in self.with_sources(list(gone)):
+            if only is not None and f.id not in only:
+                continue
             left = [s for s in f.payload.get("sources") or () if s not in gone]
             if left:
                 self.backend.set_payload([f.id], {"sources": left})
