@@ -59,7 +59,7 @@ def scope_filter(scope: Scope | None, *, own: bool = False) -> FilterSpec:
 INDEXED = ("tenant", "user", "agent", "kind", "names")
 
 
-def _entity_shard_class(indexed: Sequence[str] = INDEXED) -> type:
+def _entity_shard_class(indexed: Sequence[str] = INDEXED, floats: Sequence[str] = ()) -> type:
     """An Edge shard for entity (or relation) records: no vectors to speak of, and only the indexes its lookups
     use (creating the memories' twenty took 1.3 s on a first write; these take 0.3 s)."""
     import qdrant_edge as qe
@@ -76,16 +76,20 @@ def _entity_shard_class(indexed: Sequence[str] = INDEXED) -> type:
                 if key not in skip:
                     params = qe.KeywordIndexParams(is_tenant=True) if key == "tenant" else qe.PayloadSchemaType.Keyword
                     shard.update(qe.UpdateOperation.create_field_index(key, params))
+            for key in floats:  # ordered reads (``earliest``) need a range index
+                if key not in skip:
+                    shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float))
 
     return EntityShard
 
 
-def open_backend(backend: Any, name: str = ENTITY_DIR, indexed: Sequence[str] = INDEXED) -> Any | None:
+def open_backend(backend: Any, name: str = ENTITY_DIR, indexed: Sequence[str] = INDEXED,
+                 floats: Sequence[str] = ()) -> Any | None:
     """The entity store beside ``backend`` (None for a backend it does not know: entities are then off);
-    ``name``/``indexed``: another store of the same shape beside it (the relations')."""
+    ``name``/``indexed``/``floats``: another store of the same shape beside it (the relations')."""
     kind = getattr(backend, "kind", None)  # by kind: importing qdrant-client costs an Edge store ~1.8 s
     if kind == "edge" and hasattr(backend, "folder"):
-        ent = _entity_shard_class(tuple(indexed))(Path(backend.folder) / name)
+        ent = _entity_shard_class(tuple(indexed), tuple(floats))(Path(backend.folder) / name)
     elif kind == "qdrant" and hasattr(backend, "collection"):
         ent = copy.copy(backend)  # the same client (local mode allows one per folder), another collection
         ent.collection = f"{backend.collection}_{name}"
@@ -94,6 +98,11 @@ def open_backend(backend: Any, name: str = ENTITY_DIR, indexed: Sequence[str] = 
     else:
         return None
     ent.ensure(0)
+    if kind == "qdrant" and str(getattr(ent, "location", "")).startswith(("http", "grpc")):  # local mode ignores them
+        from qdrant_client import models as qm
+
+        for key in floats:
+            ent._client.create_payload_index(ent.collection, key, field_schema=qm.PayloadSchemaType.FLOAT)
     return ent
 
 

@@ -39,7 +39,7 @@ def index(engine: "Engine", *, create: bool = True) -> RelationIndex | None:
         got = getattr(shared, "relation_index", None)
         if got is None:
             try:
-                backend = open_backend(engine.backend, RELATION_DIR, INDEXED)
+                backend = open_backend(engine.backend, RELATION_DIR, INDEXED, ("since_ts",))
             except Exception as exc:  # noqa: BLE001 - relations are an addition: the store works without them
                 log.warning("relation index unavailable: %s: %s", type(exc).__name__, exc)
                 return None

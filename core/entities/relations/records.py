@@ -74,6 +74,23 @@ class RelationIndex:
         return list(self.scan(FilterSpec(must=[Cond("sources", any_of=tuple(memory_ids))])))
 
     # ------------------------------------------------------------------ writing
+    def _mine(self, scope: Scope, subject_id: str, predicates: Sequence[str], *more: Cond) -> list[Found]:
+        """The subject's relations with one of ``predicates`` that meet ``more``: read by filter, so a write costs
+        the same however long an entity's history is (reading all of it made each write slower as a store grew)."""
+        flt = scope_filter(scope, own=True)
+        flt.must += [Cond("subject_id", eq=subject_id), Cond("predicate", any_of=tuple(predicates)), *more]
+        return list(self.scan(flt))
+
+    def _next(self, scope: Scope, subject_id: str, predicates: Sequence[str], object_id: str,
+              since: float) -> list[Found]:
+        """The first relation of the subject's slot, with another object, that started after ``since`` (one read,
+        ordered by Qdrant on the ``since_ts`` index)."""
+        flt = scope_filter(scope, own=True)
+        flt.must += [Cond("subject_id", eq=subject_id), Cond("predicate", any_of=tuple(predicates)),
+                     Cond("since_ts", gt=since)]
+        flt.must_not.append(Cond("object_id", eq=object_id))
+        return self.backend.earliest(flt, 1, by="since_ts")
+
     def record(self, scope: Scope, subject_id: str, predicate: str, object_id: str, since: float,
                source: str | None, until: float | None = None) -> str:
         """Store that ``subject_id`` ``predicate`` ``object_id`` from ``since`` (said by memory ``source``):
@@ -82,9 +99,7 @@ class RelationIndex:
         started after it (a memory written out of order, an import). ``until``: the memory saying it stopped
         being true then (superseded or expired). Returns the relation's id."""
         scope = entity_scope(scope)
-        mine = [f for f in self.touching(scope, [subject_id], own=True) if f.payload.get("subject_id") == subject_id]
-        same = [f for f in mine if f.payload.get("predicate") == predicate and f.payload.get("object_id") == object_id
-                and f.payload.get("until_ts") is None]
+        same = self._mine(scope, subject_id, [predicate], Cond("object_id", eq=object_id), Cond("until_ts", empty=True))
         if same and until is None:
             f = same[0]
             change: dict[str, Any] = {}
@@ -111,10 +126,12 @@ class RelationIndex:
         if until is not None:
             payload["until_ts"] = until
         slot = SLOT.get(predicate)
-        if slot is not None:
-            rivals = [f for f in mine if SLOT.get(f.payload.get("predicate", "")) == slot
-                      and f.payload.get("object_id") != object_id and f.id != rid]
-            later = [f for f in rivals if float(f.payload.get("since_ts") or 0) > since]
+        if slot is not None:  # the slot's open relations, and those that started after this one
+            preds = [p for p, s in SLOT.items() if s == slot]
+            rivals = [f for f in self._mine(scope, subject_id, preds, Cond("until_ts", empty=True))
+                      if f.payload.get("object_id") != object_id and f.id != rid]
+            later = [f for f in rivals + self._next(scope, subject_id, preds, object_id, since)
+                     if f.id != rid and float(f.payload.get("since_ts") or 0) > since]
             if later and until is None:  # a newer claim already holds the slot: this one ended when it began
                 first = min(later, key=lambda f: float(f.payload.get("since_ts") or 0))
                 payload["until_ts"], payload["superseded_by"] = float(first.payload["since_ts"]), first.id
