@@ -29,6 +29,7 @@ class LocalMemory(Engine):
     """The in-process implementation of every operation (see :class:`~remem.core.operations.MemoryOperations`)."""
 
     def export(self, path: str | os.PathLike[str], *, scope: Any = None) -> int:
+        self._settle_entities(scope)
         return transfer.export(self, path, scope=scope)
 
     @planned
@@ -51,6 +52,7 @@ class LocalMemory(Engine):
     def compact(self, *, progress: Callable[[int], None] | None = None, prune_backups: bool = True) -> int:
         from .entities import hooks as entity_hooks
 
+        self._settle_entities(None)
         n = compaction.compact(self, progress=progress, prune_backups=prune_backups)
         entity_hooks.compact(self)  # then unlinked entities gone, their names out of the entity shard's files
         return n
@@ -90,6 +92,8 @@ class LocalMemory(Engine):
             log.warning("could not take forgotten messages out of the pending queue: %s", type(exc).__name__)
         from .entities import hooks as entity_hooks
 
+        for tenant_scope in {rec.scope.stored_tenant: rec.scope for rec in gone}.values():
+            entity_hooks.settle(self, tenant_scope)  # what the rest of the tenant names is linked before counting
         entity_hooks.after_forget(self, gone)
 
     # ------------------------------------------------------------------ entities (remem.core.entities)
@@ -98,9 +102,21 @@ class LocalMemory(Engine):
 
         return entity_hooks.linked(self, super().point(rec, dense), rec)
 
+    def write_new(self, rec: MemoryRecord, dense: list[float] | None) -> None:
+        from .entities import hooks as entity_hooks
+
+        entity_hooks.write_new(self, super().point(rec, dense), rec)
+
+    def _settle_entities(self, scope: Any) -> None:
+        """Link the memories of ``scope`` still waiting for their entities: what reads entities sees every write."""
+        from .entities import hooks as entity_hooks
+
+        entity_hooks.settle(self, scope)
+
     def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
         from .entities import hooks as entity_hooks
 
+        entity_hooks.settle(self, scope)
         return entity_hooks.recall_terms(self, query, scope)
 
     def close(self) -> None:
@@ -113,27 +129,32 @@ class LocalMemory(Engine):
     def about(self, name: str, *, scope: Any = None, as_of: Any = None, token_budget: int = 600) -> Any:
         from .entities import profile
 
+        self._settle_entities(scope)
         return profile.about(self, name, scope=scope, as_of=as_of, token_budget=token_budget)
 
     def entities(self, *, scope: Any = None, query: str | None = None, kind: str | None = None,
                  limit: int = 50) -> Any:
         from .entities import profile
 
+        self._settle_entities(scope)
         return profile.list_entities(self, scope=scope, query=query, kind=kind, limit=limit)
 
     def merge_entities(self, keep: str, other: str, *, scope: Any = None) -> Any:
         from .entities import merging
 
+        self._settle_entities(scope)
         return merging.merge(self, keep, other, scope=scope)
 
     def split_entity(self, entity_id: str, name: str, *, scope: Any = None) -> Any:
         from .entities import merging
 
+        self._settle_entities(scope)
         return merging.split(self, entity_id, name, scope=scope)
 
     def link_entities(self, *, scope: Any = None, progress: Callable[[int], None] | None = None) -> int:
         from .entities import rebuild
 
+        self._settle_entities(scope)
         return rebuild.link_all(self, scope=scope, progress=progress)
 
     def audit(self, *, scope: Any = None) -> dict[str, Any]:

@@ -164,8 +164,13 @@ class Engine:
                 if existing is not None:
                     return dedupe.merge_into(self.backend, existing, rec)
             self._check_quota(rec.scope, 1)
-            self.backend.upsert([self.point(rec, dense)])
+            self.write_new(rec, dense)
         return rec
+
+    def write_new(self, rec: MemoryRecord, dense: list[float] | None) -> None:
+        """Write a new memory's point, under the write lock (LocalMemory: its entities are linked after the
+        write returns, :mod:`remem.core.entities.linking`)."""
+        self.backend.upsert([self.point(rec, dense)])
 
     def _check_quota(self, scope: Scope, adding: int) -> None:
         """Atomic with the write that follows (both under the write lock): N concurrent saves cannot overshoot."""
