@@ -122,8 +122,10 @@ def write_new(engine: "Engine", point: PointData, rec: MemoryRecord) -> None:
 
 
 def settle(engine: "Engine", scope: Any = None) -> None:
-    """Link what is pending for ``scope`` before entities are read there (read-your-writes)."""
-    linking.settle(engine, scope)
+    """Link what is pending for ``scope`` before entities are read there (read-your-writes; opening the index
+    first queues what a process that died left pending)."""
+    if enabled(engine) and index(engine) is not None:
+        linking.settle(engine, scope)
 
 
 def links(engine: "Engine", entity_ids: Sequence[str]) -> int:
