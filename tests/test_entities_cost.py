@@ -150,3 +150,29 @@ def test_the_background_thread_links_once_writes_pause(mem: Memory, monkeypatch:
             break
         linker._thread.join(0.05)
     assert len(linker) == 0 and pending(mem) == 0
+
+
+def test_an_edit_before_linking_links_the_new_text(any_mem: Memory) -> None:
+    rec = any_mem.add_many([{"text": "Ignatius Fairweather-Lowe owns the ledger service."}], scope=ACME)[0]
+    any_mem.update(rec.id, text="Henrietta Blackwood-Singh owns the ledger service.", scope=ACME)
+    names = {e.name for e in any_mem.entities(scope=ACME)}
+    assert "Henrietta Blackwood-Singh" in names and "Ignatius Fairweather-Lowe" not in names
+    assert pending(any_mem) == 0
+
+
+@pytest.mark.parametrize("text", ["LA", "Van", "We flew to LA on Monday.", "La is where Dana Whitfield lives."])
+def test_a_capitalised_joiner_alone_is_no_name_and_loses_no_link(text: str) -> None:
+    from remem.core.entities import extract
+
+    found = {m.name for m in extract(text)}
+    assert not found & {"LA", "Van", "La"}
+    assert ("Dana Whitfield" in found) == ("Dana" in text)
+
+
+def test_a_long_paste_names_at_most_max_mentions_the_first_ones() -> None:
+    from remem.core.entities.extract import MAX_MENTIONS, extract
+
+    text = "Dana Whitfield fixed OPS-1 on db-prod-01. " + " ".join(f"see issue #{i} in acme/api-{i}." for i in range(3000))
+    found = extract(text[:32_000])
+    assert len(found) == MAX_MENTIONS
+    assert [m.name for m in found[:3]] == ["OPS-1", "#0", "#1"]
