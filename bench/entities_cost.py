@@ -62,21 +62,23 @@ def _settle(mem: Memory) -> None:
     linking.settle(mem._connection.local)
 
 
-def add_many_rate(path: Path, n: int, side: str, embedder: str = "none") -> tuple[float, float, int]:
-    """(memories/s as the calls return, memories/s until all are linked, bytes on disk after compact)."""
+def add_many_rate(path: Path, n: int, side: str, embedder: str = "none") -> tuple[float, float, int, float, float]:
+    """(memories/s as the calls return, memories/s until all are linked, bytes on disk after compact, CPU us a
+    memory of the calling thread as the calls return, CPU us a memory of the whole process until linked). On a
+    loaded machine the CPU times are the steadier measure: wall time there is mostly waiting for a core."""
     rng = random.Random(3)
     items = [{"text": synth_text(rng, i)} for i in range(n)]
     with _open(path, side, embedder) as mem:
         mem.add(WARM, scope=Scope(tenant="warm"))  # steady state: a store's first write opens it (not timed)
         _settle(mem)
-        t0 = time.perf_counter()
+        t0, c0, p0 = time.perf_counter(), time.thread_time(), time.process_time()
         for start in range(0, n, 500):
             mem.add_many(items[start:start + 500], scope=Scope(tenant=f"t{start % 7}"), dedupe=False)
-        returned = time.perf_counter() - t0
+        returned, cpu = time.perf_counter() - t0, time.thread_time() - c0
         _settle(mem)
-        linked = time.perf_counter() - t0
+        linked, cpu_linked = time.perf_counter() - t0, time.process_time() - p0
         mem.compact()
-    return n / returned, n / linked, size_of(path)
+    return n / returned, n / linked, size_of(path), cpu / n * 1e6, cpu_linked / n * 1e6
 
 
 def remember_seconds(path: Path, convs: list, side: str) -> tuple[float, float]:
@@ -126,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     dense_linked: dict[str, list[float]] = {s: [] for s in SIDES}
     rem: dict[str, list[float]] = {s: [] for s in SIDES}
     rem_linked: dict[str, list[float]] = {s: [] for s in SIDES}
+    cpus: dict[str, list[float]] = {s: [] for s in SIDES}
+    cpus_linked: dict[str, list[float]] = {s: [] for s in SIDES}
     sizes: dict[str, int] = {}
     lat: dict[str, list[float]] = {"entity recall on": [], "entity recall off": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,7 +137,9 @@ def main(argv: list[str] | None = None) -> int:
             order = SIDES[r % 3:] + SIDES[:r % 3]
             for side in (order if r % 2 == 0 else order[::-1]):
                 tag = f"{r}{SIDES.index(side)}"
-                rate, until, size = add_many_rate(Path(tmp) / f"a{tag}", args.n, side)
+                rate, until, size, cpu, cpu_until = add_many_rate(Path(tmp) / f"a{tag}", args.n, side)
+                cpus[side].append(cpu)
+                cpus_linked[side].append(cpu_until)
                 rates[side].append(rate)
                 linked[side].append(until)
                 sizes[side] = size
@@ -142,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                     rem[side].append(back)
                     rem_linked[side].append(done)
                 if args.dense_n:
-                    rate, until, _ = add_many_rate(Path(tmp) / f"d{tag}", args.dense_n, side, "auto")
+                    rate, until, _, _, _ = add_many_rate(Path(tmp) / f"d{tag}", args.dense_n, side, "auto")
                     dense[side].append(rate)
                     dense_linked[side].append(until)
             console.log(f"round {r + 1}: add_many " + " / ".join(f"{rates[s][-1]:.0f}" for s in SIDES) + " per s")
@@ -183,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
 
     row(f"add_many memories/s, BM25 only ({args.n:,}): calls return", rates)
     row("  the same, until every memory is linked", linked)
+    row("  CPU us a memory, calling thread, as the calls return", cpus, "{:.0f}", False)
+    row("  CPU us a memory, whole process, until every memory is linked", cpus_linked, "{:.0f}", False)
     if args.dense_n:
         row(f"add_many memories/s, default local embedder ({args.dense_n}): calls return", dense)
         row("  the same, until every memory is linked", dense_linked)
@@ -203,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(s)
     console.print(f"extraction of one 32,000-character paste: {paste * 1000:.0f} ms CPU")
     if args.json:
-        args.json.write_text(json.dumps({"add_many": rates, "add_many_linked": linked, "add_many_dense": dense,
+        args.json.write_text(json.dumps({"add_many": rates, "add_many_linked": linked, "cpu": cpus, "cpu_linked": cpus_linked, "add_many_dense": dense,
                                          "add_many_dense_linked": dense_linked, "remember": rem,
                                          "remember_linked": rem_linked, "sizes": sizes, "latency": lat,
                                          "load": load, "paste_cpu_s": paste}, default=str))

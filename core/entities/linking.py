@@ -197,11 +197,11 @@ def link_batch(engine: "Engine", batch: dict[str, tuple[str, SparseVec | None]])
     if idx is not None:
         idx.flush()
     engine.backend.set_vectors(vectors)
-    unlinked = [i for i, ids in links.items() if not ids]
-    engine.backend.set_payload(unlinked, {field: []})
+    same: dict[tuple[str, ...], list[str]] = {}  # one write for the memories naming the same entities (or none)
     for i, ids in links.items():
-        if ids:
-            engine.backend.set_payload([i], {field: ids})
+        same.setdefault(tuple(ids), []).append(i)
+    for ids, members in same.items():
+        engine.backend.set_payload(members, {field: list(ids)})
 
 
 def linker(engine: "Engine", *, create: bool = True) -> Linker | None:
