@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..recall import lexical
 from ..store.backends.base import Cond, FilterSpec, PointData
+from ..store.records import from_payload
 from ..types import MemoryRecord, SparseVec
 from . import linking, names
 from .extract import extract
@@ -58,7 +59,7 @@ def _recover(engine: "Engine") -> None:
     """Queue the memories a process that died before linking them left pending (they are linked in the
     background, or by the first read of entities)."""
     try:
-        got = linking.linker(engine)
+        got = linking.linker(engine, link_pending)
         if got is not None:
             got.recover()
     except Exception as exc:  # noqa: BLE001 - they stay marked: the next open tries again
@@ -116,9 +117,38 @@ def write_new(engine: "Engine", point: PointData, rec: MemoryRecord) -> None:
         engine.backend.upsert([linked(engine, point, rec)])
         return
     engine.backend.upsert([replace(point, payload={**point.payload, LINK_FIELD: [linking.PENDING]})])
-    got = linking.linker(engine)
+    got = linking.linker(engine, link_pending)
     assert got is not None
     got.add(rec.id, rec.scope.stored_tenant, point.sparse.get("ident"))
+
+
+def link_pending(engine: "Engine", batch: dict[str, tuple[str, SparseVec | None]]) -> None:
+    """Link the memories of ``batch`` that are still stored and still pending (under the write lock). The
+    entity records are flushed first, then the ``ident`` tokens, then the links, which replace the marker: a
+    crash part way leaves the marker, and linking again is idempotent (an entity's id is derived from its name)."""
+    idx = index(engine)
+    field = LINK_FIELD
+    found = [f for f in engine.backend.retrieve(list(batch)) if linking.PENDING in (f.payload.get(field) or ())]
+    if not found:
+        return
+    links: dict[str, list[str]] = {}
+    vectors: list[PointData] = []
+    for f in found:
+        rec = from_payload(f.id, f.payload)
+        ids = entity_ids(idx, rec) if idx is not None else []
+        links[f.id] = ids
+        if ids:
+            ident = batch[f.id][1] or lexical.ident_vector(rec.text)
+            vectors.append(PointData(id=f.id, payload={},
+                                     sparse={"ident": with_tokens(ident, map(entity_token, ids))}))
+    if idx is not None:
+        idx.flush()
+    engine.backend.set_vectors(vectors)
+    same: dict[tuple[str, ...], list[str]] = {}  # one write for the memories naming the same entities (or none)
+    for i, ids in links.items():
+        same.setdefault(tuple(ids), []).append(i)
+    for ids, members in same.items():
+        engine.backend.set_payload(members, {field: list(ids)})
 
 
 def settle(engine: "Engine", scope: Any = None) -> None:
@@ -223,7 +253,7 @@ def close(engine: "Engine") -> None:
 
 
 def _close(engine: "Engine") -> None:
-    got = linking.linker(engine, create=False)
+    got = linking.linker(engine)
     if got is not None:
         try:
             got.stop()  # what is pending is linked before the index closes (the next open would otherwise)
@@ -351,4 +381,4 @@ def _asks_only_the_unknown(engine: "Engine", question: str, unknown: Sequence[An
 
 
 __all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_ids",
-           "entity_token", "index", "known_in_question", "linked", "links", "settle", "write_new"]
+           "entity_token", "index", "known_in_question", "link_pending", "linked", "links", "settle", "write_new"]

@@ -18,16 +18,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..scope import coerce_scope
-from ..store.backends.base import Cond, FilterSpec, PointData
-from ..store.records import from_payload
+from ..store.backends.base import Cond, FilterSpec
 from ..types import Scope, SparseVec
+from .store import LINK_FIELD
 
 if TYPE_CHECKING:
     from ..store.engine import Engine
-    from .store import EntityIndex
+
+LinkBatch = Callable[["Engine", "dict[str, tuple[str, SparseVec | None]]"], None]
 
 log = logging.getLogger("remem.entities")
 
@@ -42,8 +43,9 @@ RECOVER_PAGE = 1024
 class Linker:
     """The memories of one open store waiting for their entities, and the thread that links them."""
 
-    def __init__(self, engine: "Engine") -> None:
+    def __init__(self, engine: "Engine", link: "LinkBatch") -> None:
         self.engine = engine
+        self._link = link  # links a batch under the write lock (hooks.link_pending)
         self._pending: dict[str, tuple[str, SparseVec | None]] = {}  # id -> (stored tenant, its ident vector)
         self._busy = 0  # memories taken from the queue whose links are being written
         self._cond = threading.Condition()
@@ -71,7 +73,7 @@ class Linker:
     def recover(self) -> int:
         """Queue the memories a previous process stored and did not link (it died first); returns how many."""
         backend = self.engine.backend
-        flt = FilterSpec(must=[Cond(_link_field(), any_of=(PENDING,))])
+        flt = FilterSpec(must=[Cond(LINK_FIELD, any_of=(PENDING,))])
         if not backend.count(flt):
             return 0
         n, offset = 0, None
@@ -114,7 +116,7 @@ class Linker:
             if not batch:
                 return False
             try:
-                link_batch(self.engine, batch)
+                self._link(self.engine, batch)
             except Exception as exc:  # noqa: BLE001 - they keep their marker: the next open links them
                 log.warning("could not link the entities of %d memories: %s: %s", len(batch), type(exc).__name__,
                             exc)
@@ -160,59 +162,21 @@ class Linker:
                 thread.join(timeout=5)
 
 
-def _link_field() -> str:
-    from .store import LINK_FIELD
-
-    return LINK_FIELD
-
-
 def _flush_index(engine: "Engine") -> None:
     idx = getattr(engine._shared, "entity_index", None)
     if idx:
         idx.flush()
 
 
-def link_batch(engine: "Engine", batch: dict[str, tuple[str, SparseVec | None]]) -> None:
-    """Link the memories of ``batch`` that are still stored and still pending (under the write lock). The
-    entity records are flushed first, then the ``ident`` tokens, then the links, which replace the marker: a
-    crash part way leaves the marker, and linking again is idempotent (an entity's id is derived from its name)."""
-    from ..recall import lexical
-    from . import hooks
-
-    idx = hooks.index(engine)
-    field = _link_field()
-    found = [f for f in engine.backend.retrieve(list(batch)) if PENDING in (f.payload.get(field) or ())]
-    if not found:
-        return
-    links: dict[str, list[str]] = {}
-    vectors: list[PointData] = []
-    for f in found:
-        rec = from_payload(f.id, f.payload)
-        ids = hooks.entity_ids(idx, rec) if idx is not None else []
-        links[f.id] = ids
-        if ids:
-            ident = batch[f.id][1] or lexical.ident_vector(rec.text)
-            vectors.append(PointData(id=f.id, payload={},
-                                     sparse={"ident": hooks.with_tokens(ident, map(hooks.entity_token, ids))}))
-    if idx is not None:
-        idx.flush()
-    engine.backend.set_vectors(vectors)
-    same: dict[tuple[str, ...], list[str]] = {}  # one write for the memories naming the same entities (or none)
-    for i, ids in links.items():
-        same.setdefault(tuple(ids), []).append(i)
-    for ids, members in same.items():
-        engine.backend.set_payload(members, {field: list(ids)})
-
-
-def linker(engine: "Engine", *, create: bool = True) -> Linker | None:
-    """The store's linker (created on first use when ``create``)."""
+def linker(engine: "Engine", link: "LinkBatch | None" = None) -> Linker | None:
+    """The store's linker; created on first use when given the function that links a batch."""
     shared = engine._shared
     got = getattr(shared, "entity_linker", None)
-    if got is None and create:
+    if got is None and link is not None:
         with shared.lock:
             got = getattr(shared, "entity_linker", None)
             if got is None:
-                got = Linker(engine)
+                got = Linker(engine, link)
                 shared.entity_linker = got  # type: ignore[attr-defined]
     return got
 
@@ -229,4 +193,4 @@ def settle_all(engine: "Engine", scopes: Sequence[Any]) -> None:
         settle(engine, s)
 
 
-__all__ = ["BACKGROUND", "BATCH", "IDLE", "Linker", "MAX_PENDING", "PENDING", "link_batch", "linker", "settle", "settle_all"]
+__all__ = ["BACKGROUND", "BATCH", "IDLE", "LinkBatch", "Linker", "MAX_PENDING", "PENDING", "linker", "settle", "settle_all"]

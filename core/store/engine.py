@@ -168,8 +168,7 @@ class Engine:
         return rec
 
     def write_new(self, rec: MemoryRecord, dense: list[float] | None) -> None:
-        """Write a new memory's point, under the write lock (LocalMemory: its entities are linked after the
-        write returns, :mod:`remem.core.entities.linking`)."""
+        """Write a new memory's point, under the write lock (LocalMemory: entities linked after it returns)."""
         self.backend.upsert([self.point(rec, dense)])
 
     def _check_quota(self, scope: Scope, adding: int) -> None:
