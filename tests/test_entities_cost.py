@@ -176,3 +176,11 @@ def test_a_long_paste_names_at_most_max_mentions_the_first_ones() -> None:
     found = extract(text[:32_000])
     assert len(found) == MAX_MENTIONS
     assert [m.name for m in found[:3]] == ["OPS-1", "#0", "#1"]
+
+
+def test_a_long_bulk_load_keeps_the_queue_bounded(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(linking, "MAX_PENDING", 4)
+    mem.add_many([{"text": f"Ticket OPS-{100 + i} was fixed by Dana Whitfield."} for i in range(12)], scope=ACME)
+    assert len(mem._connection.local._shared.entity_linker) <= 4  # the writer linked batches itself
+    assert pending(mem) <= 4
+    assert len({e.name for e in mem.entities(scope=ACME, kind="issue")}) == 12
