@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..scope import coerce_scope
 from ..store.backends.base import Cond, FilterSpec
@@ -62,10 +62,7 @@ class Linker:
         with self._cond:
             self._pending[memory_id] = (tenant, ident)
             self._last = time.monotonic()
-            if self._thread is None and not self._stopping:
-                self._thread = threading.Thread(target=self._run, name="remem-entity-linker", daemon=True)
-                self._thread.start()
-            self._cond.notify()
+            self._wake()
             full = len(self._pending) > MAX_PENDING
         if full:
             self._link_some(None)
@@ -87,12 +84,16 @@ class Linker:
                 break
         with self._cond:
             self._last = 0.0
-            if self._thread is None and not self._stopping:
-                self._thread = threading.Thread(target=self._run, name="remem-entity-linker", daemon=True)
-                self._thread.start()
-            self._cond.notify()
+            self._wake()
         log.info("linking the entities of %d memories a previous process left pending", n)
         return n
+
+    def _wake(self) -> None:
+        """Start the thread on the first pending memory, and tell it there is one (under ``_cond``)."""
+        if self._thread is None and not self._stopping:
+            self._thread = threading.Thread(target=self._run, name="remem-entity-linker", daemon=True)
+            self._thread.start()
+        self._cond.notify()
 
     # ------------------------------------------------------------------ linking
     def settle(self, scope: Any = None) -> None:
@@ -188,9 +189,4 @@ def settle(engine: "Engine", scope: Any = None) -> None:
         got.settle(scope)
 
 
-def settle_all(engine: "Engine", scopes: Sequence[Any]) -> None:
-    for s in dict.fromkeys(scopes):
-        settle(engine, s)
-
-
-__all__ = ["BACKGROUND", "BATCH", "IDLE", "LinkBatch", "Linker", "MAX_PENDING", "PENDING", "linker", "settle", "settle_all"]
+__all__ = ["BACKGROUND", "BATCH", "IDLE", "LinkBatch", "Linker", "MAX_PENDING", "PENDING", "linker", "settle"]
