@@ -8,6 +8,10 @@ when every fact phrase it lists is in the recalled text (case-insensitive); a ne
 scored by the tokens its context spends (the fewer the better). Profile questions are also asked of
 ``about(name)``: the share of their facts its text holds.
 
+``bench/data/entities_heldout.json`` is a held-out set of the same kinds (a hospital ward, a research lab, a
+household, an indie game studio), written apart from the code: run it with
+``--data bench/data/entities_heldout.json`` only at the end of a round, and never tune on it.
+
     python -m remem.bench.entities_questions [--embedder none] [--data PATH]
 """
 
@@ -76,8 +80,13 @@ def main(argv: list[str] | None = None) -> int:
         variants = {"default (boost off, unknown-name rule on)": mem,
                     "boost on (entity_weight=0.5)": mem.with_settings(entity_weight=0.5),
                     "entity recall off (same store)": mem.with_settings(entity_recall=False)}
+        variants["alias names off (entity_aliases=False)"] = mem.with_settings(entity_aliases=False)
+        bare = Memory(path=Path(tmp) / "bare", embedder=args.embedder, service="off", entities=False)
+        load(bare, data)
+        variants["entities=False (own store)"] = bare
         results = {name: score(m, data) for name, m in variants.items()}
         mem.close()
+        bare.close()
     table = Table(title=f"entity questions via remember() -> context() at {BUDGET} tokens ({args.embedder})")
     table.add_column("measure")
     table.add_column("n", justify="right")

@@ -119,6 +119,11 @@ class LocalMemory(Engine):
         entity_hooks.settle(self, scope)
         return entity_hooks.recall_terms(self, query, scope)
 
+    def alias_recall(self, query: str, scope: Any) -> Any:
+        from .entities import hooks as entity_hooks
+
+        return entity_hooks.alias_terms(self, query, scope)
+
     def close(self) -> None:
         from .entities import hooks as entity_hooks
 

@@ -321,12 +321,19 @@ def _strip_possessive(word: str) -> str:
     return _POSSESSIVE.sub("", word) if "'" in word or "’" in word else word
 
 
+# "ClickHouse, which we also call the events store": the name after "call" is an alias, as after "aka"
+_CALLED = re.compile(r"\b(?:which|that|who|whom)\s+(?:we|they|you|people|everyone|everybody)\s+"
+                     r"(?:also\s+|often\s+|usually\s+|just\s+|sometimes\s+)?call\s+[\"'“]?"
+                     r"([^,;()\"'”.<>\r\n\v\f\x1c-\x1f\x85\u2028\u2029]{2,40})", re.I)  # one line, no tag
+
+
 def _aliases(text: str, found: dict[tuple[str, str], Mention]) -> None:
     """"ClickHouse (aka CHouse)", "Robert, also known as Bob": the second name is an alias of the first."""
     low = text.casefold()
-    if not any(w in low for w in _ALIAS_WORDS):
+    aka, called = any(w in low for w in _ALIAS_WORDS), "call" in low  # most texts name no alias: no pattern run
+    if not aka and not called:
         return
-    for m in _ALIAS.finditer(text):
+    for m in [*(_ALIAS.finditer(text) if aka else ()), *(_CALLED.finditer(text) if called else ())]:
         first, second = names.key(text[max(0, m.start() - 60):m.start()].rstrip(" ,(")), m.group(1).strip()
         for slot, mention in list(found.items()):
             if mention.key and first.endswith(mention.key):

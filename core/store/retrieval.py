@@ -22,7 +22,7 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from ..recall import lexical, support
+from ..recall import aliases, lexical, support
 from ..types import SearchHit, SparseVec
 from .backends.base import FilterSpec, PrefetchSpec
 from .records import from_payload, valid_payload, valid_within
@@ -84,11 +84,12 @@ class DropRate:
 def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[float] | None, flt: FilterSpec,
            limit: int, now_ts: float | None = None, valid_ts: float | None = None,
            drops: DropRate | None = None, floor: float | None = None,
-           extra_ident: SparseVec | None = None) -> list[SearchHit]:
+           extra_ident: SparseVec | None = None, alias_bm25: SparseVec | None = None) -> list[SearchHit]:
     """Up to ``limit`` hits for ``query`` under ``flt``, best first by decayed score; with ``valid_ts``, only
     records valid then (``flt`` holding no validity condition of its own). ``drops``: the store's recent drop
     share, which sets the spare and learns from this search. ``floor``: the embedder's relevance floor
-    (:mod:`~remem.core.recall.support`)."""
+    (:mod:`~remem.core.recall.support`). ``alias_bm25``: other names of entities the query names by an alias,
+    added to its BM25 terms (:mod:`~remem.core.recall.aliases`)."""
     now_ts = time.time() if now_ts is None else now_ts
     spare = 0
     if valid_ts is not None:
@@ -98,7 +99,7 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
         else:  # this store drops most of what it asks: the ranges go in the filter
             flt, valid_ts = valid_within(flt, valid_ts), None
     depth = max(settings.prefetch, limit * 2, limit + spare)
-    prefetches = [PrefetchSpec("bm25", lexical.bm25_query(query), depth)]
+    prefetches = [PrefetchSpec("bm25", aliases.expand(lexical.bm25_query(query), alias_bm25), depth)]
     if qvec:
         prefetches.append(PrefetchSpec("dense", qvec, depth, weight=DENSE_WEIGHT))
     ident = lexical.ident_vector(query)

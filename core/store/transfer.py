@@ -22,6 +22,7 @@ from ..types import MemoryRecord, ScopeError, record_time, utcnow
 from .plan import EmbedDocuments, Plan
 from ..recall.fencing import clean_tag
 from .records import content_hash, from_payload
+from .quota import QuotaExceededError, confirm_quota
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -147,6 +148,14 @@ def _write(engine: "Engine", recs: Sequence[MemoryRecord], vectors: Sequence[lis
             engine._check_quota(sc, adding)
         points = [engine.point(replace(r, embedded=v is not None or not engine.dense), v) for r, v in zip(recs, vectors)]
         engine.backend.upsert(points)
+        new = [r for r in recs if r.id not in existing]
+        for tenant, (sc, _) in by_tenant.items():  # another process may have filled the tenant meanwhile
+            try:
+                confirm_quota(engine.backend, engine.settings.tenant_quota, sc,
+                              [r.id for r in new if r.scope.stored_tenant == tenant])
+            except QuotaExceededError:
+                engine.backend.delete([r.id for r in new])  # the batch goes as one: none of its new records stay
+                raise
     return len(points)
 
 
