@@ -58,13 +58,15 @@ class Linker:
 
     # ------------------------------------------------------------------ queueing
     def add(self, memory_id: str, tenant: str, ident: SparseVec | None) -> None:
-        """Queue a memory just written with :data:`PENDING` (called under the write lock, after the write)."""
-        with self._cond:
-            self._pending[memory_id] = (tenant, ident)
-            self._last = time.monotonic()
-            self._wake()
-            full = len(self._pending) > MAX_PENDING
-        if full:
+        """Queue a memory just written with :data:`PENDING` (called under the write lock, after the write: the
+        queue changes only under it, so no other lock is taken unless the thread must be woken)."""
+        first = not self._pending
+        self._pending[memory_id] = (tenant, ident)
+        self._last = time.monotonic()
+        if first or self._thread is None:  # a thread counting down wakes by itself: no hand-over per write
+            with self._cond:
+                self._wake()
+        if len(self._pending) > MAX_PENDING:
             self._link_some(None)
 
     def recover(self) -> int:
