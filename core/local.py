@@ -31,6 +31,7 @@ class LocalMemory(Engine):
     def export(self, path: str | os.PathLike[str], *, scope: Any = None) -> int:
         from .entities.relations import transfer as relations
 
+        self._settle_entities(scope)
         return transfer.export(self, path, scope=scope, extra=lambda: relations.export_lines(self, scope))
 
     @planned
@@ -56,6 +57,7 @@ class LocalMemory(Engine):
     def compact(self, *, progress: Callable[[int], None] | None = None, prune_backups: bool = True) -> int:
         from .entities import hooks as entity_hooks
 
+        self._settle_entities(None)
         n = compaction.compact(self, progress=progress, prune_backups=prune_backups)
         entity_hooks.compact(self)  # then unlinked entities gone, their names out of the entity shard's files
         from .entities.relations import lifecycle as relations
@@ -98,6 +100,8 @@ class LocalMemory(Engine):
             log.warning("could not take forgotten messages out of the pending queue: %s", type(exc).__name__)
         from .entities import hooks as entity_hooks
 
+        for tenant_scope in {rec.scope.stored_tenant: rec.scope for rec in gone}.values():
+            entity_hooks.settle(self, tenant_scope)  # what the rest of the tenant names is linked before counting
         entity_hooks.after_forget(self, gone)
         from .entities.relations import lifecycle as relations
 
@@ -107,19 +111,36 @@ class LocalMemory(Engine):
     def point(self, rec: MemoryRecord, dense: list[float] | None) -> Any:
         from .entities import hooks as entity_hooks
 
+        point = entity_hooks.linked(self, super().point(rec, dense), rec)
+        self._relations(rec)
+        return point
+
+    def write_new(self, rec: MemoryRecord, dense: list[float] | None) -> None:
+        from .entities import hooks as entity_hooks
+
+        entity_hooks.write_new(self, super().point(rec, dense), rec)
+        self._relations(rec)
+
+    def _relations(self, rec: MemoryRecord) -> None:
+        """The relations a memory states: its text's, and those an LLM distiller said it states (vetted, in its
+        metadata). Recorded as it is written: they resolve their own ends, not waiting for its links."""
+        from .entities import handover
         from .entities.relations import lifecycle as relations
 
-        point = entity_hooks.linked(self, super().point(rec, dense), rec)
-        relations.on_write(self, rec)  # after its entities are linked: the relations it states, between them
-        from .entities import handover
+        relations.on_write(self, rec)
+        handover.hand_over(self, rec)
 
-        handover.hand_over(self, rec)  # and those an LLM distiller said it states (vetted, in its metadata)
-        return point
+    def _settle_entities(self, scope: Any) -> None:
+        """Link the memories of ``scope`` still waiting for their entities: what reads entities sees every write."""
+        from .entities import hooks as entity_hooks
+
+        entity_hooks.settle(self, scope)
 
     def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool, Any]:
         from .entities import hooks as entity_hooks
         from .entities.relations import hop
 
+        entity_hooks.settle(self, scope)
         ident, unknown = hop.recall_with_relations(self, query, scope)
         return ident, unknown, None if unknown else entity_hooks.alias_terms(self, query, scope)
 
@@ -136,27 +157,32 @@ class LocalMemory(Engine):
     def about(self, name: str, *, scope: Any = None, as_of: Any = None, token_budget: int = 600) -> Any:
         from .entities import profile
 
+        self._settle_entities(scope)
         return profile.about(self, name, scope=scope, as_of=as_of, token_budget=token_budget)
 
     def entities(self, *, scope: Any = None, query: str | None = None, kind: str | None = None,
                  limit: int = 50) -> Any:
         from .entities import profile
 
+        self._settle_entities(scope)
         return profile.list_entities(self, scope=scope, query=query, kind=kind, limit=limit)
 
     def merge_entities(self, keep: str, other: str, *, scope: Any = None) -> Any:
         from .entities import merging
 
+        self._settle_entities(scope)
         return merging.merge(self, keep, other, scope=scope)
 
     def split_entity(self, entity_id: str, name: str, *, scope: Any = None) -> Any:
         from .entities import merging
 
+        self._settle_entities(scope)
         return merging.split(self, entity_id, name, scope=scope)
 
     def link_entities(self, *, scope: Any = None, progress: Callable[[int], None] | None = None) -> int:
         from .entities import rebuild
 
+        self._settle_entities(scope)
         return rebuild.link_all(self, scope=scope, progress=progress)
 
     def audit(self, *, scope: Any = None) -> dict[str, Any]:

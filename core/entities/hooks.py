@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..recall import lexical
 from ..store.backends.base import Cond, FilterSpec, PointData
+from ..store.records import from_payload
 from ..types import MemoryRecord, SparseVec
-from . import given, names
+from . import given, linking, names
 from .extract import extract
 from .resolve import lookup_keys, resolve
 from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend, rewrite_shard
@@ -49,7 +50,20 @@ def index(engine: "Engine") -> EntityIndex | None:
                 log.warning("entity index unavailable: %s: %s", type(exc).__name__, exc)
                 got = None
             shared.entity_index = got  # type: ignore[attr-defined]
+            if got is not None and got._cached and linking.BACKGROUND:
+                _recover(engine)
     return got
+
+
+def _recover(engine: "Engine") -> None:
+    """Queue the memories a process that died before linking them left pending (they are linked in the
+    background, or by the first read of entities)."""
+    try:
+        got = linking.linker(engine, link_pending)
+        if got is not None:
+            got.recover()
+    except Exception as exc:  # noqa: BLE001 - they stay marked: the next open tries again
+        log.warning("could not look for memories left unlinked: %s: %s", type(exc).__name__, exc)
 
 
 def entity_token(entity_id: str) -> int:
@@ -72,20 +86,76 @@ def linked(engine: "Engine", point: PointData, rec: MemoryRecord) -> PointData:
     idx = index(engine)
     if idx is None:
         return point
-    try:
-        mentions = given.merged(extract(rec.text), rec)  # with those an LLM distiller named (given.py)
-        if not mentions:
-            return point
-        when = (rec.occurred_at or rec.valid_from or rec.created_at).timestamp()
-        ids = idx.link(rec.scope, mentions, when)
-    except Exception as exc:  # noqa: BLE001 - the memory is stored without its links, never refused for them
-        log.warning("could not link the entities of memory %s: %s: %s", rec.id, type(exc).__name__, exc)
-        return point
+    ids = entity_ids(idx, rec)
     if not ids:
         return point
     sparse = dict(point.sparse)
     sparse["ident"] = with_tokens(sparse.get("ident", ([], [])), (entity_token(i) for i in ids))
     return replace(point, payload={**point.payload, LINK_FIELD: ids}, sparse=sparse)
+
+
+def entity_ids(idx: EntityIndex, rec: MemoryRecord) -> list[str]:
+    """The ids of the entities ``rec`` names, created or updated in ``idx`` (none when that fails: the memory is
+    stored without its links, never refused for them)."""
+    try:
+        mentions = given.merged(extract(rec.text), rec)  # with those an LLM distiller named (given.py)
+        if not mentions:
+            return []
+        when = (rec.occurred_at or rec.valid_from or rec.created_at).timestamp()
+        return idx.link(rec.scope, mentions, when)
+    except Exception as exc:  # noqa: BLE001 - the memory is stored without its links, never refused for them
+        log.warning("could not link the entities of memory %s: %s: %s", rec.id, type(exc).__name__, exc)
+        return []
+
+
+def write_new(engine: "Engine", point: PointData, rec: MemoryRecord) -> None:
+    """Store a new memory's ``point`` (under the write lock). Where this process is the store's one writer, its
+    entities are linked after the write returns (:mod:`.linking`): the point carries the pending marker until
+    then. Elsewhere (a Qdrant server) they are linked now, in the same write."""
+    idx = index(engine) if enabled(engine) else None
+    if idx is None or not idx._cached or not linking.BACKGROUND:
+        engine.backend.upsert([linked(engine, point, rec)])
+        return
+    engine.backend.upsert([replace(point, payload={**point.payload, LINK_FIELD: [linking.PENDING]})])
+    got = linking.linker(engine, link_pending)
+    assert got is not None
+    got.add(rec.id, rec.scope.stored_tenant, point.sparse.get("ident"))
+
+
+def link_pending(engine: "Engine", batch: dict[str, tuple[str, SparseVec | None]]) -> None:
+    """Link the memories of ``batch`` that are still stored and still pending (under the write lock). The
+    entity records are flushed first, then the ``ident`` tokens, then the links, which replace the marker: a
+    crash part way leaves the marker, and linking again is idempotent (an entity's id is derived from its name)."""
+    idx = index(engine)
+    field = LINK_FIELD
+    found = [f for f in engine.backend.retrieve(list(batch)) if linking.PENDING in (f.payload.get(field) or ())]
+    if not found:
+        return
+    links: dict[str, list[str]] = {}
+    vectors: list[PointData] = []
+    for f in found:
+        rec = from_payload(f.id, f.payload)
+        ids = entity_ids(idx, rec) if idx is not None else []
+        links[f.id] = ids
+        if ids:
+            ident = batch[f.id][1] or lexical.ident_vector(rec.text)
+            vectors.append(PointData(id=f.id, payload={},
+                                     sparse={"ident": with_tokens(ident, map(entity_token, ids))}))
+    if idx is not None:
+        idx.flush()
+    engine.backend.set_vectors(vectors)
+    same: dict[tuple[str, ...], list[str]] = {}  # one write for the memories naming the same entities (or none)
+    for i, ids in links.items():
+        same.setdefault(tuple(ids), []).append(i)
+    for ids, members in same.items():
+        engine.backend.set_payload(members, {field: list(ids)})
+
+
+def settle(engine: "Engine", scope: Any = None) -> None:
+    """Link what is pending for ``scope`` before entities are read there (read-your-writes; opening the index
+    first queues what a process that died left pending)."""
+    if enabled(engine) and index(engine) is not None:
+        linking.settle(engine, scope)
 
 
 def links(engine: "Engine", entity_ids: Sequence[str]) -> int:
@@ -164,6 +234,13 @@ def close(engine: "Engine") -> None:
 
 
 def _close(engine: "Engine") -> None:
+    got = linking.linker(engine)
+    if got is not None:
+        try:
+            got.stop()  # what is pending is linked before the index closes (the next open would otherwise)
+        except Exception as exc:  # noqa: BLE001 - closing: the markers stay, the next open links them
+            log.warning("could not link the pending memories on close: %s: %s", type(exc).__name__, exc)
+        engine._shared.entity_linker = None  # type: ignore[attr-defined]
     idx = getattr(engine._shared, "entity_index", None)
     if idx is not None:
         try:
@@ -343,5 +420,5 @@ def _asks_only_the_unknown(engine: "Engine", question: str, unknown: Sequence[An
     return not found(rest)
 
 
-__all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_token", "index",
-           "known_in_question", "linked", "links"]
+__all__ = ["recall_terms", "after_forget", "close", "collect_unlinked", "compact", "enabled", "entity_ids",
+           "entity_token", "index", "known_in_question", "link_pending", "linked", "links", "settle", "write_new"]

@@ -8,6 +8,7 @@ for a name that has letters.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -28,11 +29,13 @@ def _strip_accents(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+@functools.lru_cache(maxsize=8192)  # names repeat: most mentions are of a name said before
 def key(name: str) -> str:
     """The comparison key of ``name``: "Dana's" -> "dana", "The Ingest Worker" -> "ingest worker"."""
-    text = unicodedata.normalize("NFKC", name).strip()
+    ascii_ = name.isascii()  # NFKC and accent folding leave ASCII as it is: skipped
+    text = (name if ascii_ else unicodedata.normalize("NFKC", name)).strip()
     text = _POSSESSIVE.sub("", text)
-    text = _strip_accents(text).casefold()
+    text = (text if ascii_ else _strip_accents(text)).casefold()
     text = _SPACES.sub(" ", _NON_WORD.sub(" ", text)).strip()
     for article in _ARTICLES:
         if text.startswith(article) and len(text) > len(article):

@@ -163,14 +163,13 @@ class Engine:
                                                  rrf_k=self.settings.rrf_k)
                 if existing is not None:
                     return dedupe.merge_into(self.backend, existing, rec)
-            self._check_quota(rec.scope, 1)
-            self.backend.upsert([self.point(rec, dense)])
+            check_quota(self.backend, self.settings.tenant_quota, rec.scope, 1)  # atomic with the write: both locked
+            self.write_new(rec, dense)
             confirm_quota(self.backend, self.settings.tenant_quota, rec.scope, [rec.id])  # other processes' writes
         return rec
 
-    def _check_quota(self, scope: Scope, adding: int) -> None:
-        """Atomic with the write that follows (both under the write lock): N concurrent saves cannot overshoot."""
-        check_quota(self.backend, self.settings.tenant_quota, scope, adding)
+    def write_new(self, rec: MemoryRecord, dense: list[float] | None) -> None:  # LocalMemory: entities linked later
+        self.backend.upsert([self.point(rec, dense)])
 
     # ------------------------------------------------------------------ add
     @planned
@@ -298,7 +297,7 @@ class Engine:
             if switch <= (old.valid_from or old.created_at):
                 raise ValueError(f"the new memory must start after the old one became valid "
                                  f"({(old.valid_from or old.created_at).isoformat()})")
-            self._check_quota(old.scope, 1)
+            check_quota(self.backend, self.settings.tenant_quota, old.scope, 1)
             rec = replace(rec, embedded=dense is not None or not self.dense)
             self.backend.upsert([self.point(rec, dense)])
             confirm_quota(self.backend, self.settings.tenant_quota, old.scope, [rec.id])  # before closing the old

@@ -22,7 +22,7 @@ from ..types import MemoryRecord, ScopeError, record_time, utcnow
 from .plan import EmbedDocuments, Plan
 from ..recall.fencing import clean_tag
 from .records import content_hash, from_payload
-from .quota import QuotaExceededError, confirm_quota
+from .quota import QuotaExceededError, check_quota, confirm_quota
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -168,7 +168,7 @@ def _write(engine: "Engine", recs: Sequence[MemoryRecord], vectors: Sequence[lis
                 sc, adding = by_tenant.get(r.scope.stored_tenant, (r.scope, 0))
                 by_tenant[r.scope.stored_tenant] = (sc, adding + 1)
         for sc, adding in by_tenant.values():
-            engine._check_quota(sc, adding)
+            check_quota(engine.backend, engine.settings.tenant_quota, sc, adding)
         points = [engine.point(replace(r, embedded=v is not None or not engine.dense), v) for r, v in zip(recs, vectors)]
         engine.backend.upsert(points)
         new = [r for r in recs if r.id not in existing]
