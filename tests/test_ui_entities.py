@@ -280,6 +280,7 @@ def test_hostile_entity_names_render_as_inert_text(d: Any, served: Any, mem: Mem
     t = Scope(tenant="evil")
     mem.add("the new supplier sent an invoice", scope=t)
     mem.add("the supplier is late again", scope=t)
+    mem.entities(scope=t, limit=1)  # linked now (linking runs after the write), while the extractor is the hostile one
     monkeypatch.undo()
     evil = next(e for e in mem.entities(scope=t) if e.name == shown(HOSTILE))
     neighbour = next(e for e in mem.entities(scope=t) if e.name == shown(HOSTILE_NEIGHBOUR))
