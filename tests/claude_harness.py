@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from anthropic_server import AnthropicServer, request_text
+from written import data_of
 
 ROOT = Path(__file__).resolve().parents[1]
 MCP_PREFIX = "mcp__plugin_remem_remem__"
@@ -288,13 +289,8 @@ class ClaudeMachine:
             for name in names:
                 path = Path(folder) / name
                 try:
-                    with open(path, "rb") as fh:
-                        tail = b""
-                        while chunk := fh.read(1 << 20):
-                            if needle in tail + chunk:
-                                hits.append(path)
-                                break
-                            tail = chunk[-len(needle):]
+                    if needle in data_of(path):  # the store's sparse files: their data, not gigabytes of holes
+                        hits.append(path)
                 except OSError:
                     continue
         return hits
