@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from concurrent.futures import Future
@@ -91,6 +92,20 @@ def _no_leaked_processes_per_module() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _no_leaked_processes(_no_leaked_processes_per_module: None) -> Iterator[None]:
     yield from _owned(f"t-{uuid.uuid4().hex[:12]}")
+
+
+# ---------------------------------------------------------------------------------------------- a short tmp_path
+# Tests size AF_UNIX socket paths (at most 107 bytes: a store's service.sock, ~/.remem-run, /tmp/remem-<uid>), so
+# tmp_path must be short. xdist lengthens it by a worker folder (popen-gwN/), so this run's temporary root is a
+# fresh short folder (/tmp/rt-XXXXXXXX, removed at the end) instead of /tmp/pytest-of-<user>/pytest-<N>. Workers
+# get theirs from the controller; an explicit --basetemp is kept.
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if config.option.basetemp or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    root = tempfile.mkdtemp(prefix="rt-")
+    config.option.basetemp = root
+    config.add_cleanup(lambda: shutil.rmtree(root, ignore_errors=True))
 
 
 # ---------------------------------------------------------------------------------------------- longest files first
