@@ -321,6 +321,9 @@ def cmd_about(args: argparse.Namespace) -> int:
             "entity": None if profile.entity is None else {
                 "id": profile.entity.id, "name": profile.entity.name, "kind": profile.entity.kind,
                 "aliases": list(profile.entity.aliases), "mentions": profile.entity.mentions}}
+    data["relations"] = [{"subject": r.subject, "predicate": r.predicate, "object": r.object, "since": r.since,
+                          "until": r.until, "superseded_by": r.superseded_by, "sources": list(r.sources)}
+                         for r in getattr(profile, "relations", ())]
     _header(args)
     _emit(args, {**data, "scope_read": _choice(args).as_dict()},
           lambda: out.print(Text(about_text(profile, args.name))))

@@ -5,17 +5,21 @@ configured ``remem mcp --http`` creates one in a 0600 file and says where. The m
 that reads the headers: a header it relies on that appears twice is a 400 (one copy would authenticate, the
 other choose the tenant), and what it decided — the token, the tenant it may use — travels to the tools in the
 ASGI scope (:func:`identity_of`), never re-read from the headers. Failed token guesses are limited per client
-address (429 + Retry-After) in a table of bounded size.
+(429 + Retry-After) in a table of bounded size: on loopback the client is the local account that owns the
+connection (:func:`peer_uid`), so another account's guesses never lock the owner out; elsewhere its address.
 
 Standard library only at import time: ``remem mcp`` over stdio never loads any of this.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import os
 import secrets
+import stat
+import sys
 import threading
 import time
 from collections import OrderedDict, deque
@@ -23,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .core.config import private_dir, remem_home, tighten
+from .core.config import OWN_UID, private_dir, remem_home, tighten
 from .core.types import RememError
 
 IDENTITY_KEY = "remem.identity"
@@ -66,10 +70,33 @@ def parse_tokens(text: str | None) -> dict[str, Token]:
     return out
 
 
+class SecretFileError(RememError):
+    """A file of secrets other accounts could read or have written: refused, as ssh refuses such a key."""
+
+
+def read_secret_file(path: str | os.PathLike[str]) -> str:
+    """The text of a file of secrets (bearer tokens), refused when another account could read it (any group or
+    other permission) or could have written it (owned by another account but root): a token any local account
+    can read authenticates any local account. The error names the fix (``chmod 600 PATH``)."""
+    path = Path(path).expanduser()
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())  # the file opened, not the name (which could be swapped after a check)
+        if OWN_UID is not None:
+            if st.st_uid not in (OWN_UID, 0):
+                raise SecretFileError(f"{path} belongs to uid {st.st_uid}, not to you (uid {OWN_UID}): another "
+                                      f"account could have written these tokens; keep your own copy, then "
+                                      f"`chmod 600 {path}`")
+            if st.st_mode & 0o077:
+                raise SecretFileError(f"{path} is open to other accounts (mode {stat.S_IMODE(st.st_mode):04o}): "
+                                      f"anyone who can read a token can use it; run `chmod 600 {path}`")
+        return fh.read().decode("utf-8")
+
+
 def load_tokens(tokens_file: str | os.PathLike[str] | None = None) -> dict[str, Token]:
+    """``REMEM_MCP_TOKENS`` plus the entries of ``tokens_file`` (which must be private: :func:`read_secret_file`)."""
     tokens = parse_tokens(os.environ.get("REMEM_MCP_TOKENS"))
     if tokens_file:
-        tokens.update(parse_tokens(Path(tokens_file).expanduser().read_text("utf-8")))
+        tokens.update(parse_tokens(read_secret_file(tokens_file)))
     return tokens
 
 
@@ -81,11 +108,11 @@ def default_token(path: str | os.PathLike[str] | None = None) -> tuple[dict[str,
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        tighten(target)
+        tighten(target)  # ours and left loose by an older version: made 0600; another account's: refused below
     else:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(secrets.token_urlsafe(32) + "\n")
-    return parse_tokens(target.read_text("utf-8")), target
+    return parse_tokens(read_secret_file(target)), target
 
 
 @dataclass
@@ -112,15 +139,89 @@ class Limits:
             return 0
 
 
+def _proc_net_address(host: str, port: int) -> str | None:
+    """``host:port`` as ``/proc/net/tcp(6)`` writes it: each 32-bit word of the address in host byte order, hex."""
+    try:
+        packed = ipaddress.ip_address(host).packed
+    except ValueError:
+        return None
+    words = [packed[i:i + 4] for i in range(0, len(packed), 4)]
+    return "".join(w[::-1].hex() if sys.byteorder == "little" else w.hex() for w in words).upper() + f":{port:04X}"
+
+
+def peer_uid(client: tuple[str, int] | None, server: tuple[str, int] | None) -> int | None:
+    """The account that owns the other end of a loopback TCP connection (Linux: the kernel's socket table), or
+    None where the OS does not say. The client's socket has the client's address as its local end and ours as its
+    remote end; its owner cannot be forged by an unprivileged process, unlike the source address it picks."""
+    if not client or not server or not sys.platform.startswith("linux"):
+        return None
+    (chost, cport), (shost, sport) = client[:2], server[:2]
+    tables = (("/proc/net/tcp", 4), ("/proc/net/tcp6", 6))  # the kernel builds each one walking every socket
+    for table, family in tables if ":" not in chost else tables[::-1]:  # (~1-2 ms): the likely one first
+        local, remote = _proc_net_address(_as_family(chost, family), cport), \
+            _proc_net_address(_as_family(shost, family), sport)
+        if local is None or remote is None:
+            continue
+        try:
+            with open(table, encoding="ascii") as fh:
+                next(fh, None)
+                for line in fh:
+                    f = line.split()
+                    if len(f) > 7 and f[1] == local and f[2] == remote:
+                        return int(f[7])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _as_family(host: str, family: int) -> str:
+    """``127.0.0.1`` as it appears in the IPv6 table (``::ffff:127.0.0.1``) and the reverse."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if family == 6 and ip.version == 4:
+        return f"::ffff:{ip}"
+    if family == 4 and ip.version == 6 and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip)
+
+
+def client_key(scope: Mapping[str, Any]) -> str:
+    """Whom failed guesses are counted against: on loopback the local account behind the connection (so another
+    account's guesses never lock out the owner, and one account cannot get a fresh allowance from each of the
+    16 million 127.x addresses), elsewhere (or where the OS does not say) the client address."""
+    client, server = scope.get("client"), scope.get("server")
+    host = (client or ("unknown", 0))[0]
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return f"addr:{host}"
+    mapped = getattr(ip, "ipv4_mapped", None)
+    if ip.is_loopback or (mapped is not None and mapped.is_loopback):
+        uid = peer_uid(tuple(client), tuple(server) if server else None)  # type: ignore[arg-type]
+        if uid is not None:
+            return f"uid:{uid}"
+        if sys.platform.startswith("linux"):  # the kernel should have said: one allowance for every such client,
+            return "uid:unknown"              # not one per 127.x address
+    return f"addr:{host}"
+
+
 class FailedAuth:
-    """Failed token guesses per client address: after ``per_minute`` in a minute that address gets 429 (valid
-    token or not, or guessing would go on) until the oldest failure is a minute old. At most ``max_clients``
-    addresses are tracked (least recently failing dropped first), so a flood of addresses cannot grow it."""
+    """Failed token guesses per client (:func:`client_key`: the local account on loopback, else the address):
+    after ``per_minute`` in a minute that client gets 429 (valid token or not, or guessing would go on) until the
+    oldest failure is a minute old. At most ``max_clients`` clients are tracked (least recently failing dropped
+    first), so a flood of addresses cannot grow it."""
 
     def __init__(self, per_minute: int = 10, max_clients: int = 4096, window: float = 60.0) -> None:
         self.per_minute, self.max_clients, self.window = per_minute, max_clients, window
         self._fails: OrderedDict[str, deque[float]] = OrderedDict()
         self._lock = threading.Lock()
+        self._blocked_until = 0.0  # no client is blocked after this: until then requests must say who they are
+
+    def blocking(self, now: float | None = None) -> bool:
+        """Whether any client may be blocked now (cheap: a request need not be identified when none is)."""
+        return (time.monotonic() if now is None else now) < self._blocked_until
 
     def _recent(self, key: str, now: float) -> deque[float] | None:
         fails = self._fails.get(key)
@@ -144,6 +245,8 @@ class FailedAuth:
             if fails is None:
                 fails = self._fails[key] = deque(maxlen=self.per_minute)
             fails.append(now)
+            if len(fails) >= self.per_minute:
+                self._blocked_until = max(self._blocked_until, fails[0] + self.window)
             self._fails.move_to_end(key)
             while len(self._fails) > self.max_clients:
                 self._fails.popitem(last=False)
@@ -187,8 +290,10 @@ class AuthMiddleware:
             if name in headers and name in SINGLE_HEADERS:
                 return await _reply(send, 400, f"the {name} header may appear only once")
             headers[name] = raw_value.decode("latin-1")
-        client = (scope.get("client") or ("unknown", 0))[0]
-        wait = self.failures.retry_after(client)
+        # who the client is costs a read of the kernel's socket table on loopback: paid by failed attempts, and
+        # by every request only while some client is blocked
+        client = client_key(scope) if self.failures.blocking() else None
+        wait = self.failures.retry_after(client) if client is not None else 0
         if wait:
             return await _reply(send, 429, "too many failed authentication attempts",
                                 [(b"retry-after", str(wait).encode())])
@@ -197,7 +302,7 @@ class AuthMiddleware:
         match = next((t for t in self.tokens.values() if secrets.compare_digest(t.value.encode(), given.encode())),
                      None)
         if match is None:
-            self.failures.failed(client)
+            self.failures.failed(client or client_key(scope))
             return await _reply(send, 401, "a valid bearer token is required",
                                 [(b"www-authenticate", b'Bearer realm="remem"')])
         tenant = headers.get("x-remem-tenant", "").strip() or None
@@ -234,5 +339,5 @@ def http_app(server: Any, *, host: str = "127.0.0.1", tokens: Mapping[str, Token
     return AuthMiddleware(server.streamable_http_app(host=host), tokens, limits or Limits(), failures)
 
 
-__all__ = ["AuthMiddleware", "FailedAuth", "Identity", "Limits", "Token", "default_token", "http_app",
+__all__ = ["AuthMiddleware", "FailedAuth", "SecretFileError", "client_key", "peer_uid", "read_secret_file", "Identity", "Limits", "Token", "default_token", "http_app",
            "identity_of", "load_tokens", "parse_tokens"]

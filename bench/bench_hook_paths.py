@@ -9,6 +9,10 @@ script whose ``#!`` names this Python, python3 as a script on PATH that runs it)
 spawning the launcher to its exit, the paths in rotation so machine load hits all alike. The baseline of the same
 run: the full hook in its own process (``REMEM_HOOK_THIN=0``), which is what the pipx path cost before it used the
 thin client. CPU time (the hook's processes, from ``getrusage``) is the part machine load does not inflate.
+
+``--profiles`` adds a profile prompt ("What do we know about the job queue?", :mod:`remem.hooks.profiles`) to
+the rotation and the REMEM_PYTHON path once more with profiles off (``REMEM_HOOK_PROFILE=0``): the same run's
+baseline of what asking for the profile costs.
 """
 
 from __future__ import annotations
@@ -69,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--memories", type=int, default=300)
+    ap.add_argument("--profiles", action="store_true", help="a profile prompt in the rotation, profiles off too")
     args = ap.parse_args(argv)
+    prompts = [*PROMPTS, "What do we know about the job queue?"] if args.profiles else PROMPTS
     tmp = Path(tempfile.mkdtemp(prefix="remem-bench-paths-"))
     project = tmp / "project"
     (project / ".git").mkdir(parents=True)
@@ -82,9 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     from remem.core.service.client import start_service, stop_service
 
     envs = paths(tmp, base)
+    if args.profiles:
+        envs["REMEM_PYTHON, profiles off (REMEM_HOOK_PROFILE=0)"] = {**envs["REMEM_PYTHON"], "REMEM_HOOK_PROFILE": "0"}
     times: dict[str, list[float]] = {name: [] for name in envs}
     cpus: dict[str, list[float]] = {name: [] for name in envs}
     injected = {name: 0 for name in envs}
+    asking: dict[str, list[float]] = {name: [] for name in envs}  # the profile prompt's own runs (--profiles)
     try:
         start_service(home / "store", embedder="none")
         for name, env in envs.items():  # first contact
@@ -92,10 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.runs):
             for name, env in envs.items():
                 payload = {"session_id": f"{name}-{i}", "transcript_path": "", "cwd": str(project),
-                           "prompt": PROMPTS[i % len(PROMPTS)]}
+                           "prompt": prompts[i % len(prompts)]}
                 ms, cpu, proc = run_hook("UserPromptSubmit", payload, env)
                 times[name].append(ms)
                 cpus[name].append(cpu)
+                if payload["prompt"] not in PROMPTS:
+                    asking[name].append(ms)
                 injected[name] += b"additionalContext" in proc.stdout
     finally:
         stop_service(home / "store")
@@ -107,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, values in times.items():
         print(f"| {name} | {pct(values, .5):.1f} | {pct(values, .95):.1f} | {pct(cpus[name], .5):.1f} | "
               f"{pct(cpus[name], .95):.1f} | {injected[name]}/{len(values)} |")
+    if args.profiles:
+        print("\nthe profile prompt alone: | install path | wall p50 ms | wall p95 ms | runs |")
+        for name, values in asking.items():
+            print(f"| {name} | {pct(values, .5):.1f} | {pct(values, .95):.1f} | {len(values)} |")
     assert LAUNCHER.exists()
     return 0
 

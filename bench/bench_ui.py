@@ -1,4 +1,4 @@
-"""Page loads of the memory inspector (`remem ui`) at 1k, 10k and 100k memories.
+"""Page loads of the memory inspector (`remem ui`) at 1k, 10k and 100k memories, the entity pages included.
 
     python -m remem.bench.bench_ui [--sizes 1000,10000,100000] [--requests 40]
 
@@ -17,12 +17,18 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import quote
 
 os.environ.setdefault("REMEM_SERVICE", "off")
 
 WORDS = ("deploy database python tea coffee invoice kubernetes alice bob meeting friday release budget migration "
          "postgres redis latency cache retry timeout vacation berlin tokyo laptop keyboard checkout stripe").split()
 KINDS = ("fact", "preference", "decision", "event", "lesson", "summary", "note")
+FIRST = ("Dana", "Priya", "Marta", "Tomasz", "Aiko", "Samuel", "Lena", "Omar", "Greta", "Jonas", "Ines", "Ravi",
+         "Chloe", "Mateo", "Yara", "Felix", "Nadia", "Hugo", "Elif", "Bruno")
+LAST = ("Whitfield", "Raman", "Lindqvist", "Nowak", "Tanaka", "Okafor", "Fischer", "Haddad", "Berg", "Moreau",
+        "Costa", "Iyer", "Dubois", "Silva", "Rahimi")
+SERVICES = ("ingest", "billing", "search", "export", "mailer", "scheduler", "gateway", "indexer", "auth", "thumbnail")
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -36,7 +42,12 @@ def _items(rnd: random.Random, start: int, n: int, now: float) -> list[dict[str,
     out = []
     for i in range(start, start + n):
         tenant = "bench" if rnd.random() < 0.8 else f"other-{rnd.randrange(20)}"
-        out.append({"text": f"note {i}: " + " ".join(rnd.sample(WORDS, 8)), "kind": rnd.choice(KINDS),
+        named = ""  # entities, as memories name them: a person, a service, a host (some of each, not every time)
+        if rnd.random() < 0.6:
+            named += f" {rnd.choice(FIRST)} {rnd.choice(LAST)} said so."
+        if rnd.random() < 0.4:
+            named += f" The {rnd.choice(SERVICES)} worker runs on db{rnd.randrange(40)}.internal."
+        out.append({"text": f"note {i}: " + " ".join(rnd.sample(WORDS, 8)) + named, "kind": rnd.choice(KINDS),
                     "tags": [rnd.choice(WORDS)], "scope": Scope(tenant=tenant, session=f"s{rnd.randrange(300)}"),
                     "created_at": now - rnd.uniform(0, 365) * 86400, "importance": rnd.randint(1, 10)})
     return out
@@ -88,6 +99,17 @@ def main(argv: list[str] | None = None) -> int:
                 oldest = mem.list(scope=scope, limit=1, until=now - 360 * 86400)
                 deep = oldest[0].created_at.isoformat() if oldest else ""
                 mid = (_dt.datetime.fromtimestamp(now - 180 * 86400, tz=_dt.timezone.utc)).date().isoformat()
+                listed = mem.entities(scope=scope, limit=10_000)
+                print(f"# {len(listed):,} entities in the bench tenant", flush=True)
+                top = listed[0]  # the hub: the most mentioned entity
+
+                def uncached(url: str) -> str:  # the list as a first visit gets it: counted, not kept from before
+                    ins.app.state.inspector.entity_lists.clear()
+                    return url
+
+                one = mem.entities(scope=scope, kind="person", query="Whitfield", limit=1)[0]
+                hub_url = f"/entity?t=bench&name={quote(top.name)}&kind={top.kind}"
+                one_url = f"/entity?t=bench&name={quote(one.name)}&kind={one.kind}"
                 pages: list[tuple[str, Callable[[], str], Callable[[], Any] | None]] = [
                     ("tenants (cached counts)", lambda: "/", None),
                     ("list, first page", lambda: "/memories?t=bench",
@@ -105,6 +127,13 @@ def main(argv: list[str] | None = None) -> int:
                     ("recall preview", lambda: "/search?t=bench&q=which+database+migration+broke+the+cache",
                      lambda: mem.search("which database migration broke the cache", scope=scope, limit=20,
                                         token_budget=1600, reinforce=False)),
+                    ("entities, first page", lambda: uncached("/entities?t=bench"),
+                     lambda: mem.entities(scope=scope, limit=5000)),
+                    ("entities, next page (kept)", lambda: "/entities?t=bench&page=2", None),
+                    ("entities, find + kind", lambda: uncached("/entities?t=bench&q=whitf&kind=person"),
+                     lambda: mem.entities(scope=scope, query="whitf", kind="person", limit=5000)),
+                    ("entity page, one person", lambda: one_url, lambda: mem.about(one.name, scope=scope)),
+                    ("entity page, the hub", lambda: hub_url, lambda: mem.about(top.name, scope=scope)),
                 ]
                 for name, url, core in pages:
                     for _ in range(3):  # warm up

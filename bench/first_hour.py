@@ -4,19 +4,21 @@
 
 Six scripted sessions (``claude -p`` turns continued with ``--continue``, answered by a fake Anthropic API on
 127.0.0.1, tests/anthropic_server.py) tell the project's facts, decisions with their reasons, a lesson and
-preferences, between questions and filler ("thanks!", "ok", "hi"); then seven questions, each in a new session,
+preferences, between questions and filler ("thanks!", "ok", "hi"); then eight questions (the last a profile
+prompt), each in a new session,
 ask for what was said. Two sides run the same script on their own HOME and store: the baseline (``--baseline``,
 a git ref: main as it is) and this checkout (its files as they are, committed or not). Each side's hooks and
 service import that side's remem (``PYTHONPATH``), with ``--plugin-dir`` its own files.
 
-Reported per side, over the seven question prompts (what the UserPromptSubmit hook injected: recall, and the
+Reported per side, over the eight question prompts (what the UserPromptSubmit hook injected: recall, and the
 digest on a session's first prompt):
 
 - gold recall: the prompts whose injected memories hold the answer (a keyword of it);
 - noise: the share of injected memory lines that are an earlier question, a filler turn, or a line shown
   already in the same prompt (a repeat); each line is traced to the scripted utterance it shows, or to none
   (a distilled memory, a summary), by its words;
-- tokens per prompt (tiktoken cl100k): the injected memory blocks, the import offer left out.
+- tokens per prompt (tiktoken cl100k): the injected memory blocks, the import offer left out;
+- profiles: the prompts that got an entity's profile (the last question asks about the job queue).
 
 ``--show`` prints every injected line with its verdict.
 """
@@ -77,7 +79,9 @@ QUESTIONS: list[tuple[str, tuple[str, ...]]] = [
                                                                           "closing the pool")),
     ("When is the staging database refreshed?", ("02:00",)),
     ("Which logging format do we use, and why?", ("structlog",)),
+    ("What do we know about the job queue?", ("skip locked",)),  # a profile prompt (remem.hooks.profiles)
 ]
+PROFILE_MARK = "What is known about "  # the header of an entity profile (remem.core.entities.profile)
 _MARK = "UserPromptSubmit hook additional context: "
 _LINE = re.compile(r"^(?:- |  (?:… )?)(?:\[[^\]]*\] )?(.*)$")
 _WORD = re.compile(r"\w+")
@@ -229,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         for side in sides:
             print(f"\n=== {side.name}")
             for (question, _), ok, context in zip(QUESTIONS, side.gold, side.contexts):
-                print(f"\n--- {question} (gold {'found' if ok else 'MISSING'})")
+                print(f"\n--- {question} (gold {'found' if ok else 'MISSING'}, "
+                      f"{side.tokens[QUESTIONS.index((question, _))]} tokens)")
                 earlier: list[list[str]] = []
                 for line in memory_lines(context):
                     print(f"  [{verdict(line, earlier)}] {line[:160]}")
@@ -237,15 +242,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nfirst hour in the real claude CLI: {len(SESSIONS)} sessions, {len(QUESTIONS)} questions in new "
           f"sessions, embedder={args.embedder}")
     print("| side | gold recall | injected lines | noise lines (questions / filler / repeats) | noise share "
-          "| tokens per prompt (median / mean) |")
-    print("|---|---|---|---|---|---|")
+          "| tokens per prompt (median / mean) | profiles |")
+    print("|---|---|---|---|---|---|---|")
     for side in sides:
         n = len(side.lines)
         kinds = [v for _, v in side.lines]
         noise = sum(v != "ok" for v in kinds)
         print(f"| {side.name} | {sum(side.gold)}/{len(side.gold)} | {n} | {noise} ({kinds.count('question')} / "
               f"{kinds.count('filler')} / {kinds.count('repeat')}) | {noise / n if n else 0:.0%} | "
-              f"{statistics.median(side.tokens):.0f} / {statistics.mean(side.tokens):.0f} |")
+              f"{statistics.median(side.tokens):.0f} / {statistics.mean(side.tokens):.0f} | "
+              f"{sum(PROFILE_MARK in c for c in side.contexts)} |")
     return 0
 
 

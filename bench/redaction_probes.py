@@ -22,6 +22,7 @@ import base64
 import importlib
 import json
 import random
+import re
 import shutil
 import statistics
 import string
@@ -318,6 +319,59 @@ def second_set(rng: random.Random) -> Iterator[Probe]:
         yield Probe(text, "prose: B about credentials")
 
 
+def third_set(rng: random.Random) -> Iterator[Probe]:
+    """The misses the security round recorded: one dictionary word after a clear cue, a bare AWS secret access
+    key on its own line or list item, and ``pwd`` / ``passwd`` / ``pass`` fields; with prose that only talks
+    about passwords (and about ``pwd`` the command) as negatives."""
+    one = ["the password is {w}", "The password is {w}.", "pw: {w}", "passphrase was {w}", "my password is {w}",
+           "the wifi password: {w}", "Password: {w}", "the password for the shed is {w}", "pw is {w}",
+           "her passcode was {w}, she said", "ok the password is now {w}", "I changed the router password to {w}",
+           "The Netflix password is {w}!", "the password?? it's {w}", "set the password to {w} for now",
+           "the guest wifi passphrase is {w} and the network is Cedar"]
+    for frame in one:
+        w = rng.choice(WORDS + ["swordfish", "dragon", "monkey", "sunshine", "princess", "football", "shadow"])
+        w = w.capitalize() if rng.random() < 0.3 else w
+        yield Probe(frame.format(w=w), "C one word", (w,))
+    aws = ["{k}", "- {k}", "* {k}", "1. {k}", "new creds:\n- AKIA{i}\n- {k}", "secret:\n{k}\n",
+           "here are the keys\n  {k}\nkeep them safe", '["{k}",', "> {k}", "  - '{k}'"]
+    for frame in aws:
+        while True:
+            k = rs(rng, B62 + "/+", 40)
+            if "/" in k or "+" in k:
+                break
+        yield Probe(frame.format(k=k, i=rs(rng, UPPER_DIGITS, 16)), "C aws alone", (k,))
+    fields = ["pwd={v}", "PWD={v}", "db_pwd = '{v}'", '{{"user": "bob", "pwd": "{v}"}}', "  user: bob\n  pwd: {v}",
+              "pwd: {v}", "passwd={v}", '"passwd": "{v}"', "passwd: {v}", "user=bob&pass={v}",
+              "db:\n  user: admin\n  pass: {v}", '{{"login": "bob", "pass": "{v}"}}', "pass={v}",
+              "mysql --user=root --pass={v}"]
+    for frame in fields:
+        v = rng.choice((rng.choice(WORDS), rng.choice(WORDS) + str(rng.randint(1, 99)), rs(rng, B62, 12)))
+        v = v if frame != "pass={v}" else rs(rng, B62, 12)  # a bare `pass=` with a plain word stays (a verdict)
+        yield Probe(frame.format(v=v), "C pwd field", (v,))
+    prose = [
+        "I forgot my password", "the password is in 1Password", "the password is required",
+        "pwd is the current directory command", "The password is mine, not yours.", "the password is expired",
+        "the password is unique per site", "The password is plaintext in that file!", "the password is broken",
+        "the password is missing", "My password is secret.", "the password is here somewhere",
+        "The password is different on staging.", "the password was compromised", "the password is fine",
+        "Reset the password to something longer.", "pwd: prints the working directory", "PWD=/home/bob/project",
+        "OLDPWD=/srv/app", "pass: true", "PASS: t/basic.sh", "pass=3 fail=0 skip=1", "tests: pass",
+        "the password is what you set at install", "the passphrase is optional", "The password is case-sensitive.",
+        "the password is useless now", "the password is irrelevant", "the password is important",
+        "my password manager is Bitwarden", "the password policy is strict", "the password field is empty",
+        "Password: Required", "the password hint is on the sticky note", "set the password to expire in a week",
+        "the password is whatever you like", "the password is ok", "The password was changed yesterday.",
+        "commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f", "- 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f",
+        "- please-remember-to-rotate-the-keys-today", "ThisIsAVeryLongIdentifierNameForTestsXY",
+        "cd $(pwd)/build && make", "import pwd; pwd.getpwnam('bob')",
+        # code, found by --scan over installed packages while the rules were written
+        "username, password = credentials", "def login(user: str, password: Text, retries=3):",
+        '    "MountSandboxapiContextHubRepoMountSpecS3",', "$pass = !$pass;", "'pass': 'The \"pass\" statement\\n',",
+    ]
+    for text in prose:
+        yield Probe(text, "prose: C about passwords")
+
+
 # ------------------------------------------------------------------------------------------ negatives
 PROSE = [
     "The password is incorrect, try again.", "the password is required for every login",
@@ -363,7 +417,7 @@ def ordinary_prose() -> Iterator[Probe]:
 def build(seed: int = 4401) -> list[Probe]:
     rng = random.Random(seed)
     return [*plain_passwords(rng), *auth_headers(rng), *new_relic(rng), *provider_formats(rng), *ordinary_prose(),
-            *second_set(random.Random(seed + 1))]
+            *second_set(random.Random(seed + 1)), *third_set(random.Random(seed + 2))]
 
 
 # ------------------------------------------------------------------------------------------ before / after
@@ -397,10 +451,45 @@ def score(probes: list[Probe], redactors: dict[str, Any]) -> dict[str, dict[str,
     return table
 
 
+_SCAN_LINE = re.compile(r"(?i)pass|pwd|pw\b|^\s*[-*\[(\"']*\S{40}[\"',]*\s*$")
+
+
+def scan(folders: list[str], redactors: dict[str, Any]) -> None:
+    """Lines of ``folders`` (``.py .md .rst .txt .yaml .yml .toml .cfg .ini``) that before and after redact
+    differently, grouped by the rules that fire after (``(removed)``: before redacted something after keeps)."""
+    before, after = redactors.values()
+    lines = differ = 0
+    groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*")):
+            if path.suffix not in (".py", ".md", ".rst", ".txt", ".yaml", ".yml", ".toml", ".cfg", ".ini"):
+                continue
+            try:
+                text = path.read_text("utf-8", errors="ignore")[:2_000_000]
+            except OSError:
+                continue
+            for line in text.splitlines():
+                if not _SCAN_LINE.search(line):
+                    continue
+                lines += 1
+                if before.redact(line).text != after.redact(line).text:
+                    differ += 1
+                    rules = tuple(sorted({f.rule for f in after.findings(line)})) or ("(removed)",)
+                    groups[rules].append(line.strip()[:110])
+    print(f"\nscan: {lines} lines, {differ} redacted differently before and after")
+    for rules, found in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        print(f"  {len(found):>5}  {', '.join(rules)}")
+        for line in found[:5]:
+            print(f"         {line!r}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m remem.bench.redaction_probes", description=__doc__)
     ap.add_argument("-v", "--verbose", action="store_true", help="list what the new rules still miss or change")
     ap.add_argument("--before", default=BEFORE_REV, help="git revision of the rules to compare with")
+    ap.add_argument("--scan", nargs="*", metavar="DIR", help="also list the lines of these folders' text files "
+                    "that mention pass/pwd/pw (or are one 40-character token) which before and after redact "
+                    "differently: unlabelled text (code, docs) to look for new false positives in")
     args = ap.parse_args(argv)
     from remem.core.redact.redactor import Redactor
 
@@ -436,6 +525,8 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(time.process_time() - t0)
         speeds.append(f"{mb / statistics.median(runs):>14.2f} MB/s")
     print(f"{'speed (CPU, median of 5)':<28}{len(texts):>6}" + "".join(f"{x:>20}" for x in speeds))
+    if args.scan:
+        scan(args.scan, redactors)
     if args.verbose:
         after = redactors["after"]
         for p in probes:

@@ -29,7 +29,9 @@ class LocalMemory(Engine):
     """The in-process implementation of every operation (see :class:`~remem.core.operations.MemoryOperations`)."""
 
     def export(self, path: str | os.PathLike[str], *, scope: Any = None) -> int:
-        return transfer.export(self, path, scope=scope)
+        from .entities.relations import transfer as relations
+
+        return transfer.export(self, path, scope=scope, extra=lambda: relations.export_lines(self, scope))
 
     @planned
     def import_(self, path: str | os.PathLike[str], *, scope: Any = None,
@@ -39,6 +41,9 @@ class LocalMemory(Engine):
             from .entities import rebuild
 
             rebuild.link_all(self, scope=scope)
+            from .entities.relations import transfer as relations
+
+            relations.import_lines(self, transfer.read_extra(path, relations.KEY), scope)
         return n
 
     def backup(self, directory: str | os.PathLike[str] | None = None, *, keep: int = 10) -> Path:
@@ -53,6 +58,9 @@ class LocalMemory(Engine):
 
         n = compaction.compact(self, progress=progress, prune_backups=prune_backups)
         entity_hooks.compact(self)  # then unlinked entities gone, their names out of the entity shard's files
+        from .entities.relations import lifecycle as relations
+
+        relations.compact(self)  # relations no memory says any more gone, out of the relation shard's files
         return n
 
     def prune_stale_backups(self) -> list[Path]:
@@ -91,23 +99,38 @@ class LocalMemory(Engine):
         from .entities import hooks as entity_hooks
 
         entity_hooks.after_forget(self, gone)
+        from .entities.relations import lifecycle as relations
+
+        relations.after_forget(self, gone)
 
     # ------------------------------------------------------------------ entities (remem.core.entities)
     def point(self, rec: MemoryRecord, dense: list[float] | None) -> Any:
         from .entities import hooks as entity_hooks
 
-        return entity_hooks.linked(self, super().point(rec, dense), rec)
+        from .entities.relations import lifecycle as relations
 
-    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
+        point = entity_hooks.linked(self, super().point(rec, dense), rec)
+        relations.on_write(self, rec)  # after its entities are linked: the relations it states, between them
+        from .entities import handover
+
+        handover.hand_over(self, rec)  # and those an LLM distiller said it states (vetted, in its metadata)
+        return point
+
+    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool, Any]:
         from .entities import hooks as entity_hooks
+        from .entities.relations import hop
 
-        return entity_hooks.recall_terms(self, query, scope)
+        ident, unknown = hop.recall_with_relations(self, query, scope)
+        return ident, unknown, None if unknown else entity_hooks.alias_terms(self, query, scope)
 
     def close(self) -> None:
         from .entities import hooks as entity_hooks
 
+        from .entities.relations import lifecycle as relations
+
         with self.write_lock:
             entity_hooks.close(self)
+            relations.close(self)
         super().close()
 
     def about(self, name: str, *, scope: Any = None, as_of: Any = None, token_budget: int = 600) -> Any:

@@ -40,7 +40,10 @@ class Settings:
     entity_unknown_empty: bool = True  # a question naming only entities never heard of recalls nothing
     entity_weight: float = 0.0  # fusion weight of the memories linked to the entities a question names: off, as
     # it moved nothing on LoCoMo (docs/benchmarks.md, "Entities"); 0.5 raises them, one hop included
+    relation_weight: float = 0.5  # fusion weight of the memories linked to the entities a question reaches through
+    # a relation it names ("the service Dana maintains": one hop; docs/benchmarks.md, "Relations"; 0: off)
     entity_hub_share: float = 0.2  # an entity linked to more than this share of a scope's memories is not used
+    entity_aliases: bool = True  # a question naming an entity by an alias is searched with its other names too
 
     def __post_init__(self) -> None:
         if self.decay is None:

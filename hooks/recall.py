@@ -17,11 +17,12 @@ from typing import Any, Callable
 
 from .common import (DEFAULT_COLD_DEADLINE, DEFAULT_DIGEST_DEADLINE, DEFAULT_DIGEST_TOKENS,
                      DEFAULT_RECALL_DEADLINE, DEFAULT_RECALL_TOKENS, MAX_CONTEXT_CHARS, HookInput, elapsed,
-                     env_float, env_int, last_recall_dir, log, open_memory, read_json, safe_name, service_running,
-                     store_held_elsewhere, uses_service, write_json)
+                     env_flag, env_float, env_int, last_recall_dir, log, open_memory, read_json, safe_name,
+                     service_running, store_held_elsewhere, uses_service, write_json)
 from .after import defer
 from .digest import build_digest, covered, preload_tokenizer, said, token_count
 from .injected import Shown
+from . import profiles
 from remem.core.recall.fencing import fence, fence_overhead
 from remem.core.recall.passages import passage_lines
 from remem.core.recall.rendering import clip_chars
@@ -85,11 +86,15 @@ def last_recall_path(tenant: str | None) -> Path:
     return last_recall_dir() / f"{safe_name(tenant if tenant is not None else '__global__')}.json"
 
 
-def _gather(query: str | None, tenant: str, budget: int, want_digest: bool, deadline_s: float
-            ) -> tuple[list[Any], list[Any]]:
-    """(search hits for the prompt, records for the digest): one store connection, two calls."""
+def _gather(query: str | None, tenant: str, budget: int, want_digest: bool, deadline_s: float,
+            box: dict[str, Any] | None = None) -> tuple[list[Any], list[Any]]:
+    """(search hits for the prompt, records for the digest): one store connection, two calls; then, for a
+    prompt asking about one entity, its profile (:mod:`remem.hooks.profiles`) in ``box["profile"]``. ``box``
+    also holds the hits and records as soon as they are read: a profile that misses the deadline (or fails)
+    costs the prompt its profile, never its recall."""
     from remem import Scope
 
+    box = {} if box is None else box
     mem = open_memory(time.monotonic() + max(0.0, deadline_s - elapsed()))
     try:
         scope = Scope(tenant=tenant)
@@ -98,6 +103,12 @@ def _gather(query: str | None, tenant: str, budget: int, want_digest: bool, dead
         hits = mem.search(query, scope=scope, limit=SEARCH_LIMIT, reinforce=False) if query else []
         records = list(mem.list(scope=scope, kind=DIGEST_KINDS, limit=100, include_superseded=False)) \
             if want_digest else []
+        box["hits"], box["records"] = list(hits), records
+        if query and env_flag("REMEM_HOOK_PROFILE", True):
+            try:
+                box["profile"] = profiles.fetch(mem, query, scope, int(budget * profiles.SHARE))
+            except Exception as exc:  # noqa: BLE001 - no profile: the prompt gets ordinary recall
+                box["profile_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
         return list(hits), records
     finally:
         mem.close()
@@ -132,7 +143,8 @@ def render_chosen(chosen: list[tuple[Any, ...]]) -> str:
     return fence((hit_lines(recs) for recs in chosen), RECALL_PREAMBLE) if chosen else ""
 
 
-def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[tuple[Any, ...]]:
+def select(hits: list[Any], shown: Shown, budget_tokens: int, said: list[set[str]] | None = None
+           ) -> list[tuple[Any, ...]]:
     """The hits worth injecting, best first, as the records each shows (a passage: its messages): each thing
     said once (:func:`remem.core.recall.repeats.distinct`: a memory and the episode it came from, a summary
     and its turns), nothing this session's context holds already (:meth:`Shown.wanted`), within the budget
@@ -140,10 +152,11 @@ def select(hits: list[Any], shown: Shown, budget_tokens: int) -> list[tuple[Any,
     and a passage that does not fit is cut to its best message, as in ``context()``). A user's question, filler,
     a reply that only acknowledges what it answers, and a line saying nearly only what a chosen one said are left
     out (:mod:`remem.core.recall.worth`): the answer is the memory, the question its context; so is a hit scoring
-    under :data:`RELATIVE_FLOOR` of the best (in a small store every memory fits the budget, relevant or not)."""
+    under :data:`RELATIVE_FLOOR` of the best (in a small store every memory fits the budget, relevant or not).
+    ``said``: the words of lines injected beside it (a profile's): a record saying nearly only those is left out."""
     used = token_count(fence_overhead(RECALL_PREAMBLE) + "\n")
     out: list[tuple[Any, ...]] = []
-    lines: list[set[str]] = []  # the words of each record chosen: one saying nearly only those is a repeat
+    lines: list[set[str]] = list(said or ())  # the words of each line shown: one saying nearly only those repeats
     best = max((h.score for h in hits), default=0.0)
     for hit in distinct([h for h in hits if h.score >= RELATIVE_FLOOR * best]):
         recs = tuple(rec for rec in hit.records if shown.wanted(rec) and worth_showing(rec)
@@ -178,14 +191,28 @@ def recall(inp: HookInput) -> tuple[str, str]:
     deadline = recall_deadline()
     query = None if trivial else prompt[:RECALL_QUERY_CHARS]
     status, hits, records = "ok", [], []
+    box: dict[str, Any] = {}
     try:
-        hits, records = with_deadline(lambda: _gather(query, tenant, budget, want_digest, deadline),
+        hits, records = with_deadline(lambda: _gather(query, tenant, budget, want_digest, deadline, box),
                                       deadline - elapsed())
     except DeadlineExceeded as exc:
-        status = f"deadline: {exc}"
+        if "records" in box:  # searched in time; only the profile was late: recall without it
+            hits, records = box["hits"], box["records"]
+            box["profile_error"] = f"deadline: {exc}"
+        else:
+            status = f"deadline: {exc}"
     except Exception as exc:  # noqa: BLE001 - recall failure means no memory, never a broken prompt
         status = f"error: {type(exc).__name__}: {str(exc)[:200]}"
-    groups = select(hits, shown, budget) if status == "ok" else []
+    if "profile_error" in box:
+        defer(log, "recall", "profile skipped", reason=box["profile_error"])
+    profile = box.get("profile") if status == "ok" and "profile_error" not in box else None  # late: none
+    profile_text, budget_left = "", budget
+    if profile is not None and (not profile.shows or any(shown.is_new(_Shows(i, t)) for i, t in profile.shows)):
+        profile_text = profile.text
+        budget_left = budget - int(token_count(profile_text + "\n\n") + 0.999)
+        shown.mark(_Shows(i, t) for i, t in profile.shows)  # shown now: recall fills the rest with others
+    said = [content_words(t) for _, t in profile.shows] if profile_text and profile is not None else None
+    groups = select(hits, shown, budget_left, said) if status == "ok" else []
     digest_text, in_digest, message = "", [], ""
     if want_digest and status == "ok":
         chosen = [rec for recs in groups for rec in recs]
@@ -194,7 +221,8 @@ def recall(inp: HookInput) -> tuple[str, str]:
         from .offers import import_offer
 
         message = import_offer()
-    text, digest_text = within_chars(groups, digest_text, message)
+    text, digest_text = within_chars(groups, digest_text, message, profile_text)
+    text = "\n\n".join(p for p in (profile_text, text) if p)  # the profile first: the prompt asks for it
     if not digest_text:
         in_digest = []
     chosen = [rec for recs in groups for rec in recs]
@@ -215,16 +243,19 @@ def recall(inp: HookInput) -> tuple[str, str]:
         return "", ""
     out = "\n\n".join(parts)
     defer(log, "recall", "injected", memories=len(chosen), digest=bool(digest_text), chars=len(out),
-          skipped_shown=sum(len(h.records) for h in hits) - len(chosen), ms=ms)
+          skipped_shown=sum(len(h.records) for h in hits) - len(chosen), ms=ms,
+          **({"profile": profile.name} if profile_text and profile is not None else {}))
     return out, message
 
 
-def within_chars(groups: list[tuple[Any, ...]], digest_text: str, message: str) -> tuple[str, str]:
-    """(recall block, digest) that fit Claude Code's cap on a hook's context (:data:`MAX_CONTEXT_CHARS`) whole:
-    the least relevant recalled memories go first (``groups`` is cut in place), then the digest; a block is
-    never cut through, so its closing fence always arrives."""
+def within_chars(groups: list[tuple[Any, ...]], digest_text: str, message: str, profile_text: str = ""
+                 ) -> tuple[str, str]:
+    """(recall block, digest) that fit Claude Code's cap on a hook's context (:data:`MAX_CONTEXT_CHARS`) whole,
+    beside ``profile_text`` (within its own token share, far under the cap): the least relevant recalled
+    memories go first (``groups`` is cut in place), then the digest; a block is never cut through, so its
+    closing fence always arrives."""
     def size(text: str, digest: str) -> int:
-        return len("\n\n".join(p for p in (digest, text, message) if p))
+        return len("\n\n".join(p for p in (digest, profile_text, text, message) if p))
 
     text = render_chosen(groups)
     while groups and size(text, digest_text) > MAX_CONTEXT_CHARS:
@@ -233,6 +264,15 @@ def within_chars(groups: list[tuple[Any, ...]], digest_text: str, message: str) 
     if size(text, digest_text) > MAX_CONTEXT_CHARS:
         digest_text = ""
     return text, digest_text
+
+
+class _Shows:
+    """A memory a profile line shows, as :class:`Shown` records it (its id, its text)."""
+
+    __slots__ = ("id", "text", "metadata", "kind")
+
+    def __init__(self, memory_id: str, text: str) -> None:
+        self.id, self.text, self.metadata, self.kind = memory_id, text, {}, "fact"
 
 
 def _save(shown: Shown) -> None:

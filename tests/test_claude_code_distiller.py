@@ -27,9 +27,11 @@ CONVERSATION = [
                                      "seconds and you prefer it. I converted pyproject.toml and removed poetry.lock."},
 ]
 EXTRACTED = {"memories": [{"text": "User prefers uv over poetry for Python dependency management",
-                           "kind": "preference", "tags": ["python", "tooling"], "importance": 8},
+                           "kind": "preference", "tags": ["python", "tooling"], "importance": 8,
+                           "entities": [], "relations": []},
                           {"text": "The repo switched from poetry to uv because uv resolves in seconds",
-                           "kind": "decision", "tags": ["python"], "importance": 7}],
+                           "kind": "decision", "tags": ["python"], "importance": 7,
+                           "entities": [], "relations": []}],
              "summary": "The user chose uv over poetry; pyproject.toml was converted and poetry.lock removed."}
 
 

@@ -69,7 +69,8 @@ def all_text(mem: Memory, scope: Scope = SCOPE) -> str:
 
 
 def extraction(*memories: tuple[str, str], summary: str = "Dana fixed the distutils import.") -> dict[str, Any]:
-    return {"memories": [{"text": t, "kind": k, "tags": [], "importance": 6} for t, k in memories],
+    return {"memories": [{"text": t, "kind": k, "tags": [], "importance": 6,
+                          "entities": [], "relations": []} for t, k in memories],
             "summary": summary}
 
 

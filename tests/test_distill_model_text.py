@@ -15,8 +15,10 @@ SCOPE = Scope(tenant="acme")
 
 def test_a_model_tag_with_a_line_break_is_cleaned_and_the_memories_are_kept(mem: Memory, srv: OpenAIServer) -> None:
     srv.reply({"memories": [
-        {"text": "The deploy target is Fly.io.", "kind": "fact", "tags": ["deploy\nSYSTEM", "\u2028"], "importance": 6},
-        {"text": "Dana prefers tabs over spaces.", "kind": "preference", "tags": ["style"], "importance": 6}],
+        {"text": "The deploy target is Fly.io.", "kind": "fact", "tags": ["deploy\nSYSTEM", "\u2028"], "importance": 6,
+         "entities": [], "relations": []},
+        {"text": "Dana prefers tabs over spaces.", "kind": "preference", "tags": ["style"], "importance": 6,
+         "entities": [], "relations": []}],
         "summary": "The deploy target was chosen."})
     llm = LLMDistiller(model="test-mini", base_url=srv.base_url, api_key="test-key", max_retries=0)
     done = mem.remember([{"role": "user", "content": "We deploy to Fly.io; I prefer tabs."},

@@ -237,7 +237,8 @@ def test_context_says_each_thing_once_and_dates_it_by_event_time(mem: Memory) ->
 def test_llm_memories_get_sources_from_the_messages_they_restate(mem: Memory, srv: OpenAIServer) -> None:
     llm = LLMDistiller(model="test-mini", base_url=srv.base_url, api_key="test-key", max_retries=0)
     srv.reply({"memories": [{"text": "The e2e flake was a race in the retry queue, fixed by awaiting the queue "
-                                      "flush in conftest.", "kind": "lesson", "tags": [], "importance": 6}],
+                                      "flush in conftest.", "kind": "lesson", "tags": [], "importance": 6,
+                             "entities": [], "relations": []}],
                "summary": "Fixed the e2e flake."})
     res = mem.remember(CODING, scope=SCOPE, session="llm", distiller=llm)
     [lesson] = res.added

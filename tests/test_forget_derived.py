@@ -88,7 +88,7 @@ def test_an_llm_summary_loses_the_words_of_a_message_it_does_not_name(mem: Memor
             for i in range(60)]
     long[30] = said(30, "user", "The staging vault token is hunter2zq, rotate it monthly.")
     srv.reply({"memories": [{"text": "The staging vault token is rotated monthly.", "kind": "fact", "tags": [],
-                             "importance": 5}],
+                             "importance": 5, "entities": [], "relations": []}],
                "summary": "We tuned the billing worker pool. The vault token hunter2zq is rotated monthly."})
     mem.remember(long, scope=DANA, session="llm", distiller=llm)
     [summary] = [r for r in mem.iter_records(DANA) if r.kind == "summary"]

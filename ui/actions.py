@@ -118,6 +118,8 @@ def perform(st: Any, action: str, form: FormData, request: Request) -> Response:
     confirmed = form.get("confirm") == "yes"
     if action == "export":
         return export(st, request, form)
+    if action in ("entity-merge", "entity-split"):
+        return entity_change(st, action, form, request)
     ids = _ids(form)
     if not ids:
         raise ValueError("no memory given")
@@ -173,6 +175,56 @@ def perform(st: Any, action: str, form: FormData, request: Request) -> Response:
     raise NotFoundError(f"unknown action {action!r}")
 
 
+def _entity_url(tenant: str, name: str, kind: str, **more: str) -> str:
+    return f"/entity?{qs(t=tenant, name=name, kind=kind, **more)}"
+
+
+def entity_change(st: Any, action: str, form: FormData, request: Request) -> Response:
+    """Merge another entity into this one, or split a name off it: both shown first, done on ``confirm=yes``,
+    inside the tenant on screen only (the store refuses ids of another tenant, and so another tenant's entity)."""
+    from .entities import describe, other_named, profile_of
+
+    tenant = str(form.get("t") or GLOBAL_KEY)
+    scope = scope_of(tenant)
+    confirmed = form.get("confirm") == "yes"
+    name, kind = str(form.get("name") or ""), str(form.get("kind") or "")
+    entity = profile_of(st.mem, tenant, name, kind, budget=0).entity
+    assert entity is not None  # profile_of raises NotFoundError otherwise
+    if str(form.get("id") or "") != entity.id:
+        raise ValueError(f"{entity.name!r} is no longer the entity this form was for: reload its page")
+    back = _entity_url(tenant, entity.name, entity.kind)
+    if action == "entity-merge":
+        other = other_named(st.mem, tenant, str(form.get("other_name") or ""), entity)
+        if form.get("other", other.id) != other.id:
+            raise ValueError(f"{form.get('other_name')!r} names another entity than the one shown: review it again")
+        if not confirmed:
+            form = FormData([*form.multi_items(), ("other", other.id)])  # confirmed: exactly this one
+            rows = [("keep", describe(entity)), ("merge in", describe(other)),
+                    ("then", f"{other.name!r} and its other names find {entity.name!r}; recall and its profile "
+                             f"read the memories of both. Nothing is deleted: split it off again any time.")]
+            return _confirm(st, request, "entity-merge", form, f"Merge {other.name} into {entity.name}?", rows,
+                            "Merge", True, back)
+        st.mem.merge_entities(entity.id, other.id, scope=scope)
+        st.entity_lists.clear()
+        return RedirectResponse(_entity_url(tenant, entity.name, entity.kind,
+                                            done=f"merged {other.name} into {entity.name}"), status_code=303)
+    part = str(form.get("part") or "").strip()
+    merged = dict(zip(entity.merged_names, entity.merged))
+    if part not in entity.aliases and part not in merged:
+        raise ValueError(f"{part!r} is neither another name of {entity.name!r} nor an entity merged into it")
+    what = "the entity merged into it" if part in merged else "the alias"
+    if not confirmed:
+        rows = [("entity", describe(entity)), ("split off", f"{part} ({what})"),
+                ("then", f"{part!r} is an entity of its own again and finds its own memories only"
+                         + ("." if part in merged else f"; {entity.name!r} refuses it as an alias from now on."))]
+        return _confirm(st, request, "entity-split", form, f"Split {part} off {entity.name}?", rows, "Split",
+                        True, back)
+    new = st.mem.split_entity(entity.id, part, scope=scope)
+    st.entity_lists.clear()
+    return RedirectResponse(_entity_url(tenant, entity.name, entity.kind,
+                                        done=f"split {new.name} off {entity.name}"), status_code=303)
+
+
 def _with(url: str, **params: str) -> str:
     return url + ("&" if "?" in url else "?") + qs(params)
 
@@ -226,4 +278,4 @@ def export(st: Any, request: Request, form: FormData) -> Response:
                                       done={"path": path, "count": n, "name": path.name}))
 
 
-__all__ = ["AuditRows", "RecallPreview", "audit_rows", "export", "perform", "recall_preview"]
+__all__ = ["AuditRows", "RecallPreview", "audit_rows", "entity_change", "export", "perform", "recall_preview"]

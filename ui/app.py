@@ -1,5 +1,6 @@
-"""The inspector's Starlette app: read pages (tenants, list, detail, recall, hook recalls, audit) and the few
-forms that change the store (edit, supersede, forget, merge, export), each behind a confirmation page."""
+"""The inspector's Starlette app: read pages (tenants, list, detail, entities, an entity, recall, hook recalls,
+audit) and the few forms that change the store (edit, supersede, forget, merge, export, merge and split an
+entity), each behind a confirmation page."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from remem import NotFoundError, RememError
+from remem.core.entities import KINDS
 
-from . import actions, charts, hooklog
+from . import actions, charts, entities, hooklog
 from .jobs import Jobs
 from .render import page, qs
 from .security import SIGNIN_PATH, Guard, guarded, signin
@@ -38,6 +40,7 @@ class State:
     jobs: Jobs = field(init=False)
     searches: collections.deque = field(default_factory=lambda: collections.deque(maxlen=UI_SEARCHES))
     chart: tuple[Any, Any] = (None, None)
+    entity_lists: entities.ListCache = field(default_factory=entities.ListCache)
 
     def __post_init__(self) -> None:
         self.jobs = Jobs(self.mem)
@@ -98,6 +101,41 @@ def detail_view(st: State, request: Request) -> Response:
     d = detail(st.mem, request.path_params["memory_id"])
     tenant = GLOBAL_KEY if d.record.scope.tenant is None else d.record.scope.tenant
     return page("detail.html", **st.ctx(request, "memories", tenant, title="Memory", d=d, rec=d.record))
+
+
+def entities_view(st: State, request: Request) -> Response:
+    error, q, result = None, None, None
+    try:
+        q = entities.EntityQuery.from_params(request.query_params)
+        result = entities.entity_page(st.mem, q, cache=st.entity_lists)
+    except (ValueError, RememError) as exc:
+        error = str(exc)
+    q = q or entities.EntityQuery(tenant=_tenant(request))
+    return page("entities.html", status=400 if error else 200, **st.ctx(
+        request, "entities", q.tenant, title="Entities", q=q, result=result, error=error, kinds=KINDS))
+
+
+def entity_view(st: State, request: Request) -> Response:
+    tenant = _tenant(request)
+    profile = entities.profile_of(st.mem, tenant, request.query_params.get("name", ""),
+                                  request.query_params.get("kind", ""))
+    e = profile.entity
+    colours = charts.kind_colours(KINDS)
+    link = lambda name, kind: f"/entity?{qs(t=tenant, name=name, kind=kind)}"  # noqa: E731
+    graph = charts.neighbours(charts.Node(e.name, e.kind, e.mentions, link(e.name, e.kind)),
+                              [charts.Node(r.name, r.kind, r.shared, link(r.name, r.kind), tuple(r.via))
+                               for r in profile.related],
+                              colours)
+    days = entities.timeline_days(profile)
+    drawn = {label for _, label in days}
+    lines = {k: c for k, c in (("true now", "#0072B2"), ("changed since", "#E69F00"), ("relation began", "#009E73"))
+             if k in drawn}  # the same colour for a series on every page, the legend only for what is drawn
+    timeline, bars, unit = charts.kinds_over_time(days, list(lines), chart_id="timeline",
+                                                  noun="lines that became true", by="what", colours=lines)
+    return page("entity.html", **st.ctx(
+        request, "entities", tenant, title=e.name, p=profile, e=e, graph=graph, colours=colours, link=link,
+        timeline=timeline, bars=bars, unit=unit, line_colours=lines,
+        budget=entities.PROFILE_TOKENS))
 
 
 def search_view(st: State, request: Request) -> Response:
@@ -184,7 +222,8 @@ def create_app(mem: Any, *, port: int, guard: Guard | None = None, export_dir: P
 
     routes = [
         route("/", tenants_page), route("/memories", list_view), route("/memory/{memory_id}", detail_view),
-        route("/search", search_view), route("/recalls", recalls_view), route("/audit", audit_view),
+        route("/entities", entities_view), route("/entity", entity_view), route("/search", search_view),
+        route("/recalls", recalls_view), route("/audit", audit_view),
         route("/export", export_view), route("/exports/{name}", download), route("/static/style.css", stylesheet),
         route("/audit/run", audit_run, ("POST",)), route("/do/{action}", change, ("POST",)),
         Route(SIGNIN_PATH, signin(guard), methods=["GET"]),

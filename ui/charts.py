@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections import Counter
 from dataclasses import dataclass
+import math
 from html import escape
 from typing import Iterable, Sequence
 
@@ -13,6 +14,7 @@ from typing import Iterable, Sequence
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 WIDTH, HEIGHT = 640, 220
 PAD_L, PAD_R, PAD_T, PAD_B = 48, 12, 12, 36
+GRAPH_W, GRAPH_H = 600, 420
 
 
 @dataclass(frozen=True)
@@ -96,13 +98,16 @@ def _frame(title: str, desc: str, body: Iterable[str], ymax: float, unit_label: 
             f'<desc id="{title}-d">{escape(desc)}</desc>{"".join(grid)}{"".join(body)}</svg>')
 
 
-def kinds_over_time(days: Counter[tuple[_dt.date, str]], kinds: Sequence[str]) -> tuple[str, list[Bucket], str]:
-    """A stacked bar chart of stored memories per day/week/month and kind; returns (svg, buckets, unit)."""
+def kinds_over_time(days: Counter[tuple[_dt.date, str]], kinds: Sequence[str], *, chart_id: str = "kinds",
+                    noun: str = "memories stored", by: str = "kind",
+                    colours: dict[str, str] | None = None) -> tuple[str, list[Bucket], str]:
+    """A stacked bar chart of ``noun`` per day/week/month and ``by`` (memories stored, by kind, unless said
+    otherwise); returns (svg, buckets, unit)."""
     unit, bars = buckets(days)
-    colours = kind_colours(kinds)
+    colours = colours or kind_colours(kinds)
     if not bars:
         return "", [], unit
-    ymax = _nice_max(max(b.total for b in bars))
+    ymax = _nice_max(max(4, *(b.total for b in bars)))  # at least 4: whole numbers on the axis
     inner_w, inner_h = WIDTH - PAD_L - PAD_R, HEIGHT - PAD_T - PAD_B
     slot = inner_w / len(bars)
     bar_w = max(1.0, slot * 0.8)
@@ -125,8 +130,8 @@ def kinds_over_time(days: Counter[tuple[_dt.date, str]], kinds: Sequence[str]) -
         body.append(f'<text x="{x:.1f}" y="{HEIGHT - PAD_B + 16}" class="axis" text-anchor="{anchor}">'
                     f'{escape(bars[i].label)}</text>')
     total = sum(b.total for b in bars)
-    desc = f"{total:,} memories stored per {unit}, from {bars[0].label} to {bars[-1].label}, stacked by kind."
-    return _frame("kinds", desc, body, ymax, f"Memories stored per {unit}, by kind"), bars, unit
+    desc = f"{total:,} {noun} per {unit}, from {bars[0].label} to {bars[-1].label}, stacked by {by}."
+    return _frame(chart_id, desc, body, ymax, f"{noun.capitalize()} per {unit}, by {by}"), bars, unit
 
 
 def latency_chart(points: Sequence[tuple[_dt.datetime, float]], now: _dt.datetime, hours: float = 24.0) -> str:
@@ -150,4 +155,69 @@ def latency_chart(points: Sequence[tuple[_dt.datetime, float]], now: _dt.datetim
     return _frame("latency", desc, body, ymax, "Recall hook latency (ms) over the last day")
 
 
-__all__ = ["Bucket", "PALETTE", "buckets", "kind_colours", "kinds_over_time", "latency_chart"]
+
+@dataclass(frozen=True)
+class Node:
+    """One entity in a neighbour graph: its label, its kind, how many memories it shares with the centre, and
+    the page it links to."""
+
+    label: str
+    kind: str
+    shared: int
+    href: str
+    via: tuple[str, ...] = ()  # the relations that link it to the centre ("maintains"), beside co-mentions
+
+
+def _cut(text: str, limit: int = 22) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _how(n: Node) -> str:
+    said = [", ".join(p.replace("_", " ") for p in n.via)] if n.via else []
+    shared = [f"named with it in {n.shared} memor{'y' if n.shared == 1 else 'ies'}"] if n.shared else []
+    return "; ".join(said + shared)
+
+
+def neighbours(centre: Node, others: Sequence[Node], colours: dict[str, str]) -> str:
+    """The entity at the centre and its neighbours on a circle around it, each a link to its page; an edge's
+    width says how many memories the two share, its label the relations between them (dashed: a relation and no
+    shared memory). Every label is escaped (names come from memory text)."""
+    if not others:
+        return ""
+    midx, midy = GRAPH_W / 2, GRAPH_H / 2
+    radius = GRAPH_H / 2 - 70  # room beside the circle for a label of 22 characters
+    top = max(n.shared for n in others) or 1
+    edges: list[str] = []
+    nodes: list[str] = []
+    for i, n in enumerate(others):
+        angle = -math.pi / 2 + 2 * math.pi * i / len(others)
+        x, y = midx + radius * math.cos(angle), midy + radius * math.sin(angle)
+        width = 1 + 5 * n.shared / top
+        dashed = ' stroke-dasharray="4 3"' if n.via and not n.shared else ""
+        edges.append(f'<line x1="{midx:.1f}" y1="{midy:.1f}" x2="{x:.1f}" y2="{y:.1f}" class="edge" '
+                     f'stroke-width="{width:.1f}"{dashed}/>')
+        if n.via:
+            said = ", ".join(p.replace("_", " ") for p in n.via)
+            edges.append(f'<text x="{midx + (x - midx) * 0.55:.1f}" y="{midy + (y - midy) * 0.55 - 4:.1f}" '
+                         f'text-anchor="middle" class="via">{escape(_cut(said))}</text>')
+        anchor = "middle" if abs(x - midx) < 20 else "start" if x > midx else "end"
+        dx = 0 if anchor == "middle" else 14 if anchor == "start" else -14
+        dy = 26 if anchor == "middle" and y > midy else -16 if anchor == "middle" else 4
+        nodes.append(f'<a href="{escape(n.href, quote=True)}" class="node">'
+                     f'<title>{escape(n.label)} ({escape(n.kind or "?")}): {escape(_how(n))}</title>'
+                     f'<circle cx="{x:.1f}" cy="{y:.1f}" r="10" fill="{colours.get(n.kind, PALETTE[-1])}"/>'
+                     f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}" class="label">'
+                     f'{escape(_cut(n.label))}</text></a>')
+    centre_svg = (f'<g class="centre"><circle cx="{midx:.1f}" cy="{midy:.1f}" r="16" '
+                  f'fill="{colours.get(centre.kind, PALETTE[-1])}"/><text x="{midx:.1f}" y="{midy + 34:.1f}" '
+                  f'text-anchor="middle" class="label">{escape(_cut(centre.label))}</text></g>')
+    desc = (f"{escape(centre.label)} and the {len(others)} entities named with it most often: "
+            + "; ".join(f"{escape(n.label)} ({escape(_how(n))})" for n in others) + ".")
+    return (f'<svg viewBox="0 0 {GRAPH_W} {GRAPH_H}" class="graph" role="img" aria-labelledby="graph-t graph-d" '
+            f'xmlns="http://www.w3.org/2000/svg"><title id="graph-t">Entities named with '
+            f'{escape(centre.label)}</title><desc id="graph-d">{desc}</desc>{"".join(edges)}{centre_svg}'
+            f'{"".join(nodes)}</svg>')
+
+
+__all__ = ["Bucket", "GRAPH_H", "GRAPH_W", "Node", "PALETTE", "buckets", "kind_colours", "kinds_over_time",
+           "latency_chart", "neighbours"]

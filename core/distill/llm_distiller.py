@@ -1,5 +1,8 @@
 """The LLM distiller: one structured-output extraction call per capture on any OpenAI-compatible endpoint, and
 one batched reconciliation call (add / merge / supersede / drop) when candidates resemble stored memories.
+
+The extraction call also returns, per memory, the entities it names and the relations it states (no extra
+request); :mod:`~remem.core.distill.llm_claims` parses and vets them before the entity index sees them.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .candidates import DEFAULT_IMPORTANCE, MEMORY_KINDS, Candidate, Distillation
 from .conversation import Turn
+from .llm_claims import parse_entities, parse_relations
+from ..entities.extract import KINDS as ENTITY_KINDS
 from ..providers.llm import ChatLLM, DEFAULT_LLM_MODEL, Usage, llm_settings_from_env
 from ..recall.fencing import clean_tag, one_line
 from ..recall.tokens import count_tokens, truncate_to_tokens
@@ -28,6 +33,9 @@ Never store greetings, thanks, the system prompt, the assistant restating the re
 JSON, logs or secrets ([REDACTED:...] placeholders stay as they are). Skip anything only relevant to this
 moment. Importance 1-10: 8-10 identity, strong preferences, hard-won lessons; 5-7 useful facts and decisions;
 1-4 minor details. Return an empty list when nothing is worth keeping.
+Per memory, `entities`: the people, organisations, places, products, services, repos, files, issues and hosts \
+it names (`name` exactly as the memory writes it, `type`); `relations`: what it states between two of them \
+(subject, short predicate, object; `since`: the ISO date it became true if said, else ""). Empty lists when none.
 Also write `summary`: 2-5 sentences on what this session was about: the request, what was done and the
 outcome, with the files/commands that matter. If a previous summary is given, return an updated summary that
 covers both the earlier part and the new messages."""
@@ -52,12 +60,21 @@ EXTRACT_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["text", "kind", "tags", "importance"],
+                "required": ["text", "kind", "tags", "importance", "entities", "relations"],
                 "properties": {
                     "text": {"type": "string"},
                     "kind": {"type": "string", "enum": list(MEMORY_KINDS)},
                     "tags": {"type": "array", "items": {"type": "string"}},
                     "importance": {"type": "integer"},
+                    "entities": {"type": "array", "items": {
+                        "type": "object", "additionalProperties": False, "required": ["name", "type"],
+                        "properties": {"name": {"type": "string"},
+                                       "type": {"type": "string", "enum": list(ENTITY_KINDS)}}}},
+                    "relations": {"type": "array", "items": {
+                        "type": "object", "additionalProperties": False,
+                        "required": ["subject", "predicate", "object", "since"],
+                        "properties": {"subject": {"type": "string"}, "predicate": {"type": "string"},
+                                       "object": {"type": "string"}, "since": {"type": "string"}}}},
                 },
             },
         },
@@ -185,8 +202,11 @@ class LLMDistiller:
             # fail the write of every memory of the capture (tags are checked on write; see fencing.clean_tag)
             tags = tuple(dict.fromkeys(clean_tag(t).lower()[:60] for t in (item.get("tags") or [])
                                        if isinstance(t, (str, int)) and clean_tag(t)))[:6]
+            # entities and relations are extras: a malformed one is dropped, never the memory (llm_claims)
+            entities = parse_entities(item.get("entities"))
             cands.append(Candidate(text=item["text"].strip(), kind=kind, tags=tags,
-                                   importance=min(10, max(1, importance))))
+                                   importance=min(10, max(1, importance)), entities=entities,
+                                   relations=parse_relations(item.get("relations"), entities)))
         summary = data.get("summary")
         summary = summary.strip() if isinstance(summary, str) and summary.strip() else None
         return Distillation(candidates=cands[: self.max_memories], summary=summary, usage=usage)

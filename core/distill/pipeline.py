@@ -30,7 +30,7 @@ import logging
 import threading
 from typing import Any, Iterable, Mapping, Sequence
 
-from . import corrections
+from . import corrections, llm_claims
 from .admission import MAX_MEMORY_CHARS, Admission, admit, check_admission, content_words
 from .artifacts import extract_identifiers
 from .audit import AuditReport, audit
@@ -86,9 +86,12 @@ def _attribute(prep: Prep, cand: Candidate) -> None:
 
 
 def _gate(prep: Prep, dist: Distillation) -> list[Candidate]:
-    """Redact (again: LLM output is text like any other) and admit; refused ones count as dropped."""
+    """Redact (again: LLM output is text like any other) and admit; refused ones count as dropped. An LLM's
+    entities and relations are vetted with the text they came with (redacted, said in it and in the
+    conversation) and go with the memory as metadata, for the entity index."""
     kept: list[Candidate] = []
     seen: set[str] = set()
+    heard: str | None = None  # the conversation's names, for an LLM's entities (llm_claims.vet)
     for cand in dist.candidates:
         red = prep.redactor.redact(cand.text)
         _count_into(prep.result.redactions, red.counts)
@@ -99,6 +102,11 @@ def _gate(prep: Prep, dist: Distillation) -> list[Candidate]:
             continue
         seen.add(key)
         cand.text = text
+        if cand.entities or cand.relations:
+            if heard is None:
+                heard = llm_claims.text_key([t.text for t in prep.new_turns]
+                                            + ([prep.previous.text] if prep.previous is not None else []))
+            _count_into(prep.result.redactions, llm_claims.vet(cand, prep.redactor, heard))
         kept.append(cand)
     return kept
 

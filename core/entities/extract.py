@@ -59,6 +59,7 @@ _VERSIONED = re.compile(r"(?<![\w.@/-])([A-Za-z][\w+#]*(?:[.-][A-Za-z][\w+#]*)*)
                         r"(?:@|==|>=|~=|\s+v|\s+version\s+|\s+)(v?\d+(?:\.\d+){1,3}[a-z0-9]*|v\d+)(?!\w|\.\d)")
 _SERVICE = re.compile(r"\b(?:the|our|a|an|their|my|your|its|this|that)\s+((?:[\w-]+\s+){0,2}[\w-]+)\s+("
                       + "|".join(sorted(lexicon.SERVICE_HEADS, key=len, reverse=True)) + r")\b", re.I)
+_DETERMINERS = frozenset({"the", "our", "a", "an", "their", "my", "your", "its", "this", "that"})
 _ALIAS = re.compile(r"\b(?:aka|a\.k\.a\.|also known as|also called|known as|nicknamed|short for)\s+[\"'“]?"
                     r"([^,;()\"'”.<>\r\n\v\f\x1c-\x1f\x85\u2028\u2029]{2,40})", re.I)  # one line, no tag
 _PLACEHOLDER = re.compile(r"\[REDACTED:[^\]]{0,64}\]|\[(?:EMAIL|PHONE|PERSON|IP|CARD|IBAN|SSN)[^\]]{0,32}\]")
@@ -194,6 +195,9 @@ def extract(text: str) -> list[Mention]:
         add(name, "product", m.start(), m.end(), version=version.lstrip("v") if version[0] == "v" else version)
     for m in _SERVICE.finditer(text):
         mods = m.group(1).split()
+        dets = [i for i, w in enumerate(mods) if w.casefold() in _DETERMINERS]
+        if dets:  # "the queue the ingest worker": the name starts after the last determiner
+            mods = mods[dets[-1] + 1:]
         while mods and mods[0].casefold() in lexicon.NOT_MODIFIERS:
             mods = mods[1:]
         if not mods or any(w.casefold() in lexicon.NOT_NAMES for w in mods) or len(mods) > 2:
@@ -252,9 +256,15 @@ def _strip_possessive(word: str) -> str:
     return re.sub(r"['’]s?$", "", word)
 
 
+# "ClickHouse, which we also call the events store": the name after "call" is an alias, as after "aka"
+_CALLED = re.compile(r"\b(?:which|that|who|whom)\s+(?:we|they|you|people|everyone|everybody)\s+"
+                     r"(?:also\s+|often\s+|usually\s+|just\s+|sometimes\s+)?call\s+[\"'“]?"
+                     r"([^,;()\"'”.<>\r\n\v\f\x1c-\x1f\x85\u2028\u2029]{2,40})", re.I)  # one line, no tag
+
+
 def _aliases(text: str, found: dict[tuple[str, str], Mention]) -> None:
     """"ClickHouse (aka CHouse)", "Robert, also known as Bob": the second name is an alias of the first."""
-    for m in _ALIAS.finditer(text):
+    for m in [*_ALIAS.finditer(text), *_CALLED.finditer(text)]:
         first, second = names.key(text[max(0, m.start() - 60):m.start()].rstrip(" ,(")), m.group(1).strip()
         for slot, mention in list(found.items()):
             if mention.key and first.endswith(mention.key):

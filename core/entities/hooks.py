@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from ..recall import lexical
 from ..store.backends.base import Cond, FilterSpec, PointData
 from ..types import MemoryRecord, SparseVec
-from . import names
+from . import given, names
 from .extract import extract
 from .resolve import lookup_keys, resolve
-from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend
+from .store import LINK_FIELD, EntityIndex, entity_scope, open_backend, rewrite_shard
 
 if TYPE_CHECKING:
     from ..store.engine import Engine
@@ -54,7 +54,7 @@ def index(engine: "Engine") -> EntityIndex | None:
 
 def entity_token(entity_id: str) -> int:
     """The ``ident`` sparse index a memory linked to ``entity_id`` carries (recall finds it by that)."""
-    return lexical._index("\x00entity:" + entity_id)
+    return lexical.entity_token(entity_id)
 
 
 def with_tokens(vec: SparseVec, tokens: Iterable[int], weight: float = 1.0) -> SparseVec:
@@ -73,7 +73,7 @@ def linked(engine: "Engine", point: PointData, rec: MemoryRecord) -> PointData:
     if idx is None:
         return point
     try:
-        mentions = extract(rec.text)
+        mentions = given.merged(extract(rec.text), rec)  # with those an LLM distiller named (given.py)
         if not mentions:
             return point
         when = (rec.occurred_at or rec.valid_from or rec.created_at).timestamp()
@@ -141,7 +141,7 @@ def after_forget(engine: "Engine", gone: Sequence[MemoryRecord]) -> None:
     try:
         candidates: set[str] = set()
         for rec in gone:
-            keys = [k for m in extract(rec.text) for k in lookup_keys(m)]
+            keys = [k for m in given.merged(extract(rec.text), rec) for k in lookup_keys(m)]
             candidates |= {k.id for k in idx.known(entity_scope(rec.scope), keys)}
         collect_unlinked(engine, candidates)
     except Exception as exc:  # noqa: BLE001 - the forget happened; compact() collects what is left
@@ -155,26 +155,7 @@ def compact(engine: "Engine") -> None:
         return
     collect_unlinked(engine)
     idx.flush()
-    rewrite = getattr(idx.backend, "rewrite", None)
-    if rewrite is None:
-        return
-
-    def pages() -> Any:
-        offset = None
-        while True:
-            found, offset = idx.backend.scroll(FilterSpec(), limit=256, offset=offset)
-            yield [PointData(id=f.id, payload=f.payload) for f in found]
-            if offset is None or not found:
-                return
-
-    def settle(touched: set[str]) -> tuple[list[PointData], list[str]]:
-        ids = sorted(touched)
-        found = idx.backend.retrieve(ids)
-        kept = {f.id for f in found}
-        return [PointData(id=f.id, payload=f.payload) for f in found], [i for i in ids if i not in kept]
-
-    with engine.write_lock:
-        rewrite(pages(), 0, settle, engine.write_lock)
+    rewrite_shard(engine, idx.backend)
 
 
 def close(engine: "Engine") -> None:
@@ -214,6 +195,65 @@ def known_in_question(engine: "Engine", question: str, scope: Any) -> tuple[list
         elif match is not None:
             known.append(match.id)
     return list(dict.fromkeys(known)), unknown
+
+
+ALIAS_NAMES = 6  # other names of one entity added to a question, at most
+
+
+def alias_terms(engine: "Engine", question: str, scope: Any) -> SparseVec | None:
+    """The BM25 terms of the other names of the known, non-hub entities ``question`` names by an alias ("the
+    events store" for ClickHouse, also called CHouse): the memories that use another of its names are found by
+    them (:mod:`remem.core.recall.aliases`). None when the question names no entity, or names each by all its
+    names already ("Dana Whitfield", known as Dana too, adds nothing). An exact alias is taken across types
+    (a question's "the events store" is a service to the extractor, a name of the product ClickHouse here).
+    Independent of ``entity_weight``: this changes which words the question is searched with, not a ranking
+    boost; ``entities=False``, ``entity_recall=False`` or ``entity_aliases=False`` turn it off."""
+    settings = engine.settings
+    if not enabled(engine) or not getattr(settings, "entity_recall", True) \
+            or not getattr(settings, "entity_aliases", True):
+        return None
+    try:
+        from ..recall.aliases import names_vector
+        from ..scope import coerce_scope
+        from ..types import Scope
+
+        idx = index(engine)
+        wanted = coerce_scope(scope, admin=True)
+        if idx is None or not isinstance(wanted, Scope):
+            return None
+        asked = set(lexical.bm25_query(question)[0])
+        hub = float(getattr(settings, "entity_hub_share", 1.0))
+        total: int | None = None
+        other: list[str] = []
+        for m in extract(question):
+            cands = idx.known(wanted, lookup_keys(m), own=False)
+            match = resolve(m, cands)
+            eid = match.id if match is not None else _said_alias(m, cands)
+            got = idx.get([eid]) if eid else []
+            if not got:
+                continue
+            p = got[0].payload
+            left_out = [n for n in [p.get("name", ""), *(p.get("aliases") or ())]
+                        if n and not set(lexical.bm25_query(n)[0]) <= asked]
+            if not left_out:
+                continue  # the question says every name of it
+            if hub < 1.0:
+                if total is None:
+                    total = engine.backend.count(engine.filter(scope))
+                group = [got[0].id, *(p.get("merged") or ())]
+                if total >= HUB_MIN_MEMORIES and _linked_count(engine, scope, group) > hub * total:
+                    continue  # a hub: its other names are in a random share of the scope
+            other += left_out[:ALIAS_NAMES]
+        return names_vector(list(dict.fromkeys(other))) if other else None
+    except Exception as exc:  # noqa: BLE001 - recall goes on with the question's own words
+        log.warning("entity aliases skipped: %s: %s", type(exc).__name__, exc)
+        return None
+
+
+def _said_alias(mention: Any, cands: Sequence[Any]) -> str | None:
+    """The one candidate that has ``mention``'s key as a stated name, whatever its type, or None."""
+    exact = {c.id for c in cands if mention.key in c.keys}
+    return next(iter(exact)) if len(exact) == 1 else None
 
 
 HOP_WEIGHT = 0.3  # an entity one hop away (named beside the one asked about) counts this much of it

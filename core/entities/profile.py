@@ -9,6 +9,7 @@ the related entities. Each line names its memory and the messages it came from.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import time
 from collections import Counter
@@ -25,7 +26,7 @@ from . import hooks, names
 from .extract import KINDS, Mention, extract
 from .resolve import lookup_keys, resolve
 from .store import LINK_FIELD, scope_filter, shown, to_entity
-from .types import Entity, EntityProfile, ProfileLine, RelatedEntity
+from .types import Entity, EntityProfile, ProfileLine, RelatedEntity, Relation
 
 if TYPE_CHECKING:
     from ..store.engine import Engine
@@ -109,11 +110,44 @@ def about(engine: "Engine", name: str, *, scope: Any = None, as_of: Any = None,
                              kind=shown(by_id[i].payload.get("kind", "")), shared=related[i])
                for i in top if i in by_id][:8]
     entity = to_entity(found, mentions=len(points))
+    if entity.merged and idx is not None:  # their names, so a merge can be shown and split off again
+        merged = {g.id: shown(g.payload.get("name", "")) for g in idx.get(list(entity.merged))}
+        entity = dataclasses.replace(entity, merged_names=tuple(merged.get(i, "") for i in entity.merged))
     cur = tuple(_line(r) for r, _ in current)
     chg = tuple(_line(r) for r, _ in changed)
-    profile = EntityProfile(query=name, entity=entity, current=cur, changed=chg, related=tuple(rel))
+    rels = _relations(engine, scope, group, ts)
+    rel = _with_relations(rel, rels, entity.name, ts)
+    profile = EntityProfile(query=name, entity=entity, current=cur, changed=chg, related=tuple(rel),
+                            relations=tuple(rels), extra={"as_of": ts})
     return EntityProfile(query=name, entity=entity, current=cur, changed=chg, related=tuple(rel),
-                         text=render(profile, token_budget))
+                         relations=tuple(rels), text=render(profile, token_budget), extra={"as_of": ts})
+
+
+def _relations(engine: "Engine", scope: Any, group: Sequence[str], ts: float) -> list[Relation]:
+    """The entity's relations true at ``ts``, then those that ended by then (:mod:`.relations`)."""
+    from .relations import lifecycle
+    from .relations.records import for_profile
+
+    ridx, eidx = lifecycle.index(engine, create=False), hooks.index(engine)
+    if ridx is None or eidx is None:
+        return []
+    now, ended = for_profile(ridx, eidx, _scope(scope), group, ts)
+    return now + ended
+
+
+def _with_relations(related: list[RelatedEntity], rels: Sequence[Relation], name: str,
+                    ts: float) -> list[RelatedEntity]:
+    """The related entities with the relations that link them (an entity linked only by a relation added)."""
+    via: dict[str, list[str]] = {}
+    for r in rels:
+        other = r.object if r.subject == name else r.subject
+        if other and other != name and (r.until is None or r.until.timestamp() > ts):
+            via.setdefault(other, []).append(r.predicate)
+    out = [RelatedEntity(name=x.name, kind=x.kind, shared=x.shared, via=tuple(dict.fromkeys(via.pop(x.name, ()))))
+           for x in related]
+    for other, preds in via.items():
+        out.append(RelatedEntity(name=other, kind="", shared=0, via=tuple(dict.fromkeys(preds))))
+    return out
 
 
 def _line(rec: MemoryRecord) -> ProfileLine:
@@ -132,6 +166,25 @@ def _src(line: ProfileLine) -> str:
     return f" (memory {line.memory_id[:8]}{more})"
 
 
+def _fact(r: Relation) -> str:
+    return f"{r.subject} {r.predicate.replace('_', ' ')} {r.object}"
+
+
+def _rel_src(r: Relation) -> str:
+    return f" (memory {', '.join(s[:8] for s in r.sources[:3])})" if r.sources else ""
+
+
+def _how(r: RelatedEntity) -> str:
+    said = [", ".join(p.replace("_", " ") for p in r.via)] if r.via else []
+    return "; ".join(said + ([str(r.shared)] if r.shared or not said else []))
+
+
+def as_of_of(profile: EntityProfile) -> _dt.datetime:
+    """The time a profile was asked at (``extra["as_of"]``), else now."""
+    ts = profile.extra.get("as_of") if profile.extra else None
+    return _dt.datetime.fromtimestamp(float(ts) if ts is not None else time.time(), tz=_dt.timezone.utc)
+
+
 def render(profile: EntityProfile, token_budget: int) -> str:
     """The profile as prompt text, within ``token_budget`` tokens: whole lines, the most useful first, fenced
     as recalled data like every memory shown to a model (:func:`~remem.core.recall.fencing.fence`)."""
@@ -148,8 +201,14 @@ def render(profile: EntityProfile, token_budget: int) -> str:
         ("True now:", [f"- [{_day(x.since)}] {x.text}{_src(x)}" for x in profile.current]),
         ("What changed:", [f"- [{_day(x.since)} until {_day(x.until)}] {x.text}{_src(x)}"
                            + (" (replaced)" if x.superseded_by else "") for x in profile.changed]),
+        ("Relations now:", [f"- [{_day(r.since)}] {_fact(r)}{_rel_src(r)}"
+                            for r in profile.relations if r.until is None or r.until > as_of_of(profile)]),
+        ("Relations that changed:", [f"- [{_day(r.since)} until {_day(r.until)}] {_fact(r)}{_rel_src(r)}"
+                                     + (" (replaced)" if r.superseded_by else "")
+                                     for r in profile.relations if r.until is not None
+                                     and r.until <= as_of_of(profile)]),
     ]
-    related = ", ".join(f"{r.name} ({r.kind}, {r.shared})" for r in profile.related)
+    related = ", ".join(f"{r.name} ({r.kind + ', ' if r.kind else ''}{_how(r)})" for r in profile.related)
     out = list(head)
     used = count_tokens("\n".join(out))
     if used > token_budget:
@@ -162,7 +221,7 @@ def render(profile: EntityProfile, token_budget: int) -> str:
         order += [(s, ln) for ln in lines[:1]]
     for s, (_, lines) in enumerate(sections):
         order += [(s, ln) for ln in lines[1:]]
-    kept: dict[int, list[str]] = {0: [], 1: []}
+    kept: dict[int, list[str]] = {s: [] for s in range(len(sections))}
     for s, ln in order:
         title_cost = 0 if kept[s] else count_tokens(sections[s][0]) + 1
         cost = count_tokens(ln) + 1 + title_cost

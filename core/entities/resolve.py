@@ -4,7 +4,8 @@ Rules, in order, always inside one scope and one type (a *guessed* type, a bare 
 a typed one of the same name):
 
 1. the same key, or a known alias's key ("ClickHouse" = "clickhouse" = "CHouse" once said so);
-2. the same name written apart or together ("Click House", "click-house", "ClickHouse");
+2. the same name written apart or together ("Click House", "click-house", "ClickHouse"), or a CamelCase name
+   with its leading parts cut to initials ("CHouse" -> "ClickHouse", when only one name fits);
 3. a person's first name and a full name, when the scope knows exactly one full name with that first name and
    no one called by the first name alone ("Dana" -> "Dana Whitfield"; with two Danas, nothing);
 4. a near-identical spelling ("Kubernets" -> "Kubernetes"), only for names long and varied enough to trust
@@ -113,6 +114,11 @@ def resolve(mention: Mention, candidates: Sequence[Known]) -> Match | None:
     for c in typed:  # 2. spacing
         if len(sq) >= 4 and sq in c.keys and _same_digits(mention.key, c.name):
             return Match(c.id, "spacing")
+    if mention.kind in SIMILAR_KINDS:  # 2b. a CamelCase name shortened ("CHouse" -> "ClickHouse")
+        short = [c for c in typed if c.kind in SIMILAR_KINDS and (abbreviates(mention.name, c.name)
+                                                                 or abbreviates(c.name, mention.name))]
+        if len(short) == 1:
+            return Match(short[0].id, "abbreviation")
     org = _ORG_TAIL.sub("", mention.key)
     if org != mention.key or mention.kind == "org":
         for c in typed:
@@ -153,8 +159,25 @@ def resolve(mention: Mention, candidates: Sequence[Known]) -> Match | None:
     return None
 
 
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z0-9]*|[a-z0-9]+")
+
+
+def abbreviates(short: str, full: str) -> bool:
+    """Whether ``short`` is ``full`` (one CamelCase word) with its leading parts cut to their first letters,
+    its last part whole ("CHouse"/"ClickHouse", "GHub"/"GitHub"; not "PSQL"/"PostgreSQL": its last part is cut).
+    Only candidates sharing a lookup key meet (resolve()): a short name has no near-spelling keys."""
+    if " " in short.strip() or " " in full.strip() or len(full) <= len(short):
+        return False
+    a, b = _CAMEL.findall(short), _CAMEL.findall(full)
+    if len(a) != len(b) or len(a) < 2 or a[-1].casefold() != b[-1].casefold() or len(a[-1]) < 3:
+        return False
+    heads = list(zip(a[:-1], b[:-1]))
+    return all(x[:1].isupper() and y.casefold().startswith(x.casefold()) for x, y in heads) \
+        and any(len(x) < len(y) for x, y in heads)
+
+
 def _same_digits(a: str, b: str) -> bool:
     return _DIGITS.findall(a) == _DIGITS.findall(b)
 
 
-__all__ = ["IDENTIFIER_KINDS", "Known", "Match", "block_keys", "lookup_keys", "resolve", "stored_keys"]
+__all__ = ["IDENTIFIER_KINDS", "Known", "Match", "abbreviates", "block_keys", "lookup_keys", "resolve", "stored_keys"]

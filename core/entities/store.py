@@ -59,9 +59,9 @@ def scope_filter(scope: Scope | None, *, own: bool = False) -> FilterSpec:
 INDEXED = ("tenant", "user", "agent", "kind", "names")
 
 
-def _entity_shard_class() -> type:
-    """An Edge shard for entity records: no vectors to speak of, and only the indexes its lookups use (creating
-    the memories' twenty took 1.3 s on a first write; these take 0.3 s)."""
+def _entity_shard_class(indexed: Sequence[str] = INDEXED) -> type:
+    """An Edge shard for entity (or relation) records: no vectors to speak of, and only the indexes its lookups
+    use (creating the memories' twenty took 1.3 s on a first write; these take 0.3 s)."""
     import qdrant_edge as qe
 
     from ..store.backends.edge import EdgeBackend
@@ -72,7 +72,7 @@ def _entity_shard_class() -> type:
 
         def _create_indexes(self, skip: Any = frozenset(), shard: Any = None) -> None:
             shard = shard or self._shard
-            for key in INDEXED:
+            for key in indexed:
                 if key not in skip:
                     params = qe.KeywordIndexParams(is_tenant=True) if key == "tenant" else qe.PayloadSchemaType.Keyword
                     shard.update(qe.UpdateOperation.create_field_index(key, params))
@@ -80,14 +80,15 @@ def _entity_shard_class() -> type:
     return EntityShard
 
 
-def open_backend(backend: Any) -> Any | None:
-    """The entity store beside ``backend`` (None for a backend it does not know: entities are then off)."""
+def open_backend(backend: Any, name: str = ENTITY_DIR, indexed: Sequence[str] = INDEXED) -> Any | None:
+    """The entity store beside ``backend`` (None for a backend it does not know: entities are then off);
+    ``name``/``indexed``: another store of the same shape beside it (the relations')."""
     kind = getattr(backend, "kind", None)  # by kind: importing qdrant-client costs an Edge store ~1.8 s
     if kind == "edge" and hasattr(backend, "folder"):
-        ent = _entity_shard_class()(Path(backend.folder) / ENTITY_DIR)
+        ent = _entity_shard_class(tuple(indexed))(Path(backend.folder) / name)
     elif kind == "qdrant" and hasattr(backend, "collection"):
         ent = copy.copy(backend)  # the same client (local mode allows one per folder), another collection
-        ent.collection = f"{backend.collection}_{ENTITY_DIR}"
+        ent.collection = f"{backend.collection}_{name}"
         ent._lock = threading.RLock()
         ent.close = lambda: None  # the client is the memories' backend's to close
     else:
@@ -352,6 +353,31 @@ class EntityIndex:
                 self._wrote(i, None)
 
 
+def rewrite_shard(engine: Any, backend: Any) -> None:
+    """``backend``'s files rewritten from what it holds now (Edge only: a server has no files here), so the bytes
+    of the records deleted from it leave the disk (``compact()``)."""
+    rewrite = getattr(backend, "rewrite", None)
+    if rewrite is None:
+        return
+
+    def pages() -> Any:
+        offset = None
+        while True:
+            found, offset = backend.scroll(FilterSpec(), limit=PAGE, offset=offset)
+            yield [PointData(id=f.id, payload=f.payload) for f in found]
+            if offset is None or not found:
+                return
+
+    def settle(touched: set[str]) -> tuple[list[PointData], list[str]]:
+        ids = sorted(touched)
+        found = backend.retrieve(ids)
+        kept = {f.id for f in found}
+        return [PointData(id=f.id, payload=f.payload) for f in found], [i for i in ids if i not in kept]
+
+    with engine.write_lock:
+        rewrite(pages(), 0, settle, engine.write_lock)
+
+
 def to_entity(f: Found, mentions: int = 0) -> Entity:
     import datetime as dt
 
@@ -380,5 +406,5 @@ def now() -> float:
     return time.time()
 
 
-__all__ = ["ENTITY_DIR", "EntityIndex", "IDENTIFIER_KINDS", "LINK_FIELD", "entity_scope", "open_backend",
+__all__ = ["ENTITY_DIR", "EntityIndex", "rewrite_shard", "IDENTIFIER_KINDS", "LINK_FIELD", "entity_scope", "open_backend",
            "scope_filter", "shown", "to_entity"]

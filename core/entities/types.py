@@ -22,6 +22,7 @@ class Entity:
     mentions: int = 0
     versions: tuple[str, ...] = ()
     merged: tuple[str, ...] = ()  # ids of entities merged into this one (each can be split off again)
+    merged_names: tuple[str, ...] = ()  # their names, in the order of ``merged`` (filled by ``about()``)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class RelatedEntity:
     name: str
     kind: str
     shared: int  # memories naming both
+    via: tuple[str, ...] = ()  # the relations that link them ("maintains", "moved_to"), beside co-mentions
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class EntityProfile:
     related: tuple[RelatedEntity, ...] = ()
     text: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    relations: tuple["Relation", ...] = ()  # true at as_of, then those that ended before it (newest first)
 
     @property
     def found(self) -> bool:

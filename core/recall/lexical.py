@@ -55,6 +55,11 @@ def _index(token: str) -> int:
     return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest(), "big") & 0x7FFFFFFF
 
 
+def entity_token(entity_id: str) -> int:
+    """The ``ident`` sparse index a memory linked to entity ``entity_id`` carries (remem.core.entities)."""
+    return _index("\x00entity:" + entity_id)
+
+
 def ident_vector(text: str) -> SparseVec:
     toks = identifiers(text)
     idx = sorted({_index(t) for t in toks})

@@ -12,6 +12,7 @@ import re
 from functools import lru_cache
 
 from .rule import group_value as _value
+from .words import hyphenated_words, is_word
 
 # --------------------------------------------------------------------------- #
 # Assignment rules: ``NAME = value`` in code, config and shell
@@ -132,13 +133,45 @@ def is_placeholder(v: str) -> bool:
 AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "apikey", "oauth"})
 
 
+# ``pwd`` is also the shell's working directory (``PWD=/srv/app``, ``OLDPWD``) and ``pass`` Python's keyword and
+# a test verdict (``PASS: t/basic.sh``, ``pass=3 fail=0``): as field names they hold a password only when the
+# value is no path, number or verdict (see :func:`_short_field_ok`).
+_SHORT_FIELDS = frozenset({"pwd", "pass"})
+_PATH = re.compile(r"^(?:[/~.\\]|[A-Za-z]:[\\/]|\$)|^[\w.\-]+/[\w.\-/]+$")
+_USER_FIELD = re.compile(r"(?i)(?<![\w\-])[\"']?(?:user(?:name)?|login|uid|email|account|db_?user|u)[\"']?[ \t]*[:=]")
+_VERDICTS = frozenset({"ok", "yes", "no", "true", "false", "pass", "passed", "fail", "failed", "skip", "skipped",
+                       "error", "none", "null"})
+
+
+def _short_field_ok(m: re.Match[str], name: str, v: str) -> bool:
+    """A value of a ``pwd`` / ``pass`` field that is a password: not a path, a count or a verdict; for ``pass``
+    also either no plain word (``Tr0ub4dor``, ``swordf1sh``) or next to a user name field (``user=bob&pass=x``,
+    ``user: bob`` / ``pass: swordfish``), and never the upper-case ``PASS:`` of a test log."""
+    if _PATH.search(v) or v.lower() in _VERDICTS or re.fullmatch(r"[\d.,:/%\-]+", v) or "$" in v:
+        return False  # a path, a verdict, a count, code (`$pass = !$pass;`)
+    if _norm_name(name).endswith("pwd"):
+        return True
+    if (name.strip("\"'`").isupper() and m.groupdict().get("sep") == ":") or re.search(r"\s", v):
+        return False  # a test log's `PASS:`; text under a "pass" key ('pass': 'The "pass" statement')
+    if not re.fullmatch(r"[A-Za-z]+", v):
+        return True
+    if not is_word(v):  # the dictionary loads only for a `pass` field with a word for a value
+        return True
+    near = m.string[max(0, m.start() - 120): m.end() + 120]
+    return _USER_FIELD.search(near) is not None
+
+
 def assignment_kind(m: re.Match[str], quoted_only: bool = False) -> str | None:
     """Kind for ``name <sep> value`` if it assigns a credential literal, not code."""
-    kind = secret_name_kind(m.group("name"))
+    name = m.group("name")
+    short = _norm_name(name) in _SHORT_FIELDS or _norm_name(name).endswith("pwd")
+    kind = "password" if short else secret_name_kind(name)
     if kind is None:
         return None
     quoted = quoted_only or m.group("uv") is None
     v = _value(m, ("dq", "sq", "bq", "uv")).strip()
+    if short and not _short_field_ok(m, name, v):
+        return None
     if len(v) < 3 or is_placeholder(v) or _TYPE_ANNOTATION.search(v):
         return None
     if v.lower() in _norm_name(m.group("name")) or v.lower() in AUTH_SCHEMES:
@@ -155,6 +188,8 @@ def prose_kind(m: re.Match[str]) -> str | None:
     kind = secret_name_kind(m.group("name"))
     v = m.group("v")
     if kind is None or is_placeholder(v) or CODE_REF.search(v):
+        return None
+    if "-" in v and hyphenated_words(v):  # "case-sensitive", "auto-generated": two words, not a secret
         return None
     has_alpha = any(c.isalpha() for c in v)
     has_other = any(not c.isalpha() for c in v)

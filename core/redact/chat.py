@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .assignments import CODE_REF, is_placeholder
+from .words import hyphenated_words
 from .rule import Rule
 
 # language -> (password nouns, other secret nouns, words for "of/for", verbs)
@@ -53,6 +54,8 @@ def looks_like_secret(v: str) -> bool:
         return False
     if v.isdigit():
         return len(v) >= 6
+    if "-" in v and hyphenated_words(v):  # "the password is case-sensitive"
+        return False
     has_alpha = any(c.isalpha() for c in v)
     inner_upper = any(c.isupper() for c in v[1:]) and any(c.islower() for c in v)
     return has_alpha and (any(c.isdigit() for c in v) or any(not c.isalnum() for c in v) or inner_upper)

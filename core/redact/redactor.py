@@ -155,6 +155,8 @@ class Redactor:
         def entry(key: Any, node: Any) -> Any:
             if isinstance(key, str) and key.strip().lower() in _DATA_PASSWORD_KEYS and _not_a_word(node):
                 key = "password"  # {"user": "admin", "pass": "..."}: in data, not the keyword of code
+            elif isinstance(key, str) and key.strip().lower() == "pwd" and _not_a_path(node):
+                key = "password"  # {"pwd": "..."}: a password unless it is the working directory
             if not isinstance(key, str) or not names_a_credential(key):
                 return walk(node)
             if isinstance(node, list):  # {"api_keys": [...]}: each item read with the key
@@ -283,10 +285,16 @@ passed, so its value is read as a password only when it is no plain word ("faile
 
 
 def _not_a_word(value: Any) -> bool:
-    from .plain import is_word
+    from .words import is_word
 
     return not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]+(?:[ -][A-Za-z]+)*", value.strip()) \
         or not all(is_word(w) for w in re.split(r"[ -]", value.strip()))
+
+
+def _not_a_path(value: Any) -> bool:
+    from .assignments import _PATH
+
+    return isinstance(value, str) and not _PATH.search(value.strip())
 
 
 def _apply(text: str, matches: list[Finding]) -> RedactionResult:

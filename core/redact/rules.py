@@ -62,6 +62,21 @@ def _aws_secret_ok(v: str) -> bool:
     return char_classes(v) >= 2 and not re.fullmatch(r"[0-9a-fA-F]+", v) and shannon_entropy(v) >= 3.5
 
 
+def _lone_aws_secret_ok(m: re.Match[str]) -> bool:
+    """A lone 40-character line is an AWS secret when it looks random and is not part of a base64 block."""
+    v = m.group("v")
+    if char_classes(v) < 3 or not _aws_secret_ok(v):
+        return False
+    if sum(len(w) for w in re.findall(r"[A-Z][a-z]{2,}", v)) >= len(v) // 2:
+        return False  # a CamelCase identifier ("MountSandboxapiContextHubRepoMountSpecS3"), not random base64
+    text = m.string
+    before = text[max(0, text.rfind("\n", 0, max(0, m.start() - 1)) + 1): m.start()].strip()
+    after_end = text.find("\n", m.end() + 1)
+    after = text[m.end(): len(text) if after_end < 0 else after_end].strip()
+    block = re.compile(r"[A-Za-z0-9+/=]{40,}|-----(?:BEGIN|END)[^\n]*")
+    return not (block.fullmatch(before) or block.fullmatch(after))
+
+
 def _cookie_ok(m: re.Match[str]) -> bool:
     """A session cookie's value on a ``Cookie:``/``Set-Cookie:`` line: random-looking, not a placeholder."""
     start = m.string.rfind("\n", 0, m.start()) + 1
@@ -218,6 +233,19 @@ _SPECIFIC: tuple[Rule, ...] = (
         positive="aws_secret_access_key = " + FAKE_AWS_SECRET,
         negative="aws_secret_access_key = os.environ['AWS_SECRET_ACCESS_KEY']",
         hints=("aws", "amazon"),
+    ),
+    Rule(
+        # a secret access key pasted on its own line or as a list item, with no name or key id near it: 40
+        # base64 characters with upper case, lower case and digits (a hex digest or a word run has not all
+        # three), not one line of a longer base64 block (a PEM body, a certificate)
+        "aws_secret_access_key",
+        r"(?m)^[ \t]*(?:[-*+>•][ \t]+|\d{1,3}[.)][ \t]+)?[\[(]?[\"'`]?(?P<v>[A-Za-z0-9/+]{40})[\"'`]?,?[ \t]*\r?$",
+        "v",
+        validator=lambda m: _lone_aws_secret_ok(m),
+        positive="new keys for the backup user:\n- " + FAKE_AWS_SECRET + "\n- rotate in May",
+        negative="-----BEGIN CERTIFICATE-----\nMIIB" + _fake(_B62 + "+/", 60, 11) + "\n" + FAKE_AWS_SECRET
+        + "\n-----END CERTIFICATE-----\n3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a3f",
+        rule_id="aws_secret_alone",
     ),
     Rule(
         "google_oauth_token",

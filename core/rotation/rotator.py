@@ -165,15 +165,26 @@ class Rotator:
 def digest(rotated: Sequence[Mapping[str, Any]], previous: str | None = None) -> str:
     """The short text that stands in for rotated messages: how many, when, what they were about, and that
     memory holds them (the words are recalled by search)."""
-    users = [" ".join(str(m.get("content") or "").split()) for m in rotated if m.get("role") == "user"]
-    topics = [u[:80] + ("…" if len(u) > 80 else "") for u in users if u][-DIGEST_TOPICS:]
-    earlier = re.search(r"(\d+) messages were moved", previous or "")
-    total = len(rotated) + (int(earlier.group(1)) if earlier else 0)
-    lines = [f"[Earlier in this conversation: {total} messages were moved to long-term memory; "
-             f"search memory to bring back what they said.]"]
+    topics = digest_topics(rotated)
+    lines = [digest_summary(rotated, previous)]
     if topics:
         lines.append("The latest of them asked about: " + " | ".join(topics))
     return "\n".join(lines)
+
+
+def digest_summary(rotated: Sequence[Mapping[str, Any]], previous: str | None = None) -> str:
+    """The digest's own words (how many messages, where they went): nothing in it was written by the user, so an
+    adapter may give it the application's voice; :func:`digest_topics` is the user's text and must not get it."""
+    earlier = re.search(r"(\d+) messages were moved", previous or "")
+    total = len(rotated) + (int(earlier.group(1)) if earlier else 0)
+    return (f"[Earlier in this conversation: {total} messages were moved to long-term memory; "
+            f"search memory to bring back what they said.]")
+
+
+def digest_topics(rotated: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The first words of the latest rotated user messages, as the user wrote them (quoted, never rephrased)."""
+    users = [" ".join(str(m.get("content") or "").split()) for m in rotated if m.get("role") == "user"]
+    return [u[:80] + ("…" if len(u) > 80 else "") for u in users if u][-DIGEST_TOPICS:]
 
 
 @atexit.register
@@ -182,4 +193,4 @@ def _flush_all() -> None:
         rot.flush(30.0)
 
 
-__all__ = ["DIGEST_MARK", "Rotator", "cut_point", "digest", "message_tokens"]
+__all__ = ["DIGEST_MARK", "Rotator", "cut_point", "digest", "digest_summary", "digest_topics", "message_tokens"]

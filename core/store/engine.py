@@ -29,7 +29,7 @@ from .retrieval import DENSE_WEIGHT
 from .plan import EmbedDocuments, EmbedQuery, Plan, planned
 from .fields import check_add_items, superseding_spec
 from .records import build_filter, content_hash, from_payload, tally, to_payload, valid_within
-from .quota import QuotaExceededError, check_quota
+from .quota import QuotaExceededError, check_quota, confirm_quota
 from .validation import MAX_TEXT_CHARS, Validator, check_limit, check_query, finite
 
 FORMAT_VERSION = 1
@@ -165,6 +165,7 @@ class Engine:
                     return dedupe.merge_into(self.backend, existing, rec)
             self._check_quota(rec.scope, 1)
             self.backend.upsert([self.point(rec, dense)])
+            confirm_quota(self.backend, self.settings.tenant_quota, rec.scope, [rec.id])  # other processes' writes
         return rec
 
     def _check_quota(self, scope: Scope, adding: int) -> None:
@@ -300,6 +301,7 @@ class Engine:
             self._check_quota(old.scope, 1)
             rec = replace(rec, embedded=dense is not None or not self.dense)
             self.backend.upsert([self.point(rec, dense)])
+            confirm_quota(self.backend, self.settings.tenant_quota, old.scope, [rec.id])  # before closing the old
             self.backend.set_payload([old.id], {"valid_until_ts": switch.timestamp(), "superseded_by": rec.id,
                                                 "updated_ts": time.time()})
         return rec
@@ -347,7 +349,7 @@ class Engine:
         query = query.strip()
         if not query:
             return []
-        entity_ident, unknown = self.entity_recall(query, scope)
+        entity_ident, unknown, alias_bm25 = self.entity_recall(query, scope)
         if unknown:  # the question names only what this scope never heard of: nothing is better than the nearest
             return []
         qvec = yield EmbedQuery(query)
@@ -359,8 +361,8 @@ class Engine:
                 newest = flt if checked is None else valid_within(flt, checked)
                 return [SearchHit(record=from_payload(f.id, f.payload), relevance=0.0, score=0.0)
                         for f in self.backend.newest(newest, n)]
-            return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked,
-                                    self._shared.drops, getattr(self.embedder, "relevance_floor", None), entity_ident)
+            return retrieval.ranked(self.backend, self.settings, q, qvec, flt, n, now_ts, checked, self._shared.drops,
+                                    getattr(self.embedder, "relevance_floor", None), entity_ident, alias_bm25)
 
         hits = planner.plan(one, query, limit=limit, where=where, now=to_datetime(valid_ts))
         hits = fit_hits(hits, token_budget) if token_budget is not None else hits
@@ -368,9 +370,10 @@ class Engine:
             self._reinforce(hits, now_ts)
         return hits
 
-    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool]:
-        """Entity terms for a search, and whether it names only unknown entities (LocalMemory: core.entities)."""
-        return None, False
+    def entity_recall(self, query: str, scope: Any) -> tuple[Any, bool, Any]:
+        """Entity terms for a search, whether it names only unknown entities, and the BM25 terms of the other names
+        of entities it names by an alias (LocalMemory: core.entities)."""
+        return None, False, None
 
     def _reinforce(self, hits: Sequence[SearchHit], now_ts: float) -> None:
         """Count a recall: read and write each count under the write lock, so concurrent searches add up."""

@@ -22,7 +22,7 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from ..recall import lexical, support
+from ..recall import aliases, lexical, support
 from ..types import SearchHit, SparseVec
 from .backends.base import FilterSpec, PrefetchSpec
 from .records import from_payload, valid_payload, valid_within
@@ -84,11 +84,12 @@ class DropRate:
 def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[float] | None, flt: FilterSpec,
            limit: int, now_ts: float | None = None, valid_ts: float | None = None,
            drops: DropRate | None = None, floor: float | None = None,
-           extra_ident: SparseVec | None = None) -> list[SearchHit]:
+           extra_ident: SparseVec | None = None, alias_bm25: SparseVec | None = None) -> list[SearchHit]:
     """Up to ``limit`` hits for ``query`` under ``flt``, best first by decayed score; with ``valid_ts``, only
     records valid then (``flt`` holding no validity condition of its own). ``drops``: the store's recent drop
     share, which sets the spare and learns from this search. ``floor``: the embedder's relevance floor
-    (:mod:`~remem.core.recall.support`)."""
+    (:mod:`~remem.core.recall.support`). ``alias_bm25``: other names of entities the query names by an alias,
+    added to its BM25 terms (:mod:`~remem.core.recall.aliases`)."""
     now_ts = time.time() if now_ts is None else now_ts
     spare = 0
     if valid_ts is not None:
@@ -98,13 +99,13 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
         else:  # this store drops most of what it asks: the ranges go in the filter
             flt, valid_ts = valid_within(flt, valid_ts), None
     depth = max(settings.prefetch, limit * 2, limit + spare)
-    prefetches = [PrefetchSpec("bm25", lexical.bm25_query(query), depth)]
+    prefetches = [PrefetchSpec("bm25", aliases.expand(lexical.bm25_query(query), alias_bm25), depth)]
     if qvec:
         prefetches.append(PrefetchSpec("dense", qvec, depth, weight=DENSE_WEIGHT))
     ident = lexical.ident_vector(query)
     if ident[0]:
         prefetches.append(PrefetchSpec("ident", ident, depth))
-    weight = float(getattr(settings, "entity_weight", 1.0))
+    weight = float(getattr(settings, "entity_weight", 1.0)) or float(getattr(settings, "relation_weight", 0.0))
     if extra_ident and extra_ident[0] and weight > 0:  # the entities the question names (core.entities)
         prefetches.append(PrefetchSpec("ident", extra_ident, depth, weight=weight))
     prefetches = [p for p in prefetches if not isinstance(p.vector, tuple) or p.vector[0]]
@@ -124,7 +125,17 @@ def ranked(backend: "Backend", settings: "Settings", query: str, qvec: list[floa
     hits = [SearchHit(record=(rec := from_payload(f.id, f.payload)), relevance=f.score,
                       score=settings.decay.score(f.score, rec, now_ts)) for f in found]
     hits.sort(key=lambda h: h.score, reverse=True)
-    return support.supported(hits[:limit], query, qvec, floor, backend)
+    hits = hits[:limit]
+    raised = set(extra_ident[0]) if extra_ident and weight > 0 else set()
+    named = {f.id for f in found if raised and any(lexical.entity_token(i) in raised
+                                                   for i in f.payload.get("entities") or ())}
+    if not named:
+        return support.supported(hits, query, qvec, floor, backend)
+    # a memory linked to an entity the question names or reaches through a relation is supported by that name,
+    # though it shares no word with the question ("the service Dana maintains" -> "the worker moved to Redis")
+    kept = {h.record.id for h in support.supported([h for h in hits if h.record.id not in named], query, qvec,
+                                                   floor, backend)}
+    return [h for h in hits if h.record.id in named or h.record.id in kept]
 
 
 __all__ = ["DENSE_WEIGHT", "SPARE", "DropRate", "fixed_spare", "ranked"]

@@ -22,6 +22,7 @@ from ..types import MemoryRecord, ScopeError, record_time, utcnow
 from .plan import EmbedDocuments, Plan
 from ..recall.fencing import clean_tag
 from .records import content_hash, from_payload
+from .quota import QuotaExceededError, confirm_quota
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -29,7 +30,11 @@ if TYPE_CHECKING:
 BATCH = 64
 
 
-def export(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = None) -> int:
+EXTRA_KEYS = ("remem_relation",)  # lines that carry more than memories (relations: remem.core.entities)
+
+
+def export(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = None,
+           extra: Callable[[], Iterator[dict[str, Any]]] | None = None) -> int:
     from .engine import FORMAT_VERSION
 
     engine.check_usable()
@@ -49,6 +54,8 @@ def export(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = None)
                 for rec in engine.iter_records(scope):
                     fh.write(json.dumps(rec.as_dict(), ensure_ascii=False) + "\n")
                     n += 1
+                for line in (extra() if extra is not None else ()):  # after the memories they depend on
+                    fh.write(json.dumps(line, ensure_ascii=False) + "\n")
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
@@ -71,10 +78,27 @@ def read_export(path: str | os.PathLike[str]) -> Iterator[MemoryRecord]:
                 raise ValueError(f"{path}:{lineno}: not JSON ({exc})") from exc
             if lineno == 1 and isinstance(data, dict) and "remem_export" in data:
                 continue
+            if isinstance(data, dict) and any(k in data for k in EXTRA_KEYS):
+                continue  # read by read_extra()
             try:
                 yield MemoryRecord.from_dict(data)
             except (KeyError, ValueError, TypeError, AttributeError) as exc:
                 raise ValueError(f"{path}:{lineno}: not a remem record ({exc})") from exc
+
+
+def read_extra(path: str | os.PathLike[str], key: str) -> Iterator[dict[str, Any]]:
+    """The ``key`` lines of an export file (``remem_relation``: a relation, by its entities' names)."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        for line in fh:
+            if key in line:
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # read_export() names the bad line
+                if isinstance(data, dict) and isinstance(data.get(key), dict):
+                    yield data[key]
 
 
 def import_plan(engine: "Engine", path: str | os.PathLike[str], *, scope: Any = None,
@@ -147,6 +171,14 @@ def _write(engine: "Engine", recs: Sequence[MemoryRecord], vectors: Sequence[lis
             engine._check_quota(sc, adding)
         points = [engine.point(replace(r, embedded=v is not None or not engine.dense), v) for r, v in zip(recs, vectors)]
         engine.backend.upsert(points)
+        new = [r for r in recs if r.id not in existing]
+        for tenant, (sc, _) in by_tenant.items():  # another process may have filled the tenant meanwhile
+            try:
+                confirm_quota(engine.backend, engine.settings.tenant_quota, sc,
+                              [r.id for r in new if r.scope.stored_tenant == tenant])
+            except QuotaExceededError:
+                engine.backend.delete([r.id for r in new])  # the batch goes as one: none of its new records stay
+                raise
     return len(points)
 
 

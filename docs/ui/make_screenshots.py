@@ -157,9 +157,25 @@ def main() -> int:
     mem = Memory(path=home / "store", embedder="none")
     shop = SHOP
     rate = next(r for r in mem.list(scope={"tenant": shop}, limit=400) if "100 requests" in r.text)
+    from urllib.parse import urlencode
+
+    now = _dt.datetime.now(_dt.timezone.utc)
+    story = [(110, "Maya Chen maintains the checkout service."),
+             (95, "The checkout service uses Stripe Payment Intents for card payments."),
+             (80, "The checkout service reads its sessions from Redis."),
+             (20, "Tomás Silva joined Maya Chen on the checkout service on-call rota."),
+             (5, "Ticket SHOP-231: the checkout service charged two orders twice; fixed in v2.4.")]
+    told = {text: mem.add(text, scope={"tenant": shop}, created_at=now - _dt.timedelta(days=ago))
+            for ago, text in story}
+    mem.supersede(told["The checkout service reads its sessions from Redis."].id,
+                  "The checkout service moved its sessions to Postgres after the Redis failover.",
+                  scope={"tenant": shop}, valid_from=now - _dt.timedelta(days=40))
+    hub = mem.about("the checkout service", scope={"tenant": shop}).entity
     pages = {
         "tenants": "/",
         "memories": f"/memories?t={shop}",
+        "entities": f"/entities?t={shop}",
+        "entity": f"/entity?t={shop}&{urlencode({'name': hub.name, 'kind': hub.kind})}",
         "detail": f"/memory/{rate.id}",
         "recall": f"/search?t={shop}&q=how+should+I+store+the+price+of+an+order+line%3F",
         "hook-recalls": "/recalls",

@@ -23,9 +23,9 @@ Requires ``pydantic-ai-slim>=2.78`` (the ``remem[pydantic-ai]`` extra).
 from .capabilities import CaptureMemories, ForceMemorySearchFirst, RecallMemories, run_query
 from .messages import MEMORY_TOOL_NAMES, RecalledMemoriesPart, latest_user_text, to_openai_messages
 from .scope import MemoryScoped, ScopeSource, from_deps, resolve_scope, scope_from_deps
-from .rotation import ContextRotation, RotationDigestPart
+from .rotation import ContextRotation, RotatedUserWordsPart, RotationDigestPart
 from .toolset import MemoryKind, memory_toolset
 
-__all__ = ["CaptureMemories", "ContextRotation", "RotationDigestPart", "ForceMemorySearchFirst", "MEMORY_TOOL_NAMES", "MemoryKind", "MemoryScoped",
+__all__ = ["CaptureMemories", "ContextRotation", "RotatedUserWordsPart", "RotationDigestPart", "ForceMemorySearchFirst", "MEMORY_TOOL_NAMES", "MemoryKind", "MemoryScoped",
            "RecallMemories", "RecalledMemoriesPart", "ScopeSource", "from_deps", "latest_user_text", "memory_toolset", "resolve_scope", "run_query", "scope_from_deps",
            "to_openai_messages"]
