@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from anthropic_server import AnthropicServer, request_text
+from written import data_of
 
 ROOT = Path(__file__).resolve().parents[1]
 MCP_PREFIX = "mcp__plugin_remem_remem__"
@@ -255,9 +256,18 @@ class ClaudeMachine:
     def records(self, project: Path) -> list[Any]:
         """Every record of ``project``'s memory (the service is stopped first: the store is one process's)."""
         from remem import Memory, Scope
+        from remem.core.types import StoreLockedError
 
-        self.stop_service()
-        mem = Memory(self.remem_home / "store", service="off", embedder="none")
+        deadline = time.monotonic() + 60
+        while True:
+            self.stop_service()
+            try:
+                mem = Memory(self.remem_home / "store", service="off", embedder="none")
+                break
+            except StoreLockedError:  # a loaded machine: the service still finishing in-flight captures
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
         try:
             return mem.list(scope=Scope(tenant=str(project)), limit=1000)
         finally:
@@ -277,9 +287,12 @@ class ClaudeMachine:
         return ids
 
     def stop_service(self, python: str | None = None) -> None:
+        # this machine's HOME and no XDG_RUNTIME_DIR, as the service had: a store path too long for its own
+        # socket puts the socket under ~/.remem-run, and the stop must look where the service listens
+        env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+        env.update(REMEM_HOME=str(self.remem_home), HOME=str(self.home))
         subprocess.run([python or sys.executable, "-m", "remem.cli", "serve", "--stop", "--path",
-                        str(self.remem_home / "store")], env={**os.environ, "REMEM_HOME": str(self.remem_home)},
-                       capture_output=True, timeout=60)
+                        str(self.remem_home / "store")], env=env, capture_output=True, timeout=60)
 
     def files_containing(self, needle: bytes, under: Path | None = None) -> list[Path]:
         """Every file under ``under`` (default REMEM_HOME) whose bytes contain ``needle``."""
@@ -288,13 +301,8 @@ class ClaudeMachine:
             for name in names:
                 path = Path(folder) / name
                 try:
-                    with open(path, "rb") as fh:
-                        tail = b""
-                        while chunk := fh.read(1 << 20):
-                            if needle in tail + chunk:
-                                hits.append(path)
-                                break
-                            tail = chunk[-len(needle):]
+                    if needle in data_of(path):  # the store's sparse files: their data, not gigabytes of holes
+                        hits.append(path)
                 except OSError:
                     continue
         return hits

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from concurrent.futures import Future
@@ -91,6 +92,38 @@ def _no_leaked_processes_per_module() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _no_leaked_processes(_no_leaked_processes_per_module: None) -> Iterator[None]:
     yield from _owned(f"t-{uuid.uuid4().hex[:12]}")
+
+
+# ---------------------------------------------------------------------------------------------- a short tmp_path
+# Tests size AF_UNIX socket paths (at most 107 bytes: a store's service.sock, ~/.remem-run, /tmp/remem-<uid>), so
+# tmp_path must be short. xdist lengthens it by a worker folder (popen-gwN/), so this run's temporary root is a
+# fresh short folder (/tmp/rt-XXXXXXXX, removed at the end) instead of /tmp/pytest-of-<user>/pytest-<N>. Workers
+# get theirs from the controller; an explicit --basetemp is kept.
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if config.option.basetemp or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    root = tempfile.mkdtemp(prefix="rt-")
+    config.option.basetemp = root
+    config.add_cleanup(lambda: shutil.rmtree(root, ignore_errors=True))
+
+
+# ---------------------------------------------------------------------------------------------- longest files first
+# The suite runs on two xdist workers, each test file whole on one of them (pyproject's addopts). A long file
+# handed out last would run alone at the end, so the files that take longest (``--durations``: real `claude`
+# installs, service and hook processes, browsers) start first; the rest keep their order. Sequential runs
+# (``-n 0``) get the same order, which no test depends on.
+LONGEST_FIRST = (
+    "test_claude_code_install.py", "test_hooks.py", "test_langgraph_store_index.py", "test_threads.py",
+    "test_service.py", "test_hooks_stalls.py", "test_ui.py", "test_full_disk.py", "test_thread_insert.py",
+    "test_service_security.py", "test_pydantic_ai.py", "test_minilm.py", "test_hooks_served.py",
+    "test_recall_fencing.py", "test_relevance_floor.py", "test_threads_concurrent.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # a stable sort: each file's own order stays
 
 
 @pytest.fixture(scope="session")

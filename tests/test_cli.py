@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from remem.cli import main as cli_main
+from written import data_of
 
 
 def run(*args: str, store: Path, check: bool = True, stdin: str | None = None,
@@ -135,7 +136,7 @@ def test_redact_store_leaves_no_copy_of_what_it_redacted_in_the_store_files_or_b
     report = json.loads(run("redact", "--store", "--yes", "--all-tenants", "--json", store=store,
                             env_extra=env).stdout)
     assert report["changed"] == 1 and report["backups_removed"] == [held] and report["hook_files_rewritten"] == 1
-    left = [p for p in store.parent.rglob("*") if p.is_file() and b"ZX-55-7713" in p.read_bytes()]
+    left = [p for p in store.parent.rglob("*") if p.is_file() and b"ZX-55-7713" in data_of(p)]
     assert left == []
     [rec] = json.loads(run("list", "--tenant", "acme", "--json", store=store, env_extra=env).stdout)["memories"]
     assert rec["text"] == "the door code of the lab is [REDACTED:door_code]"

@@ -25,6 +25,7 @@ from remem.core.providers.llm import llm_settings_from_env
 from remem.core.distill.drain import drain_pending, pending_count
 from remem.core.distill.pending import PendingQueue, queue_for
 from remem.core.recall.tokens import count_tokens
+from written import data_of
 
 SCOPE = Scope(tenant="acme", user="dana")
 SECRET = "sk-proj-Xq7vT2mLp9RwZ4kB8nYc3HdF6jGs1AeU5oIi0VbNtKrMx"
@@ -379,7 +380,7 @@ def test_a_session_label_or_a_provider_error_holding_a_secret_is_queued_and_reco
     assert SECRET not in down.error and "[REDACTED:" in down.error
     entry = queue_for(mem).peek()[0]
     assert SECRET not in json.dumps(entry.data) and GH_SECRET not in json.dumps(entry.data)
-    written = [p.read_bytes() for p in Path(mem.stats().location).rglob("*") if p.is_file()]  # usage.jsonl too
+    written = [data_of(p) for p in Path(mem.stats().location).rglob("*") if p.is_file()]  # usage.jsonl too
     assert written and not [b for b in written if GH_SECRET.encode() in b or SECRET.encode() in b]
 
 

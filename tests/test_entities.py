@@ -12,6 +12,7 @@ from remem.core.entities import extract
 from remem.core.entities.extract import Mention
 from remem.core.entities.names import key
 from remem.core.entities.resolve import Known, resolve, stored_keys
+from written import data_of
 
 ACME = Scope(tenant="acme")
 
@@ -146,7 +147,7 @@ def test_forgetting_takes_links_and_compact_takes_unlinked_names_off_disk(memory
     assert mem.about("Zephyrine Okonkwo-Baptiste", scope=ACME).entity is not None
     mem.compact()
     folder = Path(mem.backend.location)
-    blob = b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+    blob = b"".join(data_of(p) for p in folder.rglob("*") if p.is_file())
     assert b"Marchetti" not in blob and b"frobnicator" not in blob
     assert b"Okonkwo" in blob
     assert keep.id in {x.memory_id for x in mem.about("Zephyrine", scope=ACME).current}
@@ -159,7 +160,7 @@ def test_a_secret_never_becomes_an_entity(memory_factory) -> None:
     names = [n for e in mem.entities(scope=ACME) for n in (e.name, *e.aliases)]
     assert "build-prod-01" in names and not any("ghp_" in n for n in names)
     mem.compact()
-    blob = b"".join(p.read_bytes() for p in Path(mem.backend.location).rglob("*") if p.is_file())
+    blob = b"".join(data_of(p) for p in Path(mem.backend.location).rglob("*") if p.is_file())
     assert secret.encode() not in blob
 
 
@@ -358,7 +359,7 @@ def test_a_forgotten_memory_takes_the_aliases_only_it_said(memory_factory) -> No
     assert mem.about("Robert Quackenbush", scope=ACME).entity.aliases == ()
     assert mem.about("Zebedee", scope=ACME).entity is None
     mem.compact()
-    blob = b"".join(p.read_bytes() for p in Path(mem.backend.location).rglob("*") if p.is_file())
+    blob = b"".join(data_of(p) for p in Path(mem.backend.location).rglob("*") if p.is_file())
     assert b"Zebedee" not in blob and b"Quackenbush" in blob
 
 

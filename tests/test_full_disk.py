@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -76,12 +77,12 @@ def _stored(mem: Memory) -> list[tuple[str, str, tuple[str, ...]]]:
 
 
 def test_remember_stopped_by_a_full_disk_says_so_and_the_same_capture_again_stores_the_rest(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        store_factory: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """Wherever the disk fills (after the messages, between memories, before the summary), the error says to
     send the capture again, and sending it again leaves the store as one capture with room would have."""
     from remem.core.store.backends.disk_room import DiskRoom
 
-    with Memory(path=tmp_path / "whole", embedder="none", service="off") as mem:
+    with Memory(path=store_factory(), embedder="none", service="off") as mem:  # fresh stores, copied from one
         mem.remember(CHAT, scope=SCOPE, session="s", distiller="keyless")
         want = _stored(mem)
     real, stops = DiskRoom.check, 0
@@ -95,7 +96,7 @@ def test_remember_stopped_by_a_full_disk_says_so_and_the_same_capture_again_stor
                     raise DiskFullError("0 MB are free on the disk for writing to the store")
             real(self, doing, **kw)
 
-        with Memory(path=tmp_path / f"full-{room}", embedder="none", service="off") as mem:
+        with Memory(path=store_factory(), embedder="none", service="off") as mem:
             monkeypatch.setattr(DiskRoom, "check", filling)
             try:
                 mem.remember(CHAT, scope=SCOPE, session="s", distiller="keyless")

@@ -20,6 +20,7 @@ import pytest
 
 from remem.core.service.client import stop_service
 from test_hooks import LAUNCHER, ROOT, Plugin
+from written import data_of
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX signals and sockets")
 
@@ -103,7 +104,7 @@ def test_turns_said_while_remem_sets_itself_up_are_captured_in_order_by_the_firs
         for name in names:
             path = Path(folder) / name
             if path.is_file() and not path.is_symlink():
-                assert secret.encode() not in path.read_bytes(), path
+                assert secret.encode() not in data_of(path), path
     # taken up once: the same session's next Stop stores nothing twice
     before = len(plugin.memories(proj))
     plugin.stop(proj, "s1", transcript, "Noted.")

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import pytest
 
 from conftest import copy_store
+from written import data_of
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "hooks" / "remem-hook"
@@ -82,7 +83,7 @@ def hooks(tmp_path: Path, store_factory: Callable[..., Path]) -> Hooks:
 def _grep(files: list[Path], needles: dict[str, str]) -> list[str]:
     found = []
     for path in files:
-        data = path.read_bytes()
+        data = data_of(path)
         found += [f"{name} in {path}" for name, value in needles.items() if value.encode() in data]
     return found
 

@@ -21,7 +21,7 @@ import pytest
 from remem import Memory, Scope
 from remem.core.doctor import diagnose
 from remem.core.service.client import service_paths, stop_service
-from written import every_file, every_path, open_to_others
+from written import data_of, every_file, every_path, open_to_others
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
 
@@ -203,11 +203,11 @@ async def test_a_full_run_leaves_nothing_other_accounts_can_read(tmp_path: Path,
     assert any(b"[REDACTED:" in p.read_bytes() for p in written if p.parent.name == "pending" and p.suffix == ".json")
     for path in written:
         if path.is_file() and not path.is_symlink():
-            data = path.read_bytes()
+            data = data_of(path)
             if path.suffix == ".gz":
                 import gzip
 
-                data += gzip.decompress(data)
+                data += gzip.decompress(path.read_bytes())
             leaked = [s for s in secrets_fed if s.encode() in data]
             assert not leaked, (path, [s[:6] for s in leaked])
 

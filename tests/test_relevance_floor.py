@@ -4,6 +4,7 @@ dense list's nearest ten anyway, shown to an agent as "Relevant memories" (a new
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -17,11 +18,10 @@ NOTES = ["The CI Redis container fails when port 6379 is taken; we pin redis to 
 
 
 @pytest.fixture
-def minilm_mem(tmp_path: Path) -> Memory:
-    mem = Memory(path=tmp_path / "s", embedder="minilm", service="off")
+def minilm_mem(memory_factory: Callable[..., Memory]) -> Memory:
+    mem = memory_factory("minilm", service="off")  # a fresh store, copied from one made once per session
     mem.add_many([{"text": t} for t in NOTES], scope=DEV)
-    yield mem
-    mem.close()
+    return mem
 
 
 def test_an_unrelated_question_recalls_nothing(minilm_mem: Memory) -> None:
@@ -38,19 +38,19 @@ def test_a_question_in_other_words_still_finds_its_memory(minilm_mem: Memory) ->
     assert hits[0].record.text == "Always run ruff before pushing."
 
 
-def test_bm25_only_and_a_shared_word_are_unaffected(tmp_path: Path, minilm_mem: Memory) -> None:
+def test_bm25_only_and_a_shared_word_are_unaffected(store_factory: Callable[..., Path], minilm_mem: Memory) -> None:
     hits = minilm_mem.search("capital of Redis?", scope=DEV, limit=5)  # shares "redis": kept whatever its score
     assert any("Redis" in h.record.text for h in hits)
-    with Memory(path=tmp_path / "bm25", embedder="none", service="off") as mem:
+    with Memory(path=store_factory("none"), embedder="none", service="off") as mem:
         mem.add_many([{"text": t} for t in NOTES], scope=DEV)
         assert mem.search("what is the capital of France?", scope=DEV) == []  # BM25 found nothing to begin with
         assert mem.search("orders database", scope=DEV)[0].record.text.startswith("The orders service")
 
 
-def test_a_short_name_in_the_question_is_a_word_it_shares(tmp_path: Path) -> None:
+def test_a_short_name_in_the_question_is_a_word_it_shares(store_factory: Callable[..., Path]) -> None:
     """ "CI?" or "PR 42" shares a word with the memory that says it, so the floor never drops that memory; a
     short word such as "is" still shares nothing (a review found "CI" recalling only an unrelated memory)."""
-    with Memory(path=tmp_path / "s", embedder="minilm", service="off") as mem:
+    with Memory(path=store_factory("minilm"), embedder="minilm", service="off") as mem:
         mem.add_many([{"text": t} for t in ["PR 42 was merged after review by Ana.",
                                             "The CI cache key uses the lockfile hash.",
                                             "Ana prefers tabs over spaces."]], scope=DEV)

@@ -17,7 +17,7 @@ import pytest
 
 from remem import AsyncMemory, Memory, Scope
 from thread_clock import DANA, at
-from written import every_file
+from written import data_of, every_file
 
 CHAT = ["Ben: Do you still go climbing these days?",
         "Ana: Yes, every Tuesday at Boulderhaus with my brother.",
@@ -121,10 +121,10 @@ def test_a_bad_item_in_add_many_stores_nothing(mem: Memory) -> None:
 SECRET = "ghp_R8xk2LmQ9vTz4WcY7bNp3HdJ6fGs1AeU5oIi"
 
 
-def test_a_secret_said_later_never_reaches_the_context_of_the_notes_before_it(tmp_path: Path) -> None:
+def test_a_secret_said_later_never_reaches_the_context_of_the_notes_before_it(tmp_path: Path, store_factory: Callable[..., Path]) -> None:
     """What follows a note becomes its recall context, in the same call or a later one: it is redacted like the
     note itself, in the store and in what search shows."""
-    mem = Memory(path=tmp_path / "store", embedder="none", service="off")
+    mem = Memory(path=store_factory(), embedder="none", service="off")  # under tmp_path
     mem.add("Ben: which token does the deploy job use?", scope=DANA, occurred_at=at(0))
     mem.add(f"Ana: the CI one, {SECRET}", scope=DANA, occurred_at=at(1))
     mem.add_many([{"text": "Ben: and the nightly export?", "occurred_at": at(2)},
@@ -133,7 +133,7 @@ def test_a_secret_said_later_never_reaches_the_context_of_the_notes_before_it(tm
     assert len(notes) == 4 and all(SECRET not in (n.context or "") + n.text for n in notes)
     assert all(n.context for n in notes)  # each still has the turns around it
     mem.close()
-    raw = b"".join(p.read_bytes() for p in every_file(tmp_path))
+    raw = b"".join(data_of(p) for p in every_file(tmp_path))
     assert SECRET.encode() not in raw
 
 
@@ -141,17 +141,17 @@ LONG_KEY = ("sk-proj-Ab3dE5fGh7Jk9LmN0pQr2StU4vWx6Yz8aB1cD3eF5gH7iJ9kL0mN2oP4qR6
             "MnOpQr56StUvWx78YzAbCd90EfGhIjKlMn")
 
 
-def test_a_key_cut_by_the_context_clip_leaves_no_fragment(tmp_path: Path) -> None:
+def test_a_key_cut_by_the_context_clip_leaves_no_fragment(tmp_path: Path, store_factory: Callable[..., Path]) -> None:
     """A neighbour's text is clipped to fit the context; redacted before the clip, so a cut through a key
     cannot leave a tail that no rule recognises without its prefix."""
-    mem = Memory(path=tmp_path / "store", embedder="none", service="off")
+    mem = Memory(path=store_factory(), embedder="none", service="off")  # under tmp_path
     words = " ".join(f"word{i}" for i in range(110))
     mem.add_many([{"text": "Ben: which key does staging use?", "occurred_at": at(0)},
                   {"text": f"Ana: {words} {LONG_KEY} is the one", "occurred_at": at(1)},
                   {"text": "Ben: and the production one?", "occurred_at": at(2)}], scope=DANA)
     mem.add("Ana: the same, rotated monthly", scope=DANA, occurred_at=at(3))
     mem.close()
-    raw = b"".join(p.read_bytes() for p in every_file(tmp_path))
+    raw = b"".join(data_of(p) for p in every_file(tmp_path))
     assert LONG_KEY[-24:].encode() not in raw and LONG_KEY[8:32].encode() not in raw
 
 
@@ -177,8 +177,8 @@ def test_a_bad_value_in_a_later_batch_of_add_many_stores_nothing(mem: Memory) ->
 
 
 def test_a_key_given_as_a_source_id_or_a_thread_name_is_stored_redacted_and_the_thread_goes_on(
-        tmp_path: Path) -> None:
-    mem = Memory(path=tmp_path / "store", embedder="none", service="off")
+        tmp_path: Path, store_factory: Callable[..., Path]) -> None:
+    mem = Memory(path=store_factory(), embedder="none", service="off")  # under tmp_path
     first = mem.add("Ben: which key is that?", scope=DANA, occurred_at=at(0), sources=[SECRET])
     second = mem.add("Ana: the staging one", scope=DANA, occurred_at=at(1))
     assert SECRET not in "".join(mem.get(first.id, scope=DANA).sources)
@@ -188,7 +188,7 @@ def test_a_key_given_as_a_source_id_or_a_thread_name_is_stored_redacted_and_the_
     assert later.metadata["thread"] == mem.get(named[0].id, scope=DANA).metadata["thread"]
     assert later.metadata["position"] == 1 and later.context == "Ben: ready?"
     mem.close()
-    assert SECRET.encode() not in b"".join(p.read_bytes() for p in every_file(tmp_path))
+    assert SECRET.encode() not in b"".join(data_of(p) for p in every_file(tmp_path))
 
 
 def test_a_tenant_level_thread_goes_on_while_its_users_talk_more(any_mem: Memory) -> None:
