@@ -184,3 +184,41 @@ def test_a_long_bulk_load_keeps_the_queue_bounded(mem: Memory, monkeypatch: pyte
     assert len(mem._connection.local._shared.entity_linker) <= 4  # the writer linked batches itself
     assert pending(mem) <= 4
     assert len({e.name for e in mem.entities(scope=ACME, kind="issue")}) == 12
+
+
+def test_a_search_opening_the_entity_index_while_a_writer_opens_it_too_does_not_hang(
+        mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search and a save in two threads of one process (an MCP server's tools), on a store whose entity index is
+    not open yet: the save holds the store's lock and opens the index; the search is opening it and then queues
+    what a dead process left, which takes the store's lock. Neither may wait for the other (it hung a server)."""
+    import threading
+    import time
+
+    from remem.core.entities import hooks
+
+    real_open = hooks.open_backend
+
+    def slow_open(*args: object, **kwargs: object) -> object:
+        time.sleep(0.3)  # the search is still opening when the save asks for the index
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(hooks, "open_backend", slow_open)
+    local = mem._connection.local
+    holding, saved, searched = threading.Event(), threading.Event(), threading.Event()
+
+    def save() -> None:
+        with local.write_lock:
+            holding.set()
+            time.sleep(0.1)
+            hooks.index(local)
+        saved.set()
+
+    writer = threading.Thread(target=save, daemon=True)
+    writer.start()
+    holding.wait(5)
+    reader = threading.Thread(target=lambda: (mem.search("Priscilla Vandermeer", scope=ACME), searched.set()),
+                              daemon=True)
+    reader.start()
+    writer.join(10)
+    reader.join(10)
+    assert saved.is_set() and searched.is_set(), "the save and the search waited for each other"

@@ -38,6 +38,7 @@ def index(engine: "Engine") -> EntityIndex | None:
     got = getattr(shared, "entity_index", False)
     if got is not False:
         return got
+    recover = False
     with _OPENING:
         got = getattr(shared, "entity_index", False)
         if got is False and shared.closed:
@@ -50,8 +51,9 @@ def index(engine: "Engine") -> EntityIndex | None:
                 log.warning("entity index unavailable: %s: %s", type(exc).__name__, exc)
                 got = None
             shared.entity_index = got  # type: ignore[attr-defined]
-            if got is not None and got._cached and linking.BACKGROUND:
-                _recover(engine)
+            recover = got is not None and got._cached and linking.BACKGROUND
+    if recover:  # not under _OPENING: the linker takes the store's lock, which a writer opening the index holds
+        _recover(engine)
     return got
 
 
