@@ -196,7 +196,7 @@ def render(profile: EntityProfile, token_budget: int) -> str:
     versions = f"; versions {', '.join(e.versions)}" if e.versions else ""
     head = [HEADER.format(name=e.name),
             f"{e.name} ({e.kind}{also}{versions}); first mentioned {_day(e.first_seen)}, last {_day(e.last_seen)}, "
-            f"in {e.mentions} memories."]
+            f"in {e.mentions} {'memory' if e.mentions == 1 else 'memories'}."]
     sections: list[tuple[str, list[str]]] = [
         ("True now:", [f"- [{_day(x.since)}] {x.text}{_src(x)}" for x in profile.current]),
         ("What changed:", [f"- [{_day(x.since)} until {_day(x.until)}] {x.text}{_src(x)}"
