@@ -306,8 +306,6 @@ def _names(text: str, add: "_Add", taken: bytearray, full: "_Full") -> None:
         if not run:  # a joiner alone ("Van", "La is ..."): no name (it raised IndexError, losing the memory's links)
             i = j
             continue
-        if _role_before_name(run):
-            run = run[1:]  # "Customer Alan Pryce": the person is Alan Pryce
         words_ = [_strip_possessive(t.group()) for t in run]
         start, end = run[0].start(), run[-1].end()
         before = text[max(0, start - 12):start]
@@ -318,17 +316,6 @@ def _names(text: str, add: "_Add", taken: bytearray, full: "_Full") -> None:
             and not text[end:end + 2] in ("'s", "’s")
         add(" ".join(words_), kind, start, end, guessed=guessed, tentative=tentative)
         i = j
-
-
-def _role_before_name(run: list[re.Match[str]]) -> bool:
-    """"Customer Alan Pryce", "Engineer Priya Nair": a role word before a first and a last name that no dictionary
-    holds (so "Student Loan Services" stays whole, and "Engineer Marcus Bell" too: a guess not taken)."""
-    from ..redact.words import is_word
-
-    if len(run) < 3 or run[0].group().casefold() not in lexicon.ROLE_WORDS:
-        return False
-    rest = [_strip_possessive(t.group()) for t in run[1:]]
-    return _name_kind(rest, "")[0] == "person" and not is_word(rest[-1].casefold())
 
 
 _POSSESSIVE = re.compile(r"['’]s?$")

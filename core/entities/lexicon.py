@@ -48,15 +48,6 @@ province state coast peninsula canyon falls forest desert sea ocean square bridg
 
 PERSON_TITLES = frozenset("mr mr. mrs mrs. ms ms. dr dr. prof prof. sir dame".split())
 
-# what a person is, written capitalised before their name ("Customer Alan Pryce says…", "Engineer Priya Nair
-# owns…"): not part of the name, which is the same person wherever else it is written without it
-ROLE_WORDS = frozenset("""
-customer client engineer developer designer manager nurse patient contractor vendor supplier intern colleague
-coworker teammate neighbour neighbor landlord landlady plumber electrician officer analyst accountant lawyer
-attorney teacher student coach tutor caller buyer seller driver courier technician admin administrator candidate
-recruiter reviewer maintainer founder cofounder co-founder consultant volunteer guest visitor resident member
-""".split())
-
 SERVICE_HEADS = frozenset("""
 service services worker workers api server servers queue pipeline cluster database db daemon job bot gateway cache
 scheduler backend frontend dashboard endpoint microservice proxy broker bucket cron runner indexer crawler monitor
@@ -97,5 +88,5 @@ def places() -> frozenset[str]:
     return frozenset(line.strip().casefold() for line in lines if line.strip() and not line.startswith("#"))
 
 
-__all__ = ["NOT_MODIFIERS", "NOT_NAMES", "ORG_SUFFIXES", "PERSON_TITLES", "PLACE_SUFFIXES", "ROLE_WORDS",
-           "SERVICE_HEADS", "TECH", "places"]
+__all__ = ["NOT_MODIFIERS", "NOT_NAMES", "ORG_SUFFIXES", "PERSON_TITLES", "PLACE_SUFFIXES", "SERVICE_HEADS",
+           "TECH", "places"]
