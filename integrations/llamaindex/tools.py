@@ -7,7 +7,7 @@ memory is empty. The async variants run the store call in a worker thread, never
 """
 
 import asyncio
-from typing import Annotated, Any, List, Optional, Sequence
+from typing import Annotated, Any, Callable, List, Optional, Sequence
 
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.bridge.pydantic import Field
@@ -41,6 +41,16 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
+def _tool(fn: Callable[..., str], name: str, description: str) -> FunctionTool:
+    """A tool from ``fn`` (its signature is the schema the model sees) with an async twin that runs it in a worker
+    thread, so an async agent's event loop never waits on the store."""
+
+    async def run_async(*args: Any, **kwargs: Any) -> str:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    return FunctionTool.from_defaults(fn=fn, async_fn=run_async, name=name, description=description)
+
+
 def memory_tools(memory: Any, scope: ScopeSpec = None, *, forget: bool = False, about: bool = False,
                  search_limit: int = 5, answer: bool = False) -> List[FunctionTool]:
     """``[memory_search, memory_save]`` (+ ``memory_forget`` if ``forget``, ``memory_about`` if ``about``: an
@@ -56,48 +66,24 @@ def memory_tools(memory: Any, scope: ScopeSpec = None, *, forget: bool = False, 
     def memory_search(query: Query, limit: Limit = search_limit) -> str:
         return run_memory_search(store, query, call_scope(spec), limit=limit)
 
-    async def amemory_search(query: Query, limit: Limit = search_limit) -> str:
-        return await asyncio.to_thread(memory_search, query, limit)
-
     def memory_save(text: Text, kind: Kind = "note", tags: Tags = None) -> str:
         return run_memory_save(store, text, call_scope(spec), kind=kind, tags=tags)
 
-    async def amemory_save(text: Text, kind: Kind = "note", tags: Tags = None) -> str:
-        return await asyncio.to_thread(memory_save, text, kind, tags)
+    def memory_forget(memory_id: MemoryId) -> str:
+        return run_memory_forget(store, memory_id, call_scope(spec))
 
-    tools = [
-        FunctionTool.from_defaults(fn=memory_search, async_fn=amemory_search, name=SEARCH_TOOL,
-                                   description=SEARCH_DESCRIPTION),
-        FunctionTool.from_defaults(fn=memory_save, async_fn=amemory_save, name=SAVE_TOOL,
-                                   description=SAVE_DESCRIPTION),
-    ]
-    if forget:
-        def memory_forget(memory_id: MemoryId) -> str:
-            return run_memory_forget(store, memory_id, call_scope(spec))
+    def memory_answer(question: Question) -> str:
+        return run_memory_answer(store, question, call_scope(spec))
 
-        async def amemory_forget(memory_id: MemoryId) -> str:
-            return await asyncio.to_thread(memory_forget, memory_id)
+    def memory_about(name: EntityName) -> str:
+        return run_memory_about(store, name, call_scope(spec))
 
-        tools.append(FunctionTool.from_defaults(fn=memory_forget, async_fn=amemory_forget, name=FORGET_TOOL,
-                                                description=FORGET_DESCRIPTION))
-    if answer:
-        def memory_answer(question: Question) -> str:
-            return run_memory_answer(store, question, call_scope(spec))
-
-        async def amemory_answer(question: Question) -> str:
-            return await asyncio.to_thread(memory_answer, question)
-
-        tools.append(FunctionTool.from_defaults(fn=memory_answer, async_fn=amemory_answer, name=ANSWER_TOOL,
-                                                description=ANSWER_DESCRIPTION))
-    if about:
-        def memory_about(name: EntityName) -> str:
-            return run_memory_about(store, name, call_scope(spec))
-
-        async def amemory_about(name: EntityName) -> str:
-            return await asyncio.to_thread(memory_about, name)
-
-        tools.append(FunctionTool.from_defaults(fn=memory_about, async_fn=amemory_about, name=ABOUT_TOOL,
-                                                description=ABOUT_DESCRIPTION))
+    chosen = [(memory_search, SEARCH_TOOL, SEARCH_DESCRIPTION, True),
+              (memory_save, SAVE_TOOL, SAVE_DESCRIPTION, True),
+              (memory_forget, FORGET_TOOL, FORGET_DESCRIPTION, forget),
+              (memory_answer, ANSWER_TOOL, ANSWER_DESCRIPTION, answer),
+              (memory_about, ABOUT_TOOL, ABOUT_DESCRIPTION, about)]
+    tools = [_tool(fn, name, description) for fn, name, description, wanted in chosen if wanted]
     return tools
 
 
