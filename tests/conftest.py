@@ -140,6 +140,15 @@ def srv(server: OpenAIServer) -> OpenAIServer:
     return server
 
 
+@pytest.fixture
+def llm_env(srv: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> OpenAIServer:
+    """The environment a user sets to use an LLM (``REMEM_LLM_*``), pointed at the shared test server."""
+    monkeypatch.setenv("REMEM_LLM_MODEL", "test-model")
+    monkeypatch.setenv("REMEM_LLM_BASE_URL", srv.base_url)
+    monkeypatch.setenv("REMEM_LLM_API_KEY", "test-key")
+    return srv
+
+
 class RecordingCapture(BackgroundCapture):
     """Records what would be sent to ``memory.remember`` instead of distilling it."""
 

@@ -114,14 +114,6 @@ def test_the_shared_tool_answers_with_citations_and_says_when_it_cannot(coding: 
 
 
 # ---------------------------------------------------------------------------------------------- with an LLM
-@pytest.fixture
-def llm_env(srv: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("REMEM_LLM_MODEL", "test-model")
-    monkeypatch.setenv("REMEM_LLM_BASE_URL", srv.base_url)
-    monkeypatch.setenv("REMEM_LLM_API_KEY", "test-key")
-    return srv
-
-
 def _aliases(request: dict[str, Any]) -> dict[str, str]:
     """alias -> the line the model was shown, from the request's <memories> block."""
     user = request["messages"][-1]["content"]

@@ -13,14 +13,6 @@ SCOPE = Scope(tenant="acme")
 KEY = "sk-proj-Q7vT2mXk9LpR4sWz8NbY1cHd6FgJ3eKa5UoP0iQl"
 
 
-@pytest.fixture
-def llm_env(srv: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("REMEM_LLM_MODEL", "test-model")
-    monkeypatch.setenv("REMEM_LLM_BASE_URL", srv.base_url)
-    monkeypatch.setenv("REMEM_LLM_API_KEY", "test-key")
-    return srv
-
-
 @pytest.mark.parametrize("question", [f"Is the deploy key {KEY} the one Fly.io uses?",
                                       f"How many deploys used the key {KEY}?"])
 def test_the_question_reaches_the_llm_redacted(mem: Memory, llm_env: Any, question: str) -> None:
