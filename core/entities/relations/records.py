@@ -74,20 +74,22 @@ class RelationIndex:
         return list(self.scan(FilterSpec(must=[Cond("sources", any_of=tuple(memory_ids))])))
 
     # ------------------------------------------------------------------ writing
-    def _mine(self, scope: Scope, subject_id: str, predicates: Sequence[str], *more: Cond) -> list[Found]:
-        """The subject's relations with one of ``predicates`` that meet ``more``: read by filter, so a write costs
-        the same however long an entity's history is (reading all of it made each write slower as a store grew)."""
+    @staticmethod
+    def _of_subject(scope: Scope, subject_id: str, predicates: Sequence[str], *more: Cond) -> FilterSpec:
+        """The subject's relations with one of ``predicates`` that meet ``more``: what a write reads, by filter, so
+        it costs the same however long an entity's history is (reading all of it slowed writes as a store grew)."""
         flt = scope_filter(scope, own=True)
         flt.must += [Cond("subject_id", eq=subject_id), Cond("predicate", any_of=tuple(predicates)), *more]
-        return list(self.scan(flt))
+        return flt
+
+    def _mine(self, scope: Scope, subject_id: str, predicates: Sequence[str], *more: Cond) -> list[Found]:
+        return list(self.scan(self._of_subject(scope, subject_id, predicates, *more)))
 
     def _next(self, scope: Scope, subject_id: str, predicates: Sequence[str], object_id: str,
               since: float) -> list[Found]:
         """The first relation of the subject's slot, with another object, that started after ``since`` (one read,
         ordered by Qdrant on the ``since_ts`` index)."""
-        flt = scope_filter(scope, own=True)
-        flt.must += [Cond("subject_id", eq=subject_id), Cond("predicate", any_of=tuple(predicates)),
-                     Cond("since_ts", gt=since)]
+        flt = self._of_subject(scope, subject_id, predicates, Cond("since_ts", gt=since))
         flt.must_not.append(Cond("object_id", eq=object_id))
         return self.backend.earliest(flt, 1, by="since_ts")
 
